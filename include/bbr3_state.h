@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Layouts shared by the bbr3 BPF object, the native core tests and bbrctl:
+ * the per-socket state (the value of the bbr3 sk_storage map), the runtime
+ * parameters, and the record the state iterator emits for each socket.
+ *
+ * Units are in the names: _us microseconds, _ms milliseconds, _pkts packets
+ * (segments), bw in BW_UNIT (packets per microsecond << 24), gains in
+ * BBR_UNIT (256 == 1.0). "Unset" bounds hold BBR_UNSET (all ones).
+ *
+ * Needs u8..u64 to be defined first (vmlinux.h in BPF, bbr_types.h natively,
+ * <linux/types.h>-style typedefs in userspace).
+ */
+#ifndef BBR3_STATE_H
+#define BBR3_STATE_H
+
+#define BBR3_STATE_VERSION	1	/* bump when the layout below changes */
+
+#define BBR_UNSET		0xFFFFFFFFu
+
+/*
+ * Modes, PROBE_BW phases and ACK phases, numbered as in the reference.
+ * Macros rather than enums: the kernel's own BBR puts an enum bbr_mode with
+ * these names into vmlinux.h, and a BBRv3 kernel would add the others.
+ */
+#define BBR_STARTUP		0	/* ramp up sending rate rapidly to fill pipe */
+#define BBR_DRAIN		1	/* drain any queue created during startup */
+#define BBR_PROBE_BW		2	/* discover, share bw: pace around estimated bw */
+#define BBR_PROBE_RTT		3	/* cut inflight to min to probe min_rtt */
+
+#define BBR_BW_PROBE_UP		0	/* push up inflight to probe for bw/vol */
+#define BBR_BW_PROBE_DOWN	1	/* drain excess inflight from the queue */
+#define BBR_BW_PROBE_CRUISE	2	/* use pipe, w/ headroom in queue/pipe */
+#define BBR_BW_PROBE_REFILL	3	/* refill the pipe again to 100% */
+
+#define BBR_ACKS_INIT		0	/* not probing; not getting probe feedback */
+#define BBR_ACKS_REFILLING	1	/* sending at est. bw to fill pipe */
+#define BBR_ACKS_PROBE_STARTING	2	/* inflight rising to probe bw */
+#define BBR_ACKS_PROBE_FEEDBACK	3	/* getting feedback from bw probing */
+#define BBR_ACKS_PROBE_STOPPING	4	/* stopped probing; still getting feedback */
+
+/*
+ * Send-epoch ring: mainline gives no per-packet "in flight at send" or
+ * "lost at send" (google/bbr's skb->tx.in_flight / tx.lost). Every packet
+ * sent between two ACKs carries tp->delivered of the earlier ACK in its
+ * rate-sample state, so a snapshot of (delivered, lost, inflight, snd_nxt)
+ * taken at ACK time identifies its send epoch. See docs/bbr3.md.
+ */
+#define BBR_TX_RING_SLOTS	4	/* power of two; 4 x 16 B keeps a socket under 256 B */
+
+struct bbr_tx_epoch {
+	u32 delivered;		/* tp->delivered when the epoch opened (key) */
+	u32 lost;		/* tp->lost when the epoch opened */
+	u32 inflight_pkts;	/* packets in flight when the epoch opened */
+	u32 snd_nxt;		/* tp->snd_nxt when the epoch opened */
+};
+
+/*
+ * Per-connection BBRv3 state: the reference's struct bbr with fixed-width
+ * fields instead of bitfields (bitfields cost verifier-visible shifts and
+ * masks on every access). Saturations of the reference's narrow fields are
+ * kept in code.
+ */
+struct bbr3 {
+	/* Timestamps. µs ones are from tp->tcp_mstamp (CLOCK_MONOTONIC). */
+	u64 cycle_mstamp_us;		/* start of current PROBE_BW phase */
+	u64 ack_epoch_mstamp_us;	/* start of current ACK-aggregation epoch */
+	u64 min_rtt_stamp_us;		/* when min_rtt_us was taken */
+	u64 probe_rtt_min_stamp_us;	/* when probe_rtt_min_us was taken */
+	u64 probe_rtt_done_stamp_us;	/* end of PROBE_RTT's 200 ms hold; 0 = unset */
+
+	/* Long-term model. */
+	u32 min_rtt_us;			/* min RTT over min_rtt_win; BBR_UNSET = none */
+	u32 probe_rtt_min_us;		/* min RTT over probe_rtt_win */
+	u32 bw_hi[2];			/* 2-slot max-bw filter, one slot per cycle */
+	u32 inflight_hi;		/* upper bound of in-flight volume, pkts */
+
+	/* Short-term model. */
+	u32 bw_lo;			/* lower bound on bw after loss/ECN */
+	u32 inflight_lo;		/* lower bound on inflight after loss/ECN */
+	u32 bw_latest;			/* max delivery rate in the latest loss round */
+	u32 inflight_latest;		/* max delivered in the latest loss round */
+
+	/* Rounds. */
+	u32 next_rtt_delivered;		/* tp->delivered at end of this round */
+	u32 loss_round_delivered;	/* tp->delivered at end of this loss round */
+
+	/* STARTUP plateau detector. */
+	u32 full_bw;			/* baseline bw for the plateau test */
+
+	/* Bandwidth probing. */
+	u32 bw_probe_up_cnt;		/* ACKed pkts per inflight_hi increment */
+	u32 bw_probe_up_acks;		/* ACKed pkts since last increment */
+	u32 probe_wait_us;		/* PROBE_BW wait before the next probe */
+
+	/* ECN. */
+	u32 alpha_last_delivered;	/* tp->delivered at last alpha update */
+	u32 alpha_last_delivered_ce;	/* tp->delivered_ce at last alpha update */
+
+	/* ACK aggregation. */
+	u32 ack_epoch_acked;		/* pkts ACKed in this epoch, <= 0xFFFFF */
+
+	/* Recovery and undo. */
+	u32 prior_cwnd;			/* cwnd before loss recovery / PROBE_RTT */
+	u32 undo_bw_lo;
+	u32 undo_inflight_lo;
+	u32 undo_inflight_hi;
+	u32 recovery_round_delivered;	/* end of the packet-conservation round */
+
+	/* Reconstruction of inputs mainline lacks (docs/bbr3.md). */
+	u32 last_lost;			/* tp->lost seen by the previous ACK */
+	u32 tlp_high_seq;		/* tp->tlp_high_seq seen by in_ack_event */
+
+	u16 extra_acked[2];		/* 2-slot max filter of extra ACKed pkts */
+	u16 pacing_gain;		/* current, BBR_UNIT */
+	u16 cwnd_gain;			/* current, BBR_UNIT */
+	u16 ecn_alpha;			/* EWMA of CE fraction, 0..BBR_UNIT */
+
+	u8 mode;			/* BBR_STARTUP .. BBR_PROBE_RTT */
+	u8 cycle_idx;			/* BBR_BW_PROBE_UP .. _REFILL */
+	u8 ack_phase;			/* BBR_ACKS_* */
+	u8 prev_ca_state;		/* TCP_CA_* at the previous ACK */
+	u8 init_cwnd;			/* cwnd at init, <= 127 */
+	u8 rounds_since_probe;		/* saturates at 255 */
+	u8 bw_probe_up_rounds;		/* <= 30 */
+	u8 loss_events_in_round;	/* <= 15 */
+	u8 full_bw_cnt;			/* rounds without growth, <= 3 */
+	u8 startup_ecn_rounds;		/* consecutive high-CE rounds in STARTUP */
+	u8 extra_acked_win_rtts;	/* rounds in this extra_acked slot, <= 31 */
+	u8 extra_acked_win_idx;		/* current extra_acked slot, 0 or 1 */
+	u8 tx_ring_head;		/* index of the newest bbr_tx_epoch */
+	u8 in_recovery;			/* packet conservation active */
+
+	/* One byte per flag: cheap to test, cheap for userspace to print. */
+	u8 round_start;
+	u8 loss_round_start;
+	u8 full_bw_reached;
+	u8 full_bw_now;
+	u8 has_seen_rtt;
+	u8 idle_restart;
+	u8 try_fast_path;
+	u8 probe_rtt_round_done;
+	u8 loss_in_round;
+	u8 ecn_in_round;
+	u8 loss_in_cycle;
+	u8 ecn_in_cycle;
+	u8 ecn_eligible;
+	u8 bw_probe_samples;
+	u8 prev_probe_too_high;
+	u8 stopped_risky_probe;
+	u8 initialized;
+	u8 tlp_retrans_seen;		/* tp->tlp_retrans seen by in_ack_event */
+	u8 _pad[2];
+};
+
+/* The sk_storage value: model state plus the send-epoch ring. */
+struct bbr3_sk {
+	struct bbr3 st;
+	struct bbr_tx_epoch ring[BBR_TX_RING_SLOTS];
+};
+
+/*
+ * Runtime parameters (the reference's module-level tunables). The BPF
+ * object keeps one copy in .data, which bbrctl can rewrite while the CC is
+ * loaded; defaults are BBR_PARAMS_DEFAULT in bpf/bbr3_core.h.
+ */
+struct bbr_params {
+	u32 startup_pacing_gain;	/* BBR_UNIT */
+	u32 startup_cwnd_gain;		/* BBR_UNIT */
+	u32 drain_gain;			/* BBR_UNIT */
+	u32 cwnd_gain;			/* BBR_UNIT, PROBE_BW */
+	u32 probe_up_pacing_gain;	/* BBR_UNIT */
+	u32 probe_down_pacing_gain;	/* BBR_UNIT */
+	u32 bw_probe_cwnd_gain;		/* extra UP cwnd gain, units of BBR_UNIT/4 */
+	u32 beta;			/* BBR_UNIT: cut is (1 - beta) */
+	u32 loss_thresh;		/* BBR_UNIT */
+	u32 full_loss_cnt;		/* loss events per round to exit STARTUP */
+	u32 ecn_enable;			/* 1: react to CE (needs low-threshold AQM) */
+	u32 ecn_thresh;			/* BBR_UNIT */
+	u32 ecn_factor;			/* BBR_UNIT */
+	u32 ecn_alpha_gain;		/* BBR_UNIT */
+	u32 ecn_max_rtt_us;		/* ECN only if min_rtt <= this; 0 = any */
+	u32 ecn_reprobe_gain;		/* BBR_UNIT */
+	u32 inflight_headroom;		/* BBR_UNIT */
+	u32 probe_rtt_mode_ms;		/* 0 disables PROBE_RTT */
+	u32 probe_rtt_win_ms;
+	u32 min_rtt_win_sec;
+	u32 extra_acked_gain;		/* BBR_UNIT */
+	u32 recovery_conservation;	/* 1: packet conservation in 1st recovery round */
+	u32 fast_path;			/* 1: app-limited fast path */
+	u32 _reserved[5];
+};
+
+/*
+ * One record per socket from the state iterator (iter/bpf_sk_storage_map):
+ * enough to join with `ss -e` (cookie, addresses) and to print the model.
+ */
+struct bbr3_state_rec {
+	u64 cookie;			/* SO_COOKIE, as `ss -e` prints it */
+	u64 pacing_rate_Bps;		/* sk->sk_pacing_rate, bytes/s */
+	u32 version;			/* BBR3_STATE_VERSION */
+	u32 snd_cwnd_pkts;
+	u32 inflight_pkts;
+	u32 mss_bytes;
+	u32 srtt_us;
+	u32 delivered;
+	u32 lost;
+	u32 delivered_ce;
+	u16 family;			/* AF_INET or AF_INET6 */
+	u16 sport;			/* host order */
+	u16 dport;			/* host order */
+	u16 _pad;
+	u8 saddr[16];			/* IPv4 in the first 4 bytes */
+	u8 daddr[16];
+	struct bbr3 st;
+};
+
+#endif /* BBR3_STATE_H */
