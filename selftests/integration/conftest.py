@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""Fixtures for the integration tests, all built on selftests/netlab.py.
+
+  topo          an unshaped sender/receiver namespace pair
+  make_topo     factory: make_topo(rate_mbit=50) -> Topology, closed after the test
+  test_cc_obj   path of the built bbrbpf_test object (built on demand)
+  test_cc       bbrbpf_test registered for the test (a StructOpsRegistration)
+
+Every test also gets two checks for free: the session fails (not skips) with
+a clear message when it lacks root, bpffs or a tool; and after each test
+nothing it created may remain - struct_ops maps, CCs, namespaces or pins.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "selftests"))
+
+import netlab  # noqa: E402
+
+TEST_CC_NAME = "bbrbpf_test"
+TEST_CC_OBJ = REPO / "selftests" / "progs" / "bbrbpf_test_cc.bpf.o"
+MAKE_TIMEOUT_S = 120
+# struct_ops maps, CCs and namespaces go away asynchronously (RCU, the netns
+# cleanup workqueue, sockets closing): give them this long before calling
+# anything a leak.
+LEAK_SETTLE_S = 3.0
+REQUIRED_TOOLS = ("ip", "tc", "ethtool", "bpftool", "mount")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def environment():
+    """Fail every test, with the reason, when the host cannot run them."""
+    problems = []
+    if os.geteuid() != 0:
+        problems.append("not root: namespaces, qdiscs and struct_ops need "
+                        "CAP_NET_ADMIN, CAP_SYS_ADMIN and CAP_BPF (run with sudo)")
+    missing = [tool for tool in REQUIRED_TOOLS if shutil.which(tool) is None]
+    if missing:
+        problems.append(f"missing tools: {', '.join(missing)} (run `make setup`)")
+    if not problems:
+        try:
+            netlab.ensure_bpffs()
+        except netlab.NetlabError as e:
+            problems.append(f"no bpffs on {netlab.BPFFS_ROOT}: {e}")
+    if problems:
+        pytest.fail("integration tests cannot run here:\n  " + "\n  ".join(problems),
+                    pytrace=False)
+
+
+def _own_pins():
+    return sorted(p.name for p in netlab.BPFFS_ROOT.glob(f"*-{os.getpid()}-*"))
+
+
+def _snapshot():
+    return {
+        "struct_ops map ids": netlab.struct_ops_ids(),
+        "congestion controls": set(netlab.available_ccs()),
+        "namespaces": set(netlab.list_netns()),
+        "pins of this process": set(_own_pins()),
+    }
+
+
+def _leaks(before):
+    now = _snapshot()
+    return {what: sorted(now[what] - before[what])
+            for what in now if now[what] - before[what]}
+
+
+@pytest.fixture(autouse=True)
+def no_leaks(environment):
+    """Fail the test if anything it created outlives it."""
+    before = _snapshot()
+    yield
+    deadline = time.monotonic() + LEAK_SETTLE_S
+    leaks = _leaks(before)
+    while leaks and time.monotonic() < deadline:
+        time.sleep(netlab.POLL_S)
+        leaks = _leaks(before)
+    if leaks:
+        pytest.fail(f"test left behind (after {LEAK_SETTLE_S} s): {leaks} - unless another "
+                    f"process registered struct_ops or namespaces meanwhile", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def test_cc_obj(environment):
+    """The bbrbpf_test object, (re)built through the Makefile if needed."""
+    target = str(TEST_CC_OBJ.relative_to(REPO))
+    try:
+        cp = subprocess.run(["make", "-C", str(REPO), "--no-print-directory", target],
+                            capture_output=True, text=True, timeout=MAKE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`make {target}` took longer than {MAKE_TIMEOUT_S} s", pytrace=False)
+    if cp.returncode != 0:
+        pytest.fail(f"`make {target}` failed:\n{cp.stdout}{cp.stderr}", pytrace=False)
+    return TEST_CC_OBJ
+
+
+@pytest.fixture
+def test_cc(test_cc_obj):
+    """bbrbpf_test registered for the duration of the test."""
+    with netlab.StructOpsRegistration(test_cc_obj, cc_name=TEST_CC_NAME) as reg:
+        yield reg
+
+
+@pytest.fixture
+def topo():
+    with netlab.Topology() as t:
+        yield t
+
+
+@pytest.fixture
+def make_topo():
+    """Factory for topologies with arguments; all are deleted after the test."""
+    made = []
+
+    def make(**kw):
+        t = netlab.Topology(**kw)
+        made.append(t)
+        return t.__enter__()
+
+    yield make
+    errors = []
+    for t in reversed(made):
+        try:
+            t.close()
+        except netlab.NetlabError as e:
+            errors.append(str(e))
+    if errors:
+        pytest.fail("; ".join(errors), pytrace=False)
