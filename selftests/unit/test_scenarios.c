@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Scenario tests: the core driving flows through the packet-level
+ * bottleneck model of sim.c. These are the figures docs/bbr3.md quotes.
+ */
+#include <stdlib.h>
+
+#include "unit.h"
+#include "sim.h"
+
+#define NS_PER_SEC	1000000000ull
+#define NS_PER_MS	1000000ull
+#define RATE_BPS	100000000ull	/* 100 Mbit/s */
+#define BASE_RTT_NS	(20 * NS_PER_MS)
+/* packets in one BDP: 100 Mbit/s x 20 ms / 1500 B */
+#define BDP_PKTS	((u32)(RATE_BPS / 8 * BASE_RTT_NS / NS_PER_SEC / SIM_WIRE_BYTES))
+
+static struct sim_result *new_result(void)
+{
+	return calloc(1, sizeof(struct sim_result));
+}
+
+/* One flow, 2 BDP of buffer: BBR fills the pipe without keeping a queue. */
+TEST(scenario_single_flow_utilisation_and_standing_queue)
+{
+	struct sim_cfg cfg = {
+		.rate_bps = RATE_BPS,
+		.buffer_pkts = 2 * BDP_PKTS,
+		.duration_ns = 22 * NS_PER_SEC,
+		.nflows = 1,
+		.flow = { { .start_ns = 0, .base_rtt_ns = BASE_RTT_NS } },
+	};
+	struct sim_result *res = new_result();
+	double util, queue_bdp;
+	u32 mode, min_rtt_us, probe_rtts;
+
+	ASSERT_TRUE(res);
+	/* steady state: 20 s after STARTUP, i.e. about four PROBE_RTTs
+	 * (each ~0.2 s at half rate, every ~5.2 s: ~2 % of capacity) */
+	res->measure_from_ns = 2 * NS_PER_SEC;
+	if (sim_run(&cfg, res)) {
+		free(res);
+		ASSERT_TRUE(0);
+	}
+	util = sim_goodput_bps(res, 0, 2 * NS_PER_SEC, 22 * NS_PER_SEC) / RATE_BPS;
+	queue_bdp = res->queue_pkt_ns / res->queue_time_ns / BDP_PKTS;
+	UNIT_REPORT("single flow 100 Mbit/s 20 ms 2 BDP, 2-22 s: utilisation %.4f, mean queue %.3f BDP, max queue %u pkts, drops %llu, PROBE_RTT entries %u",
+		    util, queue_bdp, res->queue_max_pkts,
+		    (unsigned long long)res->drops, res->probe_rtt_entries[0]);
+	mode = res->final_mode[0];
+	min_rtt_us = res->final_min_rtt_us[0];
+	probe_rtts = res->probe_rtt_entries[0];
+	free(res);
+	/* The ceiling on an ideal path is ~97 %: pacing is 1 % below bw and
+	 * each PROBE_RTT halves the rate for ~0.2 s every ~5.2 s (~2 %). */
+	ASSERT_GE(util * 1000, 965);
+	ASSERT_LT(queue_bdp * 1000, 250);
+	ASSERT_TRUE(mode == BBR_PROBE_BW || mode == BBR_PROBE_RTT);
+	/* min_rtt converged on the propagation delay (+ one packet time) */
+	ASSERT_LE(min_rtt_us, BASE_RTT_NS / 1000 + 200);
+	/* PROBE_RTT every ~5.2 s when no lower RTT shows up: 4 in 22 s */
+	ASSERT_GE(probe_rtts, 3);
+	ASSERT_LE(probe_rtts, 5);
+}
+
+/* Between PROBE_RTTs (here: PROBE_RTT off) PROBE_BW keeps the pipe full. */
+TEST(scenario_single_flow_probe_bw_utilisation)
+{
+	struct sim_cfg cfg = {
+		.rate_bps = RATE_BPS,
+		.buffer_pkts = 2 * BDP_PKTS,
+		.duration_ns = 22 * NS_PER_SEC,
+		.nflows = 1,
+		.flow = { { .start_ns = 0, .base_rtt_ns = BASE_RTT_NS } },
+	};
+	struct sim_result *res = new_result();
+	double util, queue_bdp;
+
+	ASSERT_TRUE(res);
+	bbr_test_params.probe_rtt_mode_ms = 0;
+	res->measure_from_ns = 2 * NS_PER_SEC;
+	if (sim_run(&cfg, res)) {
+		free(res);
+		ASSERT_TRUE(0);
+	}
+	util = sim_goodput_bps(res, 0, 2 * NS_PER_SEC, 22 * NS_PER_SEC) / RATE_BPS;
+	queue_bdp = res->queue_pkt_ns / res->queue_time_ns / BDP_PKTS;
+	UNIT_REPORT("single flow, PROBE_BW only, 2-22 s: utilisation %.4f, mean queue %.3f BDP",
+		    util, queue_bdp);
+	free(res);
+	ASSERT_GE(util * 1000, 980);
+	ASSERT_LT(queue_bdp * 1000, 250);
+}
+
+/* Two flows, the second starting 1 s later: they converge to a fair share. */
+TEST(scenario_two_flows_converge)
+{
+	struct sim_cfg cfg = {
+		.rate_bps = RATE_BPS,
+		.buffer_pkts = 2 * BDP_PKTS,
+		.duration_ns = 30 * NS_PER_SEC,
+		.nflows = 2,
+		.flow = {
+			{ .start_ns = 0, .base_rtt_ns = BASE_RTT_NS },
+			{ .start_ns = 1 * NS_PER_SEC, .base_rtt_ns = BASE_RTT_NS },
+		},
+	};
+	struct sim_result *res = new_result();
+	u64 t, converged_ns = 0;
+	double jain, util;
+
+	ASSERT_TRUE(res);
+	res->measure_from_ns = 10 * NS_PER_SEC;
+	if (sim_run(&cfg, res)) {
+		free(res);
+		ASSERT_TRUE(0);
+	}
+	/* convergence: the first second from which every later 1 s window
+	 * has Jain's index >= 0.9 */
+	for (t = 29 * NS_PER_SEC; t >= 1 * NS_PER_SEC; t -= NS_PER_SEC) {
+		if (sim_jain(res, 2, t, t + NS_PER_SEC) < 0.9)
+			break;
+		converged_ns = t;
+	}
+	jain = sim_jain(res, 2, 10 * NS_PER_SEC, 30 * NS_PER_SEC);
+	util = (sim_goodput_bps(res, 0, 10 * NS_PER_SEC, 30 * NS_PER_SEC) +
+		sim_goodput_bps(res, 1, 10 * NS_PER_SEC, 30 * NS_PER_SEC)) / RATE_BPS;
+	UNIT_REPORT("two flows, 2nd at 1 s: converged %.1f s after it started, Jain(10-30 s) %.3f, utilisation %.4f, flow goodput %.1f / %.1f Mbit/s, drops %llu",
+		    converged_ns ? (double)(converged_ns - NS_PER_SEC) / NS_PER_SEC : -1.0,
+		    jain, util,
+		    sim_goodput_bps(res, 0, 10 * NS_PER_SEC, 30 * NS_PER_SEC) / 1e6,
+		    sim_goodput_bps(res, 1, 10 * NS_PER_SEC, 30 * NS_PER_SEC) / 1e6,
+		    (unsigned long long)res->drops);
+	free(res);
+	ASSERT_NE(converged_ns, 0);
+	ASSERT_LE(converged_ns, 11 * NS_PER_SEC);
+	ASSERT_GE(jain * 1000, 950);
+	ASSERT_GE(util * 1000, 950);
+}
