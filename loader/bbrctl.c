@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * bbrctl: the operator tool of bbr-bpf. Loads the project's congestion
+ * controls (BPF struct_ops objects) into the kernel, keeps them registered
+ * by pinning their links on bpffs, removes them again, and shows what is
+ * loaded and the per-socket state their iterators export.
+ *
+ * Uses only libbpf's generic object API (no skeletons): see
+ * docs/bbrctl.md and /work/shared/docs/kernel-bpf-facts.md §1.6, §3.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bbrctl.h"
+
+struct opts g_opts;
+
+/* ---- help ------------------------------------------------------------------ */
+
+static void usage_main(FILE *f)
+{
+	fprintf(f,
+"Usage: bbrctl [OPTIONS] COMMAND [ARGS]\n"
+"\n"
+"Load, unload and inspect the bbr-bpf TCP congestion controls (BPF\n"
+"struct_ops programs). Every command except help needs root (CAP_BPF and\n"
+"CAP_PERFMON, or CAP_SYS_ADMIN).\n"
+"\n"
+"Commands:\n"
+"  load NAME... | all     load NAME.bpf.o from the object directory, register\n"
+"                         the congestion control and pin it (all or nothing)\n"
+"  load --obj PATH...     the same for explicit object files\n"
+"  unload NAME... | all   unregister and remove the pins\n"
+"  list                   the congestion controls bbrctl has loaded\n"
+"  stat [NAME...]         one row per socket from the state iterators\n"
+"  params NAME            the runtime parameters NAME_params in .data\n"
+"  help [COMMAND]         this text, or the help of one command\n"
+"\n"
+"Options:\n"
+"  --objdir DIR    where NAME.bpf.o objects are looked up; default: ../bpf\n"
+"                  next to the bbrctl binary if that exists, else\n"
+"                  " DEFAULT_OBJDIR " (here: %s)\n"
+"  --obj PATH      load the congestion control in PATH (repeatable; load only)\n"
+"  -j, --json      JSON on stdout (list, stat, params)\n"
+"  -p, --pretty    indent the JSON\n"
+"  -v, --verbose   more messages; twice: libbpf debug output\n"
+"  -h, --help      help; `bbrctl COMMAND --help` for one command\n"
+"  -V, --version   print the version\n"
+"\n"
+"bpffs layout (bpffs is mounted at " BPFFS_MOUNT " if nothing is mounted there):\n"
+"  " PIN_ROOT "/NAME/" PIN_LINK "\n"
+"      the pinned struct_ops link: NAME stays registered while it exists\n"
+"  " PIN_ROOT "/NAME/" PIN_ITER "\n"
+"      the pinned iterator link of dump_NAME_state over the map NAME_sk_stor\n"
+"      (if the object has them); reading it yields one struct\n"
+"      bbr3_state_rec per socket\n"
+"\n"
+"Object conventions: NAME.bpf.o holds one SEC(\".struct_ops.link\") map named\n"
+"NAME whose struct tcp_congestion_ops has .name = \"NAME\" (at most 15\n"
+"characters); optionally the iterator program dump_NAME_state\n"
+"(SEC(\"iter/bpf_sk_storage_map\")), the sk_storage map NAME_sk_stor and\n"
+"runtime parameters in a global NAME_params in .data.\n"
+"\n"
+"Exit status: 0 success, 1 failure (nothing is left half-loaded), 2 usage.\n"
+"See docs/bbrctl.md.\n", resolve_objdir());
+}
+
+struct cmd_help {
+	const char *name;
+	const char *text;
+};
+
+static const struct cmd_help cmd_helps[] = {
+	{ "load",
+"Usage: bbrctl load [--objdir DIR] NAME... | all\n"
+"       bbrctl load --obj PATH [--obj PATH...] [NAME...]\n"
+"\n"
+"Open each object, load its programs (the verifier's log is shown if the\n"
+"kernel rejects one), register the congestion control by attaching its\n"
+"struct_ops link, pin the link at " PIN_ROOT "/NAME/" PIN_LINK ", and attach\n"
+"and pin the state iterator at " PIN_ROOT "/NAME/" PIN_ITER " if the\n"
+"object has dump_NAME_state.\n"
+"\n"
+"NAME is looked up as DIR/NAME.bpf.o; `all` loads every *.bpf.o in DIR\n"
+"that holds a congestion control. Several congestion controls are loaded\n"
+"all or nothing: if one fails, those loaded before it are unloaded again.\n"
+"\n"
+"Fails if NAME is already loaded by bbrctl, if a congestion control of\n"
+"that name is registered by the kernel or another loader, if the object\n"
+"is missing, or if the kernel refuses it.\n" },
+	{ "unload",
+"Usage: bbrctl unload NAME... | all\n"
+"\n"
+"Detach the struct_ops link (the congestion control leaves\n"
+PROC_AVAIL_CC "),\n"
+"remove the pins and " PIN_ROOT "/NAME, and check that the name is gone.\n"
+"Sockets that use NAME keep running its programs until they close; the\n"
+"kernel frees the programs after the last one. `unload all` with nothing\n"
+"loaded succeeds.\n" },
+	{ "list",
+"Usage: bbrctl list [--json]\n"
+"\n"
+"The congestion controls pinned under " PIN_ROOT ": name, struct_ops map id,\n"
+"link id, when its programs were loaded, how many sockets use it (from the\n"
+"state iterator; '-' without one) and whether the kernel still has it\n"
+"registered. JSON: an array of objects with the keys name, registered,\n"
+"link_id, struct_ops_map_id, prog_id, load_time, load_time_unix_ns,\n"
+"sockets (null if unknown), state_iter.\n" },
+	{ "stat",
+"Usage: bbrctl stat [--json] [NAME...]\n"
+"\n"
+"Read the pinned state iterators (of NAME, or of every loaded congestion\n"
+"control that has one) and print one row per socket: local and peer\n"
+"address, BBR mode and PROBE_BW phase, the model's bandwidth, pacing rate,\n"
+"cwnd, packets in flight, smoothed and minimum RTT, inflight_lo/hi ('-' when\n"
+"unset), ECN alpha and whether STARTUP found the full bandwidth.\n"
+"\n"
+"--json prints one array; each element holds the members of struct\n"
+"bbr3_state_rec with those of its struct bbr3 flattened in, saddr/daddr as\n"
+"strings, and the derived cc, mode_name, phase_name (null outside PROBE_BW),\n"
+"bw (BW_UNIT) and bw_bps (bit/s).\n" },
+	{ "params",
+"Usage: bbrctl params [--json] NAME\n"
+"\n"
+"Print the runtime parameters of a loaded congestion control: the global\n"
+"NAME_params (a struct of integers, e.g. struct bbr_params) in the\n"
+".data map of its programs, decoded with that map's BTF.\n" },
+	{ "help",
+"Usage: bbrctl help [COMMAND]\n" },
+};
+
+static const struct cmd_help *find_help(const char *cmd)
+{
+	for (size_t i = 0; i < sizeof(cmd_helps) / sizeof(cmd_helps[0]); i++)
+		if (strcmp(cmd_helps[i].name, cmd) == 0)
+			return &cmd_helps[i];
+	return NULL;
+}
+
+/* ---- load ------------------------------------------------------------------- */
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n > m && strcmp(s + n - m, suf) == 0;
+}
+
+/* NAMEs of the NAME.bpf.o files in dir, sorted. */
+static int objdir_names(const char *dir, char ***out)
+{
+	char **names = NULL;
+	struct dirent **ents = NULL;
+	int n, cnt = 0;
+
+	*out = NULL;
+	n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0)
+		return -errno;
+	names = calloc(n ? n : 1, sizeof(*names));
+	for (int i = 0; i < n; i++) {
+		const char *d = ents[i]->d_name;
+
+		if (names && has_suffix(d, OBJ_SUFFIX) && d[0] != '.') {
+			names[cnt] = strndup(d, strlen(d) - strlen(OBJ_SUFFIX));
+			if (names[cnt])
+				cnt++;
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	if (!names)
+		return -ENOMEM;
+	*out = names;
+	return cnt;
+}
+
+static void hint_objdir(void)
+{
+	char **names;
+	int n = objdir_names(g_opts.objdir, &names);
+
+	if (n < 0) {
+		fprintf(stderr, "bbrctl: object directory %s: %s (set it with "
+			"--objdir, or use --obj PATH)\n", g_opts.objdir,
+			strerror(-n));
+		return;
+	}
+	fprintf(stderr, "bbrctl: objects in %s:", g_opts.objdir);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, " %s", names[i]);
+	fprintf(stderr, "%s\n", n ? "" : " (none)");
+	free_names(names, n);
+}
+
+/* Is path an object with a struct_ops map? Quietly. */
+static bool is_cc_object(const char *path)
+{
+	struct bpf_object *obj;
+	struct bpf_map *map;
+	bool yes = false;
+
+	libbpf_set_print(NULL);
+	obj = bpf_object__open_file(path, NULL);
+	setup_libbpf_logging();
+	if (!obj)
+		return false;
+	bpf_object__for_each_map(map, obj)
+		if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS)
+			yes = true;
+	bpf_object__close(obj);
+	return yes;
+}
+
+static int preflight(const struct cc_target *t)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int avail = cc_available(t->name);
+
+	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, t->name);
+	if (stat(dir, &st) == 0) {
+		if (avail == 1)
+			err("%s is already loaded by bbrctl (%s); run `bbrctl "
+			    "unload %s` first", t->name, dir, t->name);
+		else
+			err("%s has stale pins in %s but is not registered; run "
+			    "`bbrctl unload %s` to clean up", t->name, dir, t->name);
+		return -1;
+	}
+	if (avail == 1) {
+		err("a congestion control named %s is already registered (a "
+		    "kernel module or another loader, see %s); bbrctl will not "
+		    "replace it", t->name, PROC_AVAIL_CC);
+		return -1;
+	}
+	if (avail < 0) {
+		err("cannot read %s", PROC_AVAIL_CC);
+		return -1;
+	}
+	return 0;
+}
+
+static uint32_t map_id_of(struct bpf_map *map)
+{
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi);
+
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_map_get_info_by_fd(bpf_map__fd(map), &mi, &len))
+		return 0;
+	return mi.id;
+}
+
+static int cmd_load(char **args, int nargs)
+{
+	struct cc_target *t = NULL;
+	char **names = NULL;
+	int nnames = 0, nt = 0, i, ret = EXIT_FAIL, loaded = 0;
+	sigset_t block, old;
+	bool all = nargs == 1 && strcmp(args[0], "all") == 0;
+
+	if (nargs == 0 && g_opts.nobjs == 0) {
+		err("load: name a congestion control, `all`, or --obj PATH");
+		return EXIT_USAGE;
+	}
+	if (all && g_opts.nobjs) {
+		err("load: `all` and --obj do not go together");
+		return EXIT_USAGE;
+	}
+	if (check_privileges("load") || check_kernel_btf())
+		return EXIT_FAIL;
+
+	if (all) {
+		nnames = objdir_names(g_opts.objdir, &names);
+		if (nnames < 0) {
+			err("load all: cannot read object directory %s: %s",
+			    g_opts.objdir, strerror(-nnames));
+			return EXIT_FAIL;
+		}
+	} else {
+		for (i = 0; i < nargs; i++) {
+			if (strcmp(args[i], "all") == 0) {
+				err("load: `all` must be the only argument");
+				return EXIT_USAGE;
+			}
+			if (!valid_cc_name(args[i])) {
+				err("load: invalid congestion control name \"%s\" "
+				    "(1-%d letters, digits, '_', '-', '.')",
+				    args[i], CC_NAME_MAX);
+				return EXIT_USAGE;
+			}
+		}
+	}
+
+	t = calloc((size_t)(all ? nnames : nargs) + g_opts.nobjs, sizeof(*t));
+	if (!t) {
+		err("out of memory");
+		goto out;
+	}
+	if (g_opts.nobjs && nargs && g_opts.nobjs != nargs) {
+		err("load: with --obj, give either no NAMEs or one NAME per --obj");
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	/* Open (parse) everything first: no kernel state changes yet. */
+	for (i = 0; i < g_opts.nobjs; i++) {
+		/* With --obj, NAMEs select the map in the objects, in order. */
+		const char *want = !all && i < nargs && g_opts.nobjs == nargs ?
+				   args[i] : NULL;
+
+		if (cc_open(&t[nt], g_opts.objs[i], want))
+			goto out;
+		nt++;
+	}
+	if (!g_opts.nobjs) {
+		int n = all ? nnames : nargs;
+
+		for (i = 0; i < n; i++) {
+			const char *name = all ? names[i] : args[i];
+			char path[PATH_MAX];
+
+			if (snprintf(path, sizeof(path), "%s/%s%s", g_opts.objdir,
+				     name, OBJ_SUFFIX) >= (int)sizeof(path)) {
+				err("object path too long");
+				goto out;
+			}
+			if (all && !is_cc_object(path)) {
+				dbg("%s: no congestion control, skipped", path);
+				continue;
+			}
+			if (!all && access(path, F_OK) != 0) {
+				err("%s: object not found: %s", name, path);
+				hint_objdir();
+				goto out;
+			}
+			if (cc_open(&t[nt], path, name))
+				goto out;
+			nt++;
+		}
+		if (all && nt == 0) {
+			err("load all: no congestion control objects in %s",
+			    g_opts.objdir);
+			goto out;
+		}
+	}
+	for (i = 0; i < nt; i++)
+		for (int k = 0; k < i; k++)
+			if (strcmp(t[i].name, t[k].name) == 0) {
+				err("load: %s given twice (%s, %s)", t[i].name,
+				    t[k].path, t[i].path);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+	for (i = 0; i < nt; i++)
+		if (preflight(&t[i]))
+			goto out;
+	if (ensure_bpffs())
+		goto out;
+
+	/* No half-done state if interrupted: signals wait until we are done. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	for (i = 0; i < nt; i++) {
+		if (cc_attach(&t[i]))
+			break;
+		loaded++;
+	}
+	if (loaded < nt) {
+		for (i = loaded - 1; i >= 0; i--) {
+			cc_rollback(&t[i]);
+			info("%s: unloaded again (all or nothing)", t[i].name);
+		}
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (loaded < nt)
+		goto out;
+
+	for (i = 0; i < nt; i++)
+		printf("loaded %s from %s (struct_ops map id %u%s), pinned at "
+		       "%s/%s\n", t[i].name, t[i].path, map_id_of(t[i].st_map),
+		       t[i].iter_link ? ", state iterator" : "", PIN_ROOT,
+		       t[i].name);
+	ret = EXIT_OK;
+out:
+	for (i = 0; t && i < nt; i++)
+		cc_close(&t[i]);
+	free(t);
+	free_names(names, nnames);
+	return ret;
+}
+
+/* ---- unload ----------------------------------------------------------------- */
+
+static int cmd_unload(char **args, int nargs)
+{
+	char **names = NULL;
+	int n = 0, ret = EXIT_OK, i;
+	bool all = nargs == 1 && strcmp(args[0], "all") == 0;
+
+	if (nargs == 0) {
+		err("unload: name a congestion control or `all`");
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < nargs && !all; i++) {
+		if (strcmp(args[i], "all") == 0) {
+			err("unload: `all` must be the only argument");
+			return EXIT_USAGE;
+		}
+		if (!valid_cc_name(args[i])) {
+			err("unload: invalid congestion control name \"%s\"", args[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (check_privileges("unload"))
+		return EXIT_FAIL;
+	warn_if_bpffs_hidden();
+
+	if (all) {
+		n = list_pinned_names(&names);
+		if (n < 0)
+			return EXIT_FAIL;
+		if (n == 0)
+			printf("nothing to unload\n");
+		for (i = 0; i < n; i++)
+			if (cc_unload_pinned(names[i]))
+				ret = EXIT_FAIL;
+		free_names(names, n);
+		return ret;
+	}
+	/* Check every name first, so a typo unloads nothing. */
+	for (i = 0; i < nargs; i++) {
+		char dir[PATH_MAX];
+		struct stat st;
+
+		snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, args[i]);
+		if (stat(dir, &st) == 0)
+			continue;
+		if (cc_available(args[i]) == 1)
+			err("%s is not loaded by bbrctl (no %s); it is registered "
+			    "by the kernel or another loader, and bbrctl leaves it "
+			    "alone", args[i], dir);
+		else
+			err("%s is not loaded (no %s)", args[i], dir);
+		ret = EXIT_FAIL;
+	}
+	if (ret != EXIT_OK)
+		return ret;
+	for (i = 0; i < nargs; i++)
+		if (cc_unload_pinned(args[i]))
+			ret = EXIT_FAIL;
+	return ret;
+}
+
+/* ---- list -------------------------------------------------------------------- */
+
+static const char *state_word(const struct cc_info *ci)
+{
+	if (!ci->has_link)
+		return "broken";	/* no usable link pin */
+	if (!ci->map_id)
+		return "detached";	/* the link exists, nothing behind it */
+	if (ci->registered == 1)
+		return "registered";
+	return "stale";
+}
+
+static int cmd_list(char **args, int nargs)
+{
+	char **names = NULL;
+	struct cc_info *infos = NULL;
+	int n, i;
+	struct json j;
+	(void)args;
+
+	if (nargs) {
+		err("list: takes no arguments");
+		return EXIT_USAGE;
+	}
+	if (check_privileges("list"))
+		return EXIT_FAIL;
+	warn_if_bpffs_hidden();
+	n = list_pinned_names(&names);
+	if (n < 0)
+		return EXIT_FAIL;
+	infos = calloc(n ? n : 1, sizeof(*infos));
+	if (!infos) {
+		free_names(names, n);
+		err("out of memory");
+		return EXIT_FAIL;
+	}
+	for (i = 0; i < n; i++)
+		cc_get_info(names[i], &infos[i]);
+
+	if (g_opts.json) {
+		json_init(&j, stdout, g_opts.pretty);
+		json_begin_array(&j);
+		for (i = 0; i < n; i++) {
+			const struct cc_info *ci = &infos[i];
+			char ts[64];
+
+			json_begin_object(&j);
+			json_kv_string(&j, "name", ci->name);
+			json_kv_string(&j, "state", state_word(ci));
+			json_kv_bool(&j, "registered", ci->registered == 1);
+			json_kv_u64(&j, "link_id", ci->link_id);
+			json_kv_u64(&j, "struct_ops_map_id", ci->map_id);
+			json_kv_u64(&j, "prog_id", ci->prog_id);
+			if (ci->load_time_boot_ns) {
+				int64_t ns = boottime_ns_to_unix_ns(ci->load_time_boot_ns);
+
+				format_unix_ns(ns, ts, sizeof(ts));
+				json_kv_string(&j, "load_time", ts);
+				json_kv_i64(&j, "load_time_unix_ns", ns);
+			} else {
+				json_kv_null(&j, "load_time");
+				json_kv_null(&j, "load_time_unix_ns");
+			}
+			if (ci->sockets >= 0)
+				json_kv_i64(&j, "sockets", ci->sockets);
+			else
+				json_kv_null(&j, "sockets");
+			json_kv_bool(&j, "state_iter", ci->has_iter);
+			json_end_object(&j);
+		}
+		json_end_array(&j);
+		if (json_end(&j))
+			err("writing JSON output failed");
+	} else if (n == 0) {
+		printf("no congestion controls loaded by bbrctl (nothing under %s)\n",
+		       PIN_ROOT);
+	} else {
+		printf("%-15s  %6s  %7s  %-24s  %7s  %s\n", "NAME", "MAP_ID",
+		       "LINK_ID", "LOADED", "SOCKETS", "STATE");
+		for (i = 0; i < n; i++) {
+			const struct cc_info *ci = &infos[i];
+			char ts[64] = "-", socks[24] = "-";
+
+			if (ci->load_time_boot_ns)
+				format_unix_ns(boottime_ns_to_unix_ns(ci->load_time_boot_ns),
+					       ts, sizeof(ts));
+			if (ci->sockets >= 0)
+				snprintf(socks, sizeof(socks), "%ld", ci->sockets);
+			printf("%-15s  %6u  %7u  %-24s  %7s  %s\n", ci->name,
+			       ci->map_id, ci->link_id, ts, socks, state_word(ci));
+			if (ci->note[0])
+				dbg("%s: %s", ci->name, ci->note);
+		}
+	}
+	free(infos);
+	free_names(names, n);
+	return EXIT_OK;
+}
+
+/* ---- stat, params ------------------------------------------------------------ */
+
+static int cmd_stat(char **args, int nargs)
+{
+	for (int i = 0; i < nargs; i++)
+		if (!valid_cc_name(args[i])) {
+			err("stat: invalid congestion control name \"%s\"", args[i]);
+			return EXIT_USAGE;
+		}
+	if (check_privileges("stat"))
+		return EXIT_FAIL;
+	warn_if_bpffs_hidden();
+	return cmd_stat_impl(args, nargs) ? EXIT_FAIL : EXIT_OK;
+}
+
+static int cmd_params(char **args, int nargs)
+{
+	if (nargs != 1) {
+		err("params: name one congestion control");
+		return EXIT_USAGE;
+	}
+	if (check_privileges("params"))
+		return EXIT_FAIL;
+	return cmd_params_impl(args[0]) ? EXIT_FAIL : EXIT_OK;
+}
+
+/* ---- main ---------------------------------------------------------------------- */
+
+struct command {
+	const char *name;
+	int (*fn)(char **args, int nargs);
+	bool json_ok;
+	bool obj_ok;
+};
+
+static const struct command commands[] = {
+	{ "load",   cmd_load,   false, true },
+	{ "unload", cmd_unload, false, false },
+	{ "list",   cmd_list,   true,  false },
+	{ "stat",   cmd_stat,   true,  false },
+	{ "params", cmd_params, true,  false },
+};
+
+static int cmd_help(char **args, int nargs)
+{
+	const struct cmd_help *h;
+
+	if (nargs == 0) {
+		usage_main(stdout);
+		return EXIT_OK;
+	}
+	h = find_help(args[0]);
+	if (!h) {
+		err("help: unknown command \"%s\"", args[0]);
+		return EXIT_USAGE;
+	}
+	fputs(h->text, stdout);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_OBJDIR = 256, OPT_OBJ };
+	static const struct option longopts[] = {
+		{ "objdir",  required_argument, NULL, OPT_OBJDIR },
+		{ "obj",     required_argument, NULL, OPT_OBJ },
+		{ "json",    no_argument,       NULL, 'j' },
+		{ "pretty",  no_argument,       NULL, 'p' },
+		{ "verbose", no_argument,       NULL, 'v' },
+		{ "help",    no_argument,       NULL, 'h' },
+		{ "version", no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct command *cmd = NULL;
+	bool help = false;
+	const char *cmdname;
+	int c;
+
+	g_opts.objs = calloc(argc, sizeof(*g_opts.objs));
+	if (!g_opts.objs) {
+		err("out of memory");
+		return EXIT_FAIL;
+	}
+	while ((c = getopt_long(argc, argv, "jpvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_OBJDIR:
+			g_opts.objdir = optarg;
+			g_opts.objdir_explicit = true;
+			break;
+		case OPT_OBJ:
+			g_opts.objs[g_opts.nobjs++] = optarg;
+			break;
+		case 'j':
+			g_opts.json = true;
+			break;
+		case 'p':
+			g_opts.pretty = true;
+			g_opts.json = true;
+			break;
+		case 'v':
+			g_opts.verbose++;
+			break;
+		case 'h':
+			help = true;
+			break;
+		case 'V':
+			printf("bbrctl %s (libbpf %s)\n", BBRCTL_VERSION,
+			       libbpf_version_string());
+			return EXIT_OK;
+		default:
+			fprintf(stderr, "Try `bbrctl --help'.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (!g_opts.objdir)
+		g_opts.objdir = resolve_objdir();
+	setup_libbpf_logging();
+
+	if (optind >= argc) {
+		if (help) {
+			usage_main(stdout);
+			return EXIT_OK;
+		}
+		usage_main(stderr);
+		return EXIT_USAGE;
+	}
+	cmdname = argv[optind];
+	if (strcmp(cmdname, "help") == 0)
+		return cmd_help(argv + optind + 1, argc - optind - 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, cmdname) == 0)
+			cmd = &commands[i];
+	if (!cmd) {
+		err("unknown command \"%s\" (try `bbrctl --help`)", cmdname);
+		return EXIT_USAGE;
+	}
+	if (help) {
+		fputs(find_help(cmdname)->text, stdout);
+		return EXIT_OK;
+	}
+	if (g_opts.json && !cmd->json_ok) {
+		err("%s: --json is only for list, stat and params", cmdname);
+		return EXIT_USAGE;
+	}
+	if (g_opts.nobjs && !cmd->obj_ok) {
+		err("%s: --obj is only for load", cmdname);
+		return EXIT_USAGE;
+	}
+	return cmd->fn(argv + optind + 1, argc - optind - 1);
+}

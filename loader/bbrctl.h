@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * bbrctl: load, unload, list and inspect the project's BPF congestion
+ * controls. Declarations shared by the loader's source files.
+ */
+#ifndef BBRCTL_H
+#define BBRCTL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+
+#define BBRCTL_VERSION		"0.1"
+
+/* bpffs layout: PIN_ROOT/<name>/{link,state_iter} */
+#define BPFFS_MOUNT		"/sys/fs/bpf"
+#define PIN_ROOT		BPFFS_MOUNT "/bbr-bpf"
+#define PIN_LINK		"link"
+#define PIN_ITER		"state_iter"
+
+#define DEFAULT_OBJDIR		"/usr/local/lib/bbr-bpf"
+#define OBJ_SUFFIX		".bpf.o"
+#define VMLINUX_BTF		"/sys/kernel/btf/vmlinux"
+#define PROC_AVAIL_CC		"/proc/sys/net/ipv4/tcp_available_congestion_control"
+
+#define CC_NAME_MAX		15	/* TCP_CA_NAME_MAX - 1 */
+
+/* How long unload waits for the name to leave the available list. */
+#define UNLOAD_POLL_MS		2000
+
+/* Exit codes */
+#define EXIT_OK			0
+#define EXIT_FAIL		1	/* the operation failed */
+#define EXIT_USAGE		2	/* bad command line */
+
+struct opts {
+	const char *objdir;		/* resolved object directory */
+	bool objdir_explicit;		/* --objdir given */
+	const char **objs;		/* --obj PATH (repeatable) */
+	int nobjs;
+	bool json;
+	bool pretty;
+	int verbose;
+};
+
+extern struct opts g_opts;
+
+/* ---- messages (sys.c) ---- */
+void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void setup_libbpf_logging(void);
+
+/* ---- system checks and helpers (sys.c) ---- */
+/* 0 if we hold what loading BPF struct_ops needs; prints why not. */
+int check_privileges(const char *cmd);
+int check_kernel_btf(void);
+/* Mount bpffs at /sys/fs/bpf if nothing is mounted there. */
+int ensure_bpffs(void);
+bool bpffs_mounted(void);
+/* Warn if a private mount namespace hides the host's bpffs. */
+void warn_if_bpffs_hidden(void);
+bool valid_cc_name(const char *name);
+/* Is name in tcp_available_congestion_control? -1 if unreadable. */
+int cc_available(const char *name);
+/* Poll until cc_available(name) == want or timeout; returns final state. */
+int cc_wait_available(const char *name, bool want, int timeout_ms);
+const char *resolve_objdir(void);
+/* Convert a CLOCK_BOOTTIME ns stamp (bpf_prog_info.load_time) to wall clock. */
+int64_t boottime_ns_to_unix_ns(uint64_t boot_ns);
+void format_unix_ns(int64_t unix_ns, char *buf, size_t len);
+/* Sorted names of the directories under PIN_ROOT; returns count or -1. */
+int list_pinned_names(char ***names);
+void free_names(char **names, int n);
+int path_join(char *buf, size_t len, const char *a, const char *b);
+
+/* ---- loading and unloading (cc.c) ---- */
+struct cc_target {
+	char name[CC_NAME_MAX + 1];	/* the CC's .name */
+	char path[PATH_MAX];		/* object file */
+	struct bpf_object *obj;
+	struct bpf_map *st_map;		/* the .struct_ops.link map */
+	struct bpf_program *iter_prog;	/* dump_<name>_state, or NULL */
+	struct bpf_map *stor_map;	/* <name>_sk_stor, or NULL */
+	struct bpf_link *link;
+	struct bpf_link *iter_link;
+	bool dir_created, link_pinned, iter_pinned;
+};
+
+/* Open (not load) an object; want_name may be NULL with an explicit path. */
+int cc_open(struct cc_target *t, const char *path, const char *want_name);
+/* Load, attach, pin. On failure everything this call did is undone. */
+int cc_attach(struct cc_target *t);
+/* Undo a successful cc_attach() of this process (used for rollback). */
+void cc_rollback(struct cc_target *t);
+void cc_close(struct cc_target *t);
+/* Remove a pinned CC (from any process). */
+int cc_unload_pinned(const char *name);
+
+/* ---- information about pinned CCs (info.c) ---- */
+struct cc_info {
+	char name[CC_NAME_MAX + 1];
+	bool has_link;			/* link pin exists and opens */
+	bool has_iter;			/* state_iter pin exists */
+	int registered;			/* in tcp_available_congestion_control (-1: unknown) */
+	uint32_t link_id;
+	uint32_t map_id;		/* struct_ops map; 0 if the link is detached */
+	uint32_t prog_id;		/* one struct_ops program; 0 if unknown */
+	uint64_t load_time_boot_ns;	/* bpf_prog_info.load_time, 0 if unknown */
+	long sockets;			/* -1 if unknown */
+	char note[512];			/* why something is unknown */
+};
+
+int cc_get_info(const char *name, struct cc_info *ci);
+/* Program ids of the function members of a struct_ops map value. */
+int struct_ops_prog_ids(uint32_t map_id, uint32_t *ids, int max);
+
+/* ---- state records (state.c) ---- */
+/* Read everything the pinned iterator of name produces (malloc'ed). */
+int read_state_iter(const char *name, void **buf, size_t *len, bool quiet);
+/* Count records; -1 if the stream is not a valid bbr3_state_rec stream. */
+long count_state_recs(const void *buf, size_t len);
+int cmd_stat_impl(char **names, int n);
+int cmd_params_impl(const char *name);
+
+#endif /* BBRCTL_H */

@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * bbrctl: open a congestion-control object, load it, register it through
+ * its struct_ops link, pin the link (and the state iterator); and the
+ * reverse. Every failure undoes what the failing step's predecessors did.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bbrctl.h"
+
+#define ST_OPS_LINK_SEC	".struct_ops.link"
+#define ST_OPS_SEC	".struct_ops"
+#define CC_STRUCT	"tcp_congestion_ops"
+
+/*
+ * The struct type behind a struct_ops map, from the object's BTF: the map
+ * is the variable of the same name in the .struct_ops[.link] DATASEC.
+ */
+static const struct btf_type *st_ops_struct(const struct btf *btf,
+					    const char *map_name)
+{
+	static const char *const secs[] = { ST_OPS_LINK_SEC, ST_OPS_SEC };
+
+	for (size_t s = 0; s < sizeof(secs) / sizeof(secs[0]); s++) {
+		int sec_id = btf__find_by_name_kind(btf, secs[s], BTF_KIND_DATASEC);
+		const struct btf_type *sec;
+		const struct btf_var_secinfo *vsi;
+
+		if (sec_id < 0)
+			continue;
+		sec = btf__type_by_id(btf, sec_id);
+		vsi = btf_var_secinfos(sec);
+		for (int i = 0; i < btf_vlen(sec); i++, vsi++) {
+			const struct btf_type *var = btf__type_by_id(btf, vsi->type);
+			const char *vname;
+
+			if (!var || !btf_is_var(var))
+				continue;
+			vname = btf__name_by_offset(btf, var->name_off);
+			if (!vname || strcmp(vname, map_name) != 0)
+				continue;
+			return btf__type_by_id(btf, btf__resolve_type(btf, var->type));
+		}
+	}
+	return NULL;
+}
+
+/* The .name of the tcp_congestion_ops a struct_ops map will register. */
+static int st_ops_cc_name(struct cc_target *t, char *out, size_t outlen)
+{
+	const struct btf *btf = bpf_object__btf(t->obj);
+	const char *map_name = bpf_map__name(t->st_map);
+	const struct btf_type *st;
+	const struct btf_member *m;
+	const char *tname, *data;
+	size_t size;
+
+	if (!btf) {
+		err("%s: object has no BTF", t->path);
+		return -EINVAL;
+	}
+	st = st_ops_struct(btf, map_name);
+	if (!st || !btf_is_struct(st)) {
+		err("%s: cannot find the type of struct_ops map %s in the "
+		    "object's BTF", t->path, map_name);
+		return -EINVAL;
+	}
+	tname = btf__name_by_offset(btf, st->name_off);
+	if (!tname || strcmp(tname, CC_STRUCT) != 0) {
+		err("%s: struct_ops map %s is a struct %s, not a congestion "
+		    "control (struct " CC_STRUCT ")", t->path, map_name,
+		    tname ? tname : "?");
+		return -EINVAL;
+	}
+	data = bpf_map__initial_value(t->st_map, &size);
+	if (!data) {
+		err("%s: cannot read the initial value of struct_ops map %s",
+		    t->path, map_name);
+		return -EINVAL;
+	}
+	m = btf_members(st);
+	for (int i = 0; i < btf_vlen(st); i++, m++) {
+		const char *mname = btf__name_by_offset(btf, m->name_off);
+		size_t off = btf_member_bit_offset(st, i) / 8;
+		size_t n;
+
+		if (!mname || strcmp(mname, "name") != 0)
+			continue;
+		if (off + CC_NAME_MAX + 1 > size)
+			break;
+		n = strnlen(data + off, CC_NAME_MAX + 1);
+		if (n == 0) {
+			err("%s: the congestion control in map %s has an "
+			    "empty .name", t->path, map_name);
+			return -EINVAL;
+		}
+		if (n > CC_NAME_MAX || n >= outlen) {
+			err("%s: the .name of map %s is longer than %d "
+			    "characters; the kernel would refuse it", t->path,
+			    map_name, CC_NAME_MAX);
+			return -EINVAL;
+		}
+		memcpy(out, data + off, n);
+		out[n] = '\0';
+		return 0;
+	}
+	err("%s: struct " CC_STRUCT " in the object has no usable .name "
+	    "member", t->path);
+	return -EINVAL;
+}
+
+int cc_open(struct cc_target *t, const char *path, const char *want_name)
+{
+	struct bpf_map *map, *chosen = NULL, *last = NULL;
+	char buf[64];
+	int nst = 0, ret;
+
+	memset(t, 0, sizeof(*t));
+	if (snprintf(t->path, sizeof(t->path), "%s", path) >= (int)sizeof(t->path)) {
+		err("object path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	if (access(path, R_OK) != 0) {
+		ret = -errno;
+		if (want_name)
+			err("%s: object not found: %s: %s", want_name, path,
+			    strerror(errno));
+		else
+			err("object not found: %s: %s", path, strerror(errno));
+		return ret;
+	}
+	t->obj = bpf_object__open_file(path, NULL);
+	if (!t->obj) {
+		ret = -errno;
+		err("cannot open BPF object %s: %s", path, strerror(-ret));
+		return ret;
+	}
+
+	bpf_object__for_each_map(map, t->obj) {
+		if (bpf_map__type(map) != BPF_MAP_TYPE_STRUCT_OPS)
+			continue;
+		nst++;
+		last = map;
+		if (want_name && strcmp(bpf_map__name(map), want_name) == 0)
+			chosen = map;
+	}
+	if (nst == 0) {
+		err("%s: no struct_ops map: not a congestion control object", path);
+		ret = -ENOENT;
+		goto fail;
+	}
+	if (!chosen) {
+		if (nst > 1) {
+			err("%s: %d struct_ops maps and none named %s; name the "
+			    "one to load", path, nst, want_name ? want_name : "(none given)");
+			ret = -EINVAL;
+			goto fail;
+		}
+		chosen = last;
+	}
+	t->st_map = chosen;
+	/* Only the chosen map is created: another struct_ops map of the same
+	 * object would be loaded for nothing and dropped again at exit. */
+	bpf_object__for_each_map(map, t->obj)
+		if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS && map != chosen)
+			bpf_map__set_autocreate(map, false);
+
+	if (!(bpf_map__map_flags(chosen) & BPF_F_LINK)) {
+		err("%s: struct_ops map %s is in SEC(\"" ST_OPS_SEC "\"); bbrctl "
+		    "needs SEC(\"" ST_OPS_LINK_SEC "\") so that the registration "
+		    "can be pinned", path, bpf_map__name(chosen));
+		ret = -EINVAL;
+		goto fail;
+	}
+	ret = st_ops_cc_name(t, t->name, sizeof(t->name));
+	if (ret)
+		goto fail;
+	if (!valid_cc_name(t->name)) {
+		err("%s: congestion control name \"%s\" is not usable as a "
+		    "directory name (letters, digits, '_', '-', '.')", path, t->name);
+		ret = -EINVAL;
+		goto fail;
+	}
+	if (want_name && strcmp(t->name, want_name) != 0) {
+		err("%s: the congestion control in it is named \"%s\", not \"%s\"",
+		    path, t->name, want_name);
+		ret = -EINVAL;
+		goto fail;
+	}
+	if (strcmp(t->name, bpf_map__name(chosen)) != 0)
+		warn("%s: map %s registers a congestion control named %s; by "
+		     "convention the two names are equal", path,
+		     bpf_map__name(chosen), t->name);
+
+	snprintf(buf, sizeof(buf), "dump_%s_state", t->name);
+	t->iter_prog = bpf_object__find_program_by_name(t->obj, buf);
+	snprintf(buf, sizeof(buf), "%s_sk_stor", t->name);
+	t->stor_map = bpf_object__find_map_by_name(t->obj, buf);
+	if (t->iter_prog && !t->stor_map) {
+		err("%s: has iterator dump_%s_state but no map %s to attach it to",
+		    path, t->name, buf);
+		ret = -EINVAL;
+		goto fail;
+	}
+	if (t->iter_prog && bpf_program__type(t->iter_prog) != BPF_PROG_TYPE_TRACING) {
+		err("%s: dump_%s_state is not an iterator program "
+		    "(SEC(\"iter/bpf_sk_storage_map\"))", path, t->name);
+		ret = -EINVAL;
+		goto fail;
+	}
+	dbg("%s: congestion control %s, map %s, iterator %s", path, t->name,
+	    bpf_map__name(chosen), t->iter_prog ? bpf_program__name(t->iter_prog) : "none");
+	return 0;
+fail:
+	bpf_object__close(t->obj);
+	t->obj = NULL;
+	return ret;
+}
+
+static void explain_attach_error(const struct cc_target *t, int e)
+{
+	switch (e) {
+	case EEXIST:
+		err("%s: the kernel refused to register it: a congestion "
+		    "control of that name is already registered", t->name);
+		break;
+	case EINVAL:
+		err("%s: the kernel refused to register it (EINVAL): a required "
+		    "op is missing (ssthresh, undo_cwnd, cong_avoid or "
+		    "cong_control), .flags has unknown bits, or the name is "
+		    "invalid", t->name);
+		break;
+	default:
+		err("%s: registering the congestion control failed: %s",
+		    t->name, strerror(e));
+	}
+}
+
+static void pin_dir(const struct cc_target *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", PIN_ROOT, t->name);
+}
+
+int cc_attach(struct cc_target *t)
+{
+	char dir[PATH_MAX], p[PATH_MAX];
+	int ret;
+
+	if (bpf_object__load(t->obj)) {
+		ret = -errno;
+		err("%s: loading %s into the kernel failed: %s%s", t->name,
+		    t->path, strerror(-ret),
+		    ret == -EACCES || ret == -EINVAL || ret == -E2BIG ?
+		    " (see the libbpf and verifier messages above)" : "");
+		return ret;
+	}
+
+	if (mkdir(PIN_ROOT, 0700) != 0 && errno != EEXIST) {
+		ret = -errno;
+		err("cannot create %s: %s", PIN_ROOT, strerror(errno));
+		return ret;
+	}
+	pin_dir(t, dir, sizeof(dir));
+	/* mkdir is also our lock against a concurrent load of the same name. */
+	if (mkdir(dir, 0700) != 0) {
+		ret = -errno;
+		if (errno == EEXIST)
+			err("%s: already loaded by bbrctl (%s exists); run "
+			    "`bbrctl unload %s` first", t->name, dir, t->name);
+		else
+			err("cannot create %s: %s", dir, strerror(errno));
+		rmdir(PIN_ROOT);	/* only if empty */
+		return ret;
+	}
+	t->dir_created = true;
+
+	t->link = bpf_map__attach_struct_ops(t->st_map);
+	if (!t->link) {
+		ret = -errno;
+		explain_attach_error(t, -ret);
+		goto fail;
+	}
+	if (path_join(p, sizeof(p), dir, PIN_LINK)) {
+		ret = -ENAMETOOLONG;
+		goto fail;
+	}
+	if (bpf_link__pin(t->link, p)) {
+		ret = -errno;
+		err("%s: pinning the struct_ops link at %s failed: %s", t->name,
+		    p, strerror(-ret));
+		goto fail;
+	}
+	t->link_pinned = true;
+
+	if (t->iter_prog) {
+		union bpf_iter_link_info li;
+		LIBBPF_OPTS(bpf_iter_attach_opts, io);
+
+		memset(&li, 0, sizeof(li));
+		li.map.map_fd = bpf_map__fd(t->stor_map);
+		io.link_info = &li;
+		io.link_info_len = sizeof(li);
+		t->iter_link = bpf_program__attach_iter(t->iter_prog, &io);
+		if (!t->iter_link) {
+			ret = -errno;
+			err("%s: attaching iterator %s to map %s failed: %s",
+			    t->name, bpf_program__name(t->iter_prog),
+			    bpf_map__name(t->stor_map), strerror(-ret));
+			goto fail;
+		}
+		if (path_join(p, sizeof(p), dir, PIN_ITER)) {
+			ret = -ENAMETOOLONG;
+			goto fail;
+		}
+		if (bpf_link__pin(t->iter_link, p)) {
+			ret = -errno;
+			err("%s: pinning the state iterator at %s failed: %s",
+			    t->name, p, strerror(-ret));
+			goto fail;
+		}
+		t->iter_pinned = true;
+	}
+
+	/* Registration is synchronous; this only catches the impossible. */
+	if (cc_wait_available(t->name, true, 200) != 1) {
+		err("%s: attached, but it does not appear in %s", t->name,
+		    PROC_AVAIL_CC);
+		ret = -ENOENT;
+		goto fail;
+	}
+	return 0;
+fail:
+	cc_rollback(t);
+	return ret;
+}
+
+void cc_rollback(struct cc_target *t)
+{
+	char dir[PATH_MAX];
+
+	if (t->iter_pinned && bpf_link__unpin(t->iter_link))
+		warn("%s: removing the state iterator pin failed: %s", t->name,
+		     strerror(errno));
+	t->iter_pinned = false;
+	if (t->iter_link)
+		bpf_link__destroy(t->iter_link);
+	t->iter_link = NULL;
+
+	if (t->link_pinned && bpf_link__unpin(t->link))
+		warn("%s: removing the link pin failed: %s", t->name,
+		     strerror(errno));
+	t->link_pinned = false;
+	if (t->link) {
+		/* Unregister now rather than when the fd happens to close. */
+		if (bpf_link__detach(t->link) && errno != EOPNOTSUPP)
+			dbg("%s: link detach: %s", t->name, strerror(errno));
+		bpf_link__destroy(t->link);
+	}
+	t->link = NULL;
+
+	if (t->dir_created) {
+		pin_dir(t, dir, sizeof(dir));
+		if (rmdir(dir) != 0)
+			warn("cannot remove %s: %s", dir, strerror(errno));
+		rmdir(PIN_ROOT);	/* only if empty */
+	}
+	t->dir_created = false;
+}
+
+void cc_close(struct cc_target *t)
+{
+	/* After a successful attach the pins keep everything alive: let go
+	 * of our references without detaching. */
+	if (t->iter_link) {
+		bpf_link__disconnect(t->iter_link);
+		bpf_link__destroy(t->iter_link);
+		t->iter_link = NULL;
+	}
+	if (t->link) {
+		bpf_link__disconnect(t->link);
+		bpf_link__destroy(t->link);
+		t->link = NULL;
+	}
+	if (t->obj)
+		bpf_object__close(t->obj);
+	t->obj = NULL;
+}
+
+/* Remove dir/file; ENOENT is fine. */
+static int remove_pin(const char *dir, const char *file)
+{
+	char p[PATH_MAX];
+
+	if (path_join(p, sizeof(p), dir, file))
+		return -ENAMETOOLONG;
+	if (unlink(p) != 0 && errno != ENOENT) {
+		int e = errno;
+
+		err("cannot remove %s: %s", p, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int cc_unload_pinned(const char *name)
+{
+	char dir[PATH_MAX], p[PATH_MAX];
+	struct bpf_link_info li;
+	__u32 li_len = sizeof(li);
+	uint32_t map_id = 0;
+	struct stat st;
+	int fd, ret, avail;
+
+	if (!valid_cc_name(name)) {
+		err("invalid congestion control name \"%s\"", name);
+		return -EINVAL;
+	}
+	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, name);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		if (cc_available(name) == 1)
+			err("%s is not loaded by bbrctl (no %s); it is registered "
+			    "by the kernel or another loader, and bbrctl leaves "
+			    "it alone", name, dir);
+		else
+			err("%s is not loaded (no %s)", name, dir);
+		return -ENOENT;
+	}
+
+	if (path_join(p, sizeof(p), dir, PIN_LINK))
+		return -ENAMETOOLONG;
+	fd = bpf_obj_get(p);
+	if (fd >= 0) {
+		memset(&li, 0, sizeof(li));
+		if (bpf_link_get_info_by_fd(fd, &li, &li_len) == 0 &&
+		    li.type == BPF_LINK_TYPE_STRUCT_OPS)
+			map_id = li.struct_ops.map_id;
+		/* Detach explicitly: a pin is not the only possible holder of
+		 * the link, and unload must unregister regardless. */
+		if (bpf_link_detach(fd) != 0 && errno != EOPNOTSUPP &&
+		    errno != ENOLINK && errno != EINVAL)
+			warn("%s: detaching the link failed: %s; removing the "
+			     "pin anyway", name, strerror(errno));
+		close(fd);
+	} else if (errno != ENOENT) {
+		warn("%s: cannot open %s: %s; removing the pin anyway", name, p,
+		     strerror(errno));
+	}
+
+	ret = remove_pin(dir, PIN_ITER);
+	if (!ret)
+		ret = remove_pin(dir, PIN_LINK);
+	if (ret)
+		return ret;
+	if (rmdir(dir) != 0) {
+		ret = -errno;
+		if (errno == ENOTEMPTY)
+			err("%s: %s holds files bbrctl did not create; the "
+			    "congestion control is unregistered but the directory "
+			    "is left in place", name, dir);
+		else
+			err("cannot remove %s: %s", dir, strerror(errno));
+		return ret;
+	}
+	rmdir(PIN_ROOT);	/* only if empty */
+
+	avail = cc_wait_available(name, false, UNLOAD_POLL_MS);
+	if (avail == 1) {
+		err("%s: pins removed, but it is still in %s after %d ms "
+		    "(another process holds the link?)", name, PROC_AVAIL_CC,
+		    UNLOAD_POLL_MS);
+		return -EBUSY;
+	}
+	if (map_id)
+		printf("unloaded %s (struct_ops map id %u)\n", name, map_id);
+	else
+		printf("unloaded %s (stale pins removed)\n", name);
+	return 0;
+}

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * bbrctl: what the kernel knows about a pinned congestion control: its
+ * link and struct_ops map, the programs behind it, their load time, and
+ * the number of sockets its state iterator reports.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bbrctl.h"
+
+static struct btf *vmlinux_btf(void)
+{
+	static struct btf *btf;
+	static int tried;
+
+	if (!tried) {
+		tried = 1;
+		btf = btf__load_vmlinux_btf();
+		if (!btf) {
+			btf = NULL;
+			dbg("cannot load vmlinux BTF: %s", strerror(errno));
+		}
+	}
+	return btf;
+}
+
+/*
+ * A struct_ops map's value as userspace reads it is the kernel's
+ * struct bpf_struct_ops_<type> { refcnt; state; <type> data; } with each
+ * function-pointer member of data holding the id of its program. Walk
+ * the value type in vmlinux BTF to find them.
+ */
+int struct_ops_prog_ids(uint32_t map_id, uint32_t *ids, int max)
+{
+	struct bpf_map_info mi;
+	__u32 mi_len = sizeof(mi);
+	const struct btf_type *vt, *dt;
+	const struct btf_member *m;
+	struct btf *btf;
+	size_t data_off = 0;
+	bool found = false;
+	char *value = NULL;
+	__u32 key = 0;
+	int fd, n = 0, ret;
+
+	fd = bpf_map_get_fd_by_id(map_id);
+	if (fd < 0)
+		return -errno;
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_map_get_info_by_fd(fd, &mi, &mi_len)) {
+		ret = -errno;
+		goto out;
+	}
+	ret = -ENOENT;
+	btf = vmlinux_btf();
+	if (mi.type != BPF_MAP_TYPE_STRUCT_OPS || !mi.btf_vmlinux_value_type_id || !btf)
+		goto out;
+	value = calloc(1, mi.value_size);
+	if (!value) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (bpf_map_lookup_elem(fd, &key, value)) {
+		ret = -errno;
+		goto out;
+	}
+	vt = btf__type_by_id(btf, mi.btf_vmlinux_value_type_id);
+	if (!vt || !btf_is_struct(vt))
+		goto out;
+	m = btf_members(vt);
+	for (int i = 0; i < btf_vlen(vt); i++, m++) {
+		const char *mname = btf__name_by_offset(btf, m->name_off);
+
+		if (mname && strcmp(mname, "data") == 0) {
+			data_off = btf_member_bit_offset(vt, i) / 8;
+			dt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
+			found = dt && btf_is_struct(dt);
+			break;
+		}
+	}
+	if (!found)
+		goto out;
+	m = btf_members(dt);
+	for (int i = 0; i < btf_vlen(dt) && n < max; i++, m++) {
+		const struct btf_type *mt, *pt;
+		size_t off = data_off + btf_member_bit_offset(dt, i) / 8;
+		uint64_t id;
+
+		mt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
+		if (!mt || !btf_is_ptr(mt))
+			continue;
+		pt = btf__type_by_id(btf, btf__resolve_type(btf, mt->type));
+		if (!pt || !btf_is_func_proto(pt))
+			continue;
+		if (off + sizeof(id) > mi.value_size)
+			break;
+		memcpy(&id, value + off, sizeof(id));
+		if (id && id <= UINT32_MAX)
+			ids[n++] = (uint32_t)id;
+	}
+	ret = n;
+out:
+	free(value);
+	close(fd);
+	return ret;
+}
+
+static int prog_id_of_link_pin(const char *path)
+{
+	struct bpf_link_info li;
+	__u32 len = sizeof(li);
+	int fd, id = 0;
+
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	memset(&li, 0, sizeof(li));
+	if (bpf_link_get_info_by_fd(fd, &li, &len) == 0)
+		id = (int)li.prog_id;
+	close(fd);
+	return id;
+}
+
+int cc_get_info(const char *name, struct cc_info *ci)
+{
+	char dir[PATH_MAX], p[PATH_MAX];
+	struct bpf_link_info li;
+	__u32 len = sizeof(li);
+	uint32_t ids[32];
+	int fd, n;
+
+	memset(ci, 0, sizeof(*ci));
+	snprintf(ci->name, sizeof(ci->name), "%s", name);
+	ci->sockets = -1;
+	ci->registered = cc_available(name);
+	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, name);
+
+	if (path_join(p, sizeof(p), dir, PIN_LINK))
+		return -1;
+	fd = bpf_obj_get(p);
+	if (fd < 0) {
+		snprintf(ci->note, sizeof(ci->note), "cannot open %.200s: %s", p,
+			 strerror(errno));
+	} else {
+		ci->has_link = true;
+		memset(&li, 0, sizeof(li));
+		if (bpf_link_get_info_by_fd(fd, &li, &len) == 0) {
+			ci->link_id = li.id;
+			if (li.type == BPF_LINK_TYPE_STRUCT_OPS)
+				ci->map_id = li.struct_ops.map_id;
+		}
+		close(fd);
+	}
+
+	if (path_join(p, sizeof(p), dir, PIN_ITER))
+		return -1;
+	ci->has_iter = access(p, F_OK) == 0;
+
+	if (ci->map_id) {
+		n = struct_ops_prog_ids(ci->map_id, ids, 32);
+		if (n > 0)
+			ci->prog_id = ids[0];
+		else if (n < 0)
+			snprintf(ci->note, sizeof(ci->note),
+				 "cannot read struct_ops map %u: %s", ci->map_id,
+				 strerror(-n));
+	}
+	/* Same object, same load: the iterator's program is as good a
+	 * witness of the load time if the map could not be read. */
+	if (!ci->prog_id && ci->has_iter)
+		ci->prog_id = prog_id_of_link_pin(p);
+
+	if (ci->prog_id) {
+		struct bpf_prog_info pi;
+		__u32 pi_len = sizeof(pi);
+		int pfd = bpf_prog_get_fd_by_id(ci->prog_id);
+
+		if (pfd >= 0) {
+			memset(&pi, 0, sizeof(pi));
+			if (bpf_prog_get_info_by_fd(pfd, &pi, &pi_len) == 0)
+				ci->load_time_boot_ns = pi.load_time;
+			close(pfd);
+		}
+	}
+
+	if (ci->has_iter) {
+		void *buf = NULL;
+		size_t blen = 0;
+
+		if (read_state_iter(name, &buf, &blen, true) == 0)
+			ci->sockets = count_state_recs(buf, blen);
+		free(buf);
+	}
+	return 0;
+}

@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * bbrctl: read the state iterators (`stat`) and the runtime parameters
+ * (`params`) of loaded congestion controls.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bbr_types.h"
+#include "bbr3_state.h"
+#include "bbrctl.h"
+
+#define BW_SCALE	24	/* bw is packets per µs << BW_SCALE */
+#define BBR_SCALE	8	/* gains and ecn_alpha: 256 == 1.0 */
+
+/*
+ * Every member of struct bbr3 in declaration order: F scalar, A array.
+ * The static assertion below fails when include/bbr3_state.h gains or
+ * loses a member without this list (and BBR3_STATE_VERSION) following.
+ */
+#define BBR3_FIELDS(F, A)						\
+	F(cycle_mstamp_us) F(ack_epoch_mstamp_us) F(min_rtt_stamp_us)	\
+	F(probe_rtt_min_stamp_us) F(probe_rtt_done_stamp_us)		\
+	F(min_rtt_us) F(probe_rtt_min_us) A(bw_hi) F(inflight_hi)	\
+	F(bw_lo) F(inflight_lo) F(bw_latest) F(inflight_latest)		\
+	F(next_rtt_delivered) F(loss_round_delivered) F(full_bw)	\
+	F(bw_probe_up_cnt) F(bw_probe_up_acks) F(probe_wait_us)		\
+	F(alpha_last_delivered) F(alpha_last_delivered_ce)		\
+	F(ack_epoch_acked) F(prior_cwnd) F(undo_bw_lo)			\
+	F(undo_inflight_lo) F(undo_inflight_hi)				\
+	F(recovery_round_delivered) F(last_lost) F(tlp_high_seq)	\
+	A(extra_acked) F(pacing_gain) F(cwnd_gain) F(ecn_alpha)		\
+	F(mode) F(cycle_idx) F(ack_phase) F(prev_ca_state) F(init_cwnd)	\
+	F(rounds_since_probe) F(bw_probe_up_rounds)			\
+	F(loss_events_in_round) F(full_bw_cnt) F(startup_ecn_rounds)	\
+	F(extra_acked_win_rtts) F(extra_acked_win_idx) F(tx_ring_head)	\
+	F(in_recovery) F(round_start) F(loss_round_start)		\
+	F(full_bw_reached) F(full_bw_now) F(has_seen_rtt)		\
+	F(idle_restart) F(try_fast_path) F(probe_rtt_round_done)	\
+	F(loss_in_round) F(ecn_in_round) F(loss_in_cycle)		\
+	F(ecn_in_cycle) F(ecn_eligible) F(bw_probe_samples)		\
+	F(prev_probe_too_high) F(stopped_risky_probe) F(initialized)	\
+	F(tlp_retrans_seen) A(_pad)
+
+#define MEMB(n)		(((struct bbr3 *)0)->n)
+#define F_SIZE(n)	+ sizeof(MEMB(n))
+_Static_assert(0 BBR3_FIELDS(F_SIZE, F_SIZE) == sizeof(struct bbr3),
+	       "struct bbr3 changed: update BBR3_FIELDS in loader/state.c");
+_Static_assert(sizeof(struct bbr3_state_rec) ==
+	       offsetof(struct bbr3_state_rec, st) + sizeof(struct bbr3),
+	       "struct bbr3_state_rec changed: update loader/state.c");
+_Static_assert(offsetof(struct bbr3_state_rec, st) ==
+	       offsetof(struct bbr3_state_rec, daddr) + 16,
+	       "struct bbr3_state_rec header changed: update loader/state.c");
+
+struct field {
+	const char *name;
+	size_t off, elem, count;
+};
+
+#define F_ENT(n) { #n, offsetof(struct bbr3, n), sizeof(MEMB(n)), 1 },
+#define A_ENT(n) { #n, offsetof(struct bbr3, n), sizeof(MEMB(n)[0]),	\
+		   sizeof(MEMB(n)) / sizeof(MEMB(n)[0]) },
+static const struct field bbr3_fields[] = { BBR3_FIELDS(F_ENT, A_ENT) };
+
+static uint64_t load_uint(const void *p, size_t size)
+{
+	uint8_t u8v; uint16_t u16v; uint32_t u32v; uint64_t u64v = 0;
+
+	switch (size) {
+	case 1: memcpy(&u8v, p, 1); return u8v;
+	case 2: memcpy(&u16v, p, 2); return u16v;
+	case 4: memcpy(&u32v, p, 4); return u32v;
+	case 8: memcpy(&u64v, p, 8); return u64v;
+	default: return 0;
+	}
+}
+
+/* ---- reading the iterator -------------------------------------------------- */
+
+int read_state_iter(const char *name, void **out, size_t *outlen, bool quiet)
+{
+	char path[PATH_MAX];
+	struct bpf_link *link;
+	size_t len = 0, cap = 64 * 1024;
+	char *buf = NULL;
+	int ifd, ret = 0;
+	ssize_t n;
+
+	*out = NULL;
+	*outlen = 0;
+	snprintf(path, sizeof(path), "%s/%s/%s", PIN_ROOT, name, PIN_ITER);
+	link = bpf_link__open(path);
+	if (!link) {
+		ret = -errno;
+		if (!quiet) {
+			if (ret == -ENOENT)
+				err("%s: no state iterator (%s does not exist; the "
+				    "object has no dump_%s_state)", name, path, name);
+			else
+				err("%s: cannot open %s: %s", name, path,
+				    strerror(-ret));
+		}
+		return ret;
+	}
+	ifd = bpf_iter_create(bpf_link__fd(link));
+	if (ifd < 0) {
+		ret = -errno;
+		if (!quiet)
+			err("%s: cannot create an iterator from %s: %s", name,
+			    path, strerror(-ret));
+		goto out_link;
+	}
+	buf = malloc(cap);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		if (len == cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(ifd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			ret = -errno;
+			if (!quiet)
+				err("%s: reading the state iterator: %s", name,
+				    strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+out:
+	close(ifd);
+	if (ret) {
+		free(buf);
+		buf = NULL;
+		len = 0;
+	}
+out_link:
+	bpf_link__destroy(link);	/* closes our fd; the pin stays */
+	*out = buf;
+	*outlen = len;
+	return ret;
+}
+
+long count_state_recs(const void *buf, size_t len)
+{
+	const struct bbr3_state_rec *r = buf;
+	size_t n = len / sizeof(*r);
+
+	if (len % sizeof(*r))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (r[i].version != BBR3_STATE_VERSION)
+			return -1;
+	return (long)n;
+}
+
+/* Check a record stream; prints why it is unusable. */
+static int validate_stream(const char *name, const void *buf, size_t len)
+{
+	const struct bbr3_state_rec *r = buf;
+	uint32_t version;
+
+	if (len >= offsetof(struct bbr3_state_rec, version) + sizeof(version)) {
+		memcpy(&version, (const char *)buf +
+		       offsetof(struct bbr3_state_rec, version), sizeof(version));
+		if (version != BBR3_STATE_VERSION) {
+			err("%s: state records have version %u, this bbrctl "
+			    "reads version %u (rebuild bbrctl and the object "
+			    "from the same include/bbr3_state.h)", name, version,
+			    BBR3_STATE_VERSION);
+			return -1;
+		}
+	}
+	if (len % sizeof(*r)) {
+		err("%s: the state iterator produced %zu bytes, not a multiple "
+		    "of the %zu-byte struct bbr3_state_rec (object and bbrctl "
+		    "built from different include/bbr3_state.h?)", name, len,
+		    sizeof(*r));
+		return -1;
+	}
+	for (size_t i = 0; i < len / sizeof(*r); i++) {
+		if (r[i].version != BBR3_STATE_VERSION) {
+			err("%s: record %zu has version %u, expected %u", name,
+			    i, r[i].version, BBR3_STATE_VERSION);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- derived values ----------------------------------------------------------- */
+
+static const char *mode_name(unsigned int mode)
+{
+	switch (mode) {
+	case BBR_STARTUP:	return "STARTUP";
+	case BBR_DRAIN:		return "DRAIN";
+	case BBR_PROBE_BW:	return "PROBE_BW";
+	case BBR_PROBE_RTT:	return "PROBE_RTT";
+	default:		return "?";
+	}
+}
+
+static const char *phase_name(unsigned int idx)
+{
+	switch (idx) {
+	case BBR_BW_PROBE_UP:		return "UP";
+	case BBR_BW_PROBE_DOWN:		return "DOWN";
+	case BBR_BW_PROBE_CRUISE:	return "CRUISE";
+	case BBR_BW_PROBE_REFILL:	return "REFILL";
+	default:			return "?";
+	}
+}
+
+/* The model's bandwidth, as the core's bbr_bw(): min(max(bw_hi), bw_lo). */
+static uint32_t model_bw(const struct bbr3 *b)
+{
+	uint32_t hi = b->bw_hi[0] > b->bw_hi[1] ? b->bw_hi[0] : b->bw_hi[1];
+
+	return hi < b->bw_lo ? hi : b->bw_lo;
+}
+
+/* BW_UNIT -> bit/s: bw * mss * 8 * 1e6 / 2^24. */
+static uint64_t bw_to_bps(uint32_t bw, uint32_t mss)
+{
+	unsigned __int128 v = (unsigned __int128)bw * mss * 8 * 1000000;
+
+	v >>= BW_SCALE;
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+static void fmt_addr(const struct bbr3_state_rec *r, const uint8_t *addr,
+		     char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (r->family == AF_INET && inet_ntop(AF_INET, addr, a, sizeof(a)))
+		snprintf(buf, len, "%s", a);
+	else if (r->family == AF_INET6 && inet_ntop(AF_INET6, addr, a, sizeof(a)))
+		snprintf(buf, len, "%s", a);
+	else
+		snprintf(buf, len, "?");
+}
+
+static void fmt_endpoint(const struct bbr3_state_rec *r, const uint8_t *addr,
+			 unsigned int port, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN + 2];
+
+	fmt_addr(r, addr, a, sizeof(a));
+	if (r->family == AF_INET6)
+		snprintf(buf, len, "[%s]:%u", a, port);
+	else
+		snprintf(buf, len, "%s:%u", a, port);
+}
+
+static void fmt_rate(uint64_t bps, char *buf, size_t len)
+{
+	if (bps >= 1000000000ULL)
+		snprintf(buf, len, "%.2fGbit", bps / 1e9);
+	else if (bps >= 1000000ULL)
+		snprintf(buf, len, "%.1fMbit", bps / 1e6);
+	else if (bps >= 1000ULL)
+		snprintf(buf, len, "%.1fkbit", bps / 1e3);
+	else
+		snprintf(buf, len, "%llubit", (unsigned long long)bps);
+}
+
+static void fmt_u32_unset(uint32_t v, char *buf, size_t len)
+{
+	if (v == BBR_UNSET)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%u", v);
+}
+
+/* ---- output ------------------------------------------------------------------- */
+
+enum {
+	C_CC, C_COOKIE, C_LOCAL, C_PEER, C_MODE, C_PHASE, C_BW, C_PACING,
+	C_CWND, C_INFLIGHT, C_SRTT, C_MINRTT, C_INFL_LO, C_INFL_HI, C_ECN,
+	C_FULLBW, NCOLS
+};
+
+static const char *const col_names[NCOLS] = {
+	"CC", "COOKIE", "LOCAL", "PEER", "MODE", "PHASE", "BW", "PACING",
+	"CWND", "INFLIGHT", "SRTT", "MIN_RTT", "INFL_LO", "INFL_HI",
+	"ECN_ALPHA", "FULL_BW",
+};
+
+#define CELL 64
+struct row { char c[NCOLS][CELL]; };
+
+static void rec_to_row(const char *cc, const struct bbr3_state_rec *r,
+		       struct row *row)
+{
+	const struct bbr3 *b = &r->st;
+
+	snprintf(row->c[C_CC], CELL, "%s", cc);
+	snprintf(row->c[C_COOKIE], CELL, "%llu", (unsigned long long)r->cookie);
+	fmt_endpoint(r, r->saddr, r->sport, row->c[C_LOCAL], CELL);
+	fmt_endpoint(r, r->daddr, r->dport, row->c[C_PEER], CELL);
+	snprintf(row->c[C_MODE], CELL, "%s", mode_name(b->mode));
+	snprintf(row->c[C_PHASE], CELL, "%s",
+		 b->mode == BBR_PROBE_BW ? phase_name(b->cycle_idx) : "-");
+	fmt_rate(bw_to_bps(model_bw(b), r->mss_bytes), row->c[C_BW], CELL);
+	fmt_rate(r->pacing_rate_Bps > UINT64_MAX / 8 ? UINT64_MAX :
+		 r->pacing_rate_Bps * 8, row->c[C_PACING], CELL);
+	snprintf(row->c[C_CWND], CELL, "%u", r->snd_cwnd_pkts);
+	snprintf(row->c[C_INFLIGHT], CELL, "%u", r->inflight_pkts);
+	snprintf(row->c[C_SRTT], CELL, "%uus", r->srtt_us);
+	if (b->min_rtt_us == BBR_UNSET)
+		snprintf(row->c[C_MINRTT], CELL, "-");
+	else
+		snprintf(row->c[C_MINRTT], CELL, "%uus", b->min_rtt_us);
+	fmt_u32_unset(b->inflight_lo, row->c[C_INFL_LO], CELL);
+	fmt_u32_unset(b->inflight_hi, row->c[C_INFL_HI], CELL);
+	snprintf(row->c[C_ECN], CELL, "%.3f", b->ecn_alpha / (double)(1 << BBR_SCALE));
+	snprintf(row->c[C_FULLBW], CELL, "%s", b->full_bw_reached ? "yes" : "no");
+}
+
+static void print_table(const struct row *rows, size_t n)
+{
+	size_t w[NCOLS];
+
+	for (int c = 0; c < NCOLS; c++) {
+		w[c] = strlen(col_names[c]);
+		for (size_t i = 0; i < n; i++)
+			if (strlen(rows[i].c[c]) > w[c])
+				w[c] = strlen(rows[i].c[c]);
+	}
+	for (size_t i = 0; i <= n; i++) {
+		for (int c = 0; c < NCOLS; c++) {
+			const char *cell = i ? rows[i - 1].c[c] : col_names[c];
+
+			if (c == NCOLS - 1)
+				printf("%s\n", cell);	/* no trailing blanks */
+			else
+				printf("%-*s  ", (int)w[c], cell);
+		}
+	}
+}
+
+static void rec_to_json(struct json *j, const char *cc,
+			const struct bbr3_state_rec *r)
+{
+	const struct bbr3 *b = &r->st;
+	char addr[INET6_ADDRSTRLEN + 2];
+	uint32_t bw = model_bw(b);
+
+	json_begin_object(j);
+	json_kv_string(j, "cc", cc);
+	json_kv_u64(j, "cookie", r->cookie);
+	json_kv_u64(j, "pacing_rate_Bps", r->pacing_rate_Bps);
+	json_kv_u64(j, "version", r->version);
+	json_kv_u64(j, "snd_cwnd_pkts", r->snd_cwnd_pkts);
+	json_kv_u64(j, "inflight_pkts", r->inflight_pkts);
+	json_kv_u64(j, "mss_bytes", r->mss_bytes);
+	json_kv_u64(j, "srtt_us", r->srtt_us);
+	json_kv_u64(j, "delivered", r->delivered);
+	json_kv_u64(j, "lost", r->lost);
+	json_kv_u64(j, "delivered_ce", r->delivered_ce);
+	json_kv_u64(j, "family", r->family);
+	json_kv_u64(j, "sport", r->sport);
+	json_kv_u64(j, "dport", r->dport);
+	fmt_addr(r, r->saddr, addr, sizeof(addr));
+	json_kv_string(j, "saddr", addr);
+	fmt_addr(r, r->daddr, addr, sizeof(addr));
+	json_kv_string(j, "daddr", addr);
+
+	/* struct bbr3, flattened: its member names do not collide. */
+	for (size_t i = 0; i < sizeof(bbr3_fields) / sizeof(bbr3_fields[0]); i++) {
+		const struct field *f = &bbr3_fields[i];
+		const char *base = (const char *)b + f->off;
+
+		if (f->name[0] == '_')
+			continue;
+		json_key(j, f->name);
+		if (f->count == 1) {
+			json_u64(j, load_uint(base, f->elem));
+			continue;
+		}
+		json_begin_array(j);
+		for (size_t k = 0; k < f->count; k++)
+			json_u64(j, load_uint(base + k * f->elem, f->elem));
+		json_end_array(j);
+	}
+
+	json_kv_string(j, "mode_name", mode_name(b->mode));
+	if (b->mode == BBR_PROBE_BW)
+		json_kv_string(j, "phase_name", phase_name(b->cycle_idx));
+	else
+		json_kv_null(j, "phase_name");
+	json_kv_u64(j, "bw", bw);
+	json_kv_u64(j, "bw_bps", bw_to_bps(bw, r->mss_bytes));
+	json_end_object(j);
+}
+
+int cmd_stat_impl(char **names, int n)
+{
+	char **all = NULL;
+	int nall = 0, ret = 0;
+	struct row *rows = NULL;
+	size_t nrows = 0;
+	struct json j;
+	bool explicit = n > 0;
+
+	if (!explicit) {
+		nall = list_pinned_names(&all);
+		if (nall < 0)
+			return -1;
+		names = all;
+		n = nall;
+	}
+	if (g_opts.json) {
+		json_init(&j, stdout, g_opts.pretty);
+		json_begin_array(&j);
+	}
+	for (int i = 0; i < n; i++) {
+		char p[PATH_MAX];
+		void *buf = NULL;
+		size_t len = 0, cnt;
+		const struct bbr3_state_rec *r;
+
+		if (!valid_cc_name(names[i])) {
+			err("invalid congestion control name \"%s\"", names[i]);
+			ret = -1;
+			continue;
+		}
+		snprintf(p, sizeof(p), "%s/%s", PIN_ROOT, names[i]);
+		if (access(p, F_OK) != 0) {
+			err("%s is not loaded by bbrctl (no %s)", names[i], p);
+			ret = -1;
+			continue;
+		}
+		snprintf(p, sizeof(p), "%s/%s/%s", PIN_ROOT, names[i], PIN_ITER);
+		if (!explicit && access(p, F_OK) != 0) {
+			dbg("%s: no state iterator, skipped", names[i]);
+			continue;
+		}
+		if (read_state_iter(names[i], &buf, &len, false) ||
+		    validate_stream(names[i], buf, len)) {
+			free(buf);
+			ret = -1;
+			continue;
+		}
+		r = buf;
+		cnt = len / sizeof(*r);
+		if (g_opts.json) {
+			for (size_t k = 0; k < cnt; k++)
+				rec_to_json(&j, names[i], &r[k]);
+		} else if (cnt) {
+			struct row *nr = realloc(rows, (nrows + cnt) * sizeof(*rows));
+
+			if (!nr) {
+				err("out of memory");
+				free(buf);
+				ret = -1;
+				break;
+			}
+			rows = nr;
+			for (size_t k = 0; k < cnt; k++)
+				rec_to_row(names[i], &r[k], &rows[nrows++]);
+		}
+		free(buf);
+	}
+	if (g_opts.json) {
+		json_end_array(&j);
+		if (json_end(&j)) {
+			err("writing JSON output failed");
+			ret = -1;
+		}
+	} else if (nrows) {
+		print_table(rows, nrows);
+	} else if (ret == 0) {
+		printf("no sockets\n");
+	}
+	free(rows);
+	free_names(all, nall);
+	return ret;
+}
+
+/* ---- params ------------------------------------------------------------------- */
+
+/* Find <name>_params in a .data map of one of the programs of a struct_ops map. */
+struct params_loc {
+	int map_fd;
+	struct btf *btf;
+	uint32_t value_size;
+	uint32_t var_off;
+	uint32_t type_id;	/* the struct */
+	uint32_t map_id;
+};
+
+static int try_data_map(uint32_t map_id, const char *var_name,
+			struct params_loc *loc)
+{
+	struct bpf_map_info mi;
+	__u32 mi_len = sizeof(mi);
+	const struct btf_type *sec;
+	const struct btf_var_secinfo *vsi;
+	const char *sname;
+	struct btf *btf;
+	int fd;
+
+	fd = bpf_map_get_fd_by_id(map_id);
+	if (fd < 0)
+		return -errno;
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_map_get_info_by_fd(fd, &mi, &mi_len) || mi.type != BPF_MAP_TYPE_ARRAY ||
+	    !mi.btf_id || !mi.btf_value_type_id)
+		goto no;
+	btf = btf__load_from_kernel_by_id(mi.btf_id);
+	if (!btf)
+		goto no;
+	sec = btf__type_by_id(btf, mi.btf_value_type_id);
+	sname = sec ? btf__name_by_offset(btf, sec->name_off) : NULL;
+	if (!sec || !btf_is_datasec(sec) || !sname || strcmp(sname, ".data") != 0) {
+		btf__free(btf);
+		goto no;
+	}
+	vsi = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vsi++) {
+		const struct btf_type *var = btf__type_by_id(btf, vsi->type);
+		const char *vname = var ? btf__name_by_offset(btf, var->name_off) : NULL;
+		const struct btf_type *st;
+		int tid;
+
+		if (!vname || strcmp(vname, var_name) != 0)
+			continue;
+		tid = btf__resolve_type(btf, var->type);
+		st = tid > 0 ? btf__type_by_id(btf, tid) : NULL;
+		if (!st || !btf_is_struct(st) || vsi->offset + st->size > mi.value_size)
+			break;
+		loc->map_fd = fd;
+		loc->btf = btf;
+		loc->value_size = mi.value_size;
+		loc->var_off = vsi->offset;
+		loc->type_id = tid;
+		loc->map_id = map_id;
+		return 0;
+	}
+	btf__free(btf);
+no:
+	close(fd);
+	return -ENOENT;
+}
+
+static int find_params(uint32_t st_map_id, const char *var_name,
+		       struct params_loc *loc)
+{
+	uint32_t progs[32], maps[64];
+	int np = struct_ops_prog_ids(st_map_id, progs, 32);
+
+	if (np < 0)
+		return np;
+	for (int i = 0; i < np; i++) {
+		struct bpf_prog_info pi;
+		__u32 pi_len = sizeof(pi);
+		int pfd = bpf_prog_get_fd_by_id(progs[i]);
+
+		if (pfd < 0)
+			continue;
+		memset(&pi, 0, sizeof(pi));
+		pi.nr_map_ids = 64;
+		pi.map_ids = (uintptr_t)maps;
+		if (bpf_prog_get_info_by_fd(pfd, &pi, &pi_len) != 0) {
+			close(pfd);
+			continue;
+		}
+		close(pfd);
+		for (uint32_t k = 0; k < pi.nr_map_ids && k < 64; k++)
+			if (try_data_map(maps[k], var_name, loc) == 0)
+				return 0;
+	}
+	return -ENOENT;
+}
+
+int cmd_params_impl(const char *name)
+{
+	struct params_loc loc = { .map_fd = -1 };
+	const struct btf_type *st;
+	const struct btf_member *m;
+	struct cc_info ci;
+	char var[64], *value = NULL;
+	__u32 key = 0;
+	struct json j;
+	int ret = -1;
+
+	if (!valid_cc_name(name)) {
+		err("invalid congestion control name \"%s\"", name);
+		return -1;
+	}
+	cc_get_info(name, &ci);
+	if (!ci.has_link) {
+		err("%s is not loaded by bbrctl (%s)", name,
+		    ci.note[0] ? ci.note : "no link pin");
+		return -1;
+	}
+	if (!ci.map_id) {
+		err("%s: the pinned link is detached (stale pins; run `bbrctl "
+		    "unload %s`)", name, name);
+		return -1;
+	}
+	snprintf(var, sizeof(var), "%s_params", name);
+	if (find_params(ci.map_id, var, &loc)) {
+		err("%s: no runtime parameters: none of its programs uses a "
+		    "global %s in .data", name, var);
+		return -1;
+	}
+	value = calloc(1, loc.value_size);
+	if (!value)
+		goto out;
+	if (bpf_map_lookup_elem(loc.map_fd, &key, value)) {
+		err("%s: reading map %u: %s", name, loc.map_id, strerror(errno));
+		goto out;
+	}
+	st = btf__type_by_id(loc.btf, loc.type_id);
+	if (g_opts.json) {
+		json_init(&j, stdout, g_opts.pretty);
+		json_begin_object(&j);
+		json_kv_string(&j, "cc", name);
+		json_kv_u64(&j, "data_map_id", loc.map_id);
+		json_key(&j, "params");
+		json_begin_object(&j);
+	}
+	m = btf_members(st);
+	for (int i = 0; i < btf_vlen(st); i++, m++) {
+		const char *mname = btf__name_by_offset(loc.btf, m->name_off);
+		const struct btf_type *mt;
+		size_t off = loc.var_off + btf_member_bit_offset(st, i) / 8;
+		int tid = btf__resolve_type(loc.btf, m->type);
+
+		mt = tid > 0 ? btf__type_by_id(loc.btf, tid) : NULL;
+		if (!mname || mname[0] == '_' || !mt || !btf_is_int(mt) ||
+		    btf_member_bitfield_size(st, i) || off + mt->size > loc.value_size)
+			continue;
+		if (g_opts.json)
+			json_kv_u64(&j, mname, load_uint(value + off, mt->size));
+		else
+			printf("%-24s %llu\n", mname,
+			       (unsigned long long)load_uint(value + off, mt->size));
+	}
+	ret = 0;
+	if (g_opts.json) {
+		json_end_object(&j);
+		json_end_object(&j);
+		if (json_end(&j)) {
+			err("writing JSON output failed");
+			ret = -1;
+		}
+	}
+out:
+	free(value);
+	if (loc.map_fd >= 0)
+		close(loc.map_fd);
+	btf__free(loc.btf);
+	return ret;
+}

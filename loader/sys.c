@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * bbrctl: messages, privilege and kernel checks, bpffs, paths, clocks.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/magic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "bbrctl.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON	38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF		39
+#endif
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC	0xcafe4a11
+#endif
+
+/* ---- messages ------------------------------------------------------------ */
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "bbrctl: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+/* Progress messages go to stderr too, so stdout stays machine-readable. */
+void info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void dbg(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (g_opts.verbose < 1)
+		return;
+	va_start(ap, fmt);
+	vmsg("debug: ", fmt, ap);
+	va_end(ap);
+}
+
+/* libbpf's warnings (including verifier logs) always; the rest with -v/-vv. */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_INFO && g_opts.verbose < 1)
+		return 0;
+	if (level == LIBBPF_DEBUG && g_opts.verbose < 2)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void setup_libbpf_logging(void)
+{
+	libbpf_set_print(libbpf_log);
+}
+
+/* ---- privileges and kernel ------------------------------------------------ */
+
+static int effective_caps(uint64_t *eff)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+		.pid = 0,
+	};
+	struct __user_cap_data_struct data[2];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return -errno;
+	*eff = (uint64_t)data[0].effective | ((uint64_t)data[1].effective << 32);
+	return 0;
+}
+
+static bool has_cap(uint64_t eff, int cap)
+{
+	return (eff >> cap) & 1;
+}
+
+int check_privileges(const char *cmd)
+{
+	uint64_t eff = 0;
+	bool sys_admin, bpf, perfmon;
+	char missing[96] = "";
+	int ret;
+
+	ret = effective_caps(&eff);
+	if (ret) {
+		err("%s: cannot read own capabilities: %s", cmd, strerror(-ret));
+		return -1;
+	}
+	sys_admin = has_cap(eff, CAP_SYS_ADMIN);
+	bpf = sys_admin || has_cap(eff, CAP_BPF);
+	perfmon = sys_admin || has_cap(eff, CAP_PERFMON);
+	if (bpf && perfmon)
+		return 0;
+
+	snprintf(missing, sizeof(missing), "%s%s%s", !bpf ? "CAP_BPF" : "",
+		 !bpf && !perfmon ? " and " : "", !perfmon ? "CAP_PERFMON" : "");
+	if (geteuid() != 0)
+		err("%s: permission denied: bbrctl must run as root "
+		    "(needs %s, or CAP_SYS_ADMIN)", cmd, missing);
+	else
+		err("%s: permission denied: running as root but %s (or "
+		    "CAP_SYS_ADMIN) is not in the effective capability set "
+		    "(dropped by capsh/setpriv or a container?)", cmd, missing);
+	return -1;
+}
+
+int check_kernel_btf(void)
+{
+	if (access(VMLINUX_BTF, R_OK) == 0)
+		return 0;
+	err("%s: %s; struct_ops congestion controls need a kernel built "
+	    "with CONFIG_DEBUG_INFO_BTF=y", VMLINUX_BTF, strerror(errno));
+	return -1;
+}
+
+/* ---- bpffs --------------------------------------------------------------- */
+
+bool bpffs_mounted(void)
+{
+	struct statfs st;
+
+	return statfs(BPFFS_MOUNT, &st) == 0 && st.f_type == BPF_FS_MAGIC;
+}
+
+/* Are we in the same mount namespace as PID 1? -1 if unknown. */
+static int in_init_mntns(void)
+{
+	struct stat a, b;
+
+	if (stat("/proc/self/ns/mnt", &a) != 0 || stat("/proc/1/ns/mnt", &b) != 0)
+		return -1;
+	return a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+/*
+ * `ip netns exec NS` enters a private mount namespace with a fresh /sys,
+ * hiding the host's bpffs. /proc/1/ns/mnt is not always readable, so also
+ * look for our network namespace among the named ones in /run/netns.
+ */
+static bool in_private_view(void)
+{
+	struct stat self, st;
+	struct dirent *de;
+	char p[PATH_MAX];
+	bool found = false;
+	DIR *d;
+
+	if (in_init_mntns() == 0)
+		return true;
+	if (stat("/proc/self/ns/net", &self) != 0)
+		return false;
+	d = opendir("/run/netns");
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (snprintf(p, sizeof(p), "/run/netns/%s", de->d_name) >= (int)sizeof(p))
+			continue;
+		found = stat(p, &st) == 0 && st.st_ino == self.st_ino &&
+			st.st_dev == self.st_dev;
+	}
+	closedir(d);
+	return found;
+}
+
+void warn_if_bpffs_hidden(void)
+{
+	if (!bpffs_mounted() && in_private_view())
+		warn("no bpffs at %s in this mount namespace, so nothing "
+		     "loaded is visible (running under `ip netns exec`? use "
+		     "`nsenter --net=/run/netns/NAME` instead)", BPFFS_MOUNT);
+}
+
+int ensure_bpffs(void)
+{
+	if (bpffs_mounted())
+		return 0;
+	/* A bpffs mounted in a private mount namespace (`ip netns exec`
+	 * remounts /sys) dies with the namespace, and with it our pins and
+	 * the congestion control. Refuse rather than load something that
+	 * vanishes when this process exits. */
+	if (in_private_view()) {
+		err("no bpffs at %s in this mount namespace, and one mounted "
+		    "here would vanish with it (running under `ip netns exec`? "
+		    "use `nsenter --net=/run/netns/NAME` instead)", BPFFS_MOUNT);
+		return -1;
+	}
+	if (mount("bpf", BPFFS_MOUNT, "bpf", 0, "mode=0700") != 0) {
+		err("no bpffs at %s and mounting one failed: %s", BPFFS_MOUNT,
+		    strerror(errno));
+		return -1;
+	}
+	info("mounted bpffs at %s", BPFFS_MOUNT);
+	return 0;
+}
+
+/* ---- names and the kernel's list of congestion controls ------------------ */
+
+bool valid_cc_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > CC_NAME_MAX || name[0] == '.' || name[0] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
+			return false;
+	}
+	return true;
+}
+
+int cc_available(const char *name)
+{
+	char buf[4096], *tok, *save = NULL;
+	ssize_t n;
+	int fd;
+
+	fd = open(PROC_AVAIL_CC, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	for (tok = strtok_r(buf, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		if (strcmp(tok, name) == 0)
+			return 1;
+	return 0;
+}
+
+int cc_wait_available(const char *name, bool want, int timeout_ms)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 20 * 1000 * 1000 };
+	int waited = 0, cur;
+
+	for (;;) {
+		cur = cc_available(name);
+		if (cur < 0 || cur == (int)want || waited >= timeout_ms)
+			return cur;
+		nanosleep(&ts, NULL);
+		waited += 20;
+	}
+}
+
+/* ---- paths ----------------------------------------------------------------- */
+
+int path_join(char *buf, size_t len, const char *a, const char *b)
+{
+	int n = snprintf(buf, len, "%s/%s", a, b);
+
+	if (n < 0 || (size_t)n >= len) {
+		err("path too long: %s/%s", a, b);
+		return -1;
+	}
+	return 0;
+}
+
+const char *resolve_objdir(void)
+{
+	static char dir[PATH_MAX];
+	char exe[PATH_MAX], cand[PATH_MAX + 8], *slash;
+	struct stat st;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(cand, sizeof(cand), "%s/../bpf", exe);
+			if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode) &&
+			    realpath(cand, dir))
+				return dir;
+		}
+	}
+	return DEFAULT_OBJDIR;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int list_pinned_names(char ***out)
+{
+	char **names = NULL, path[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	int n = 0, cap = 0;
+	DIR *d;
+
+	*out = NULL;
+	d = opendir(PIN_ROOT);
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		err("cannot read %s: %s", PIN_ROOT, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", PIN_ROOT, de->d_name) >=
+		    (int)sizeof(path))
+			continue;
+		if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (n == cap) {
+			char **nn;
+
+			cap = cap ? cap * 2 : 8;
+			nn = realloc(names, cap * sizeof(*names));
+			if (!nn)
+				goto oom;
+			names = nn;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n])
+			goto oom;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	*out = names;
+	return n;
+oom:
+	closedir(d);
+	free_names(names, n);
+	err("out of memory");
+	return -1;
+}
+
+void free_names(char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* ---- clocks ---------------------------------------------------------------- */
+
+int64_t boottime_ns_to_unix_ns(uint64_t boot_ns)
+{
+	struct timespec rt, bt;
+	int64_t rt_ns, bt_ns;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_BOOTTIME, &bt);
+	rt_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+	bt_ns = (int64_t)bt.tv_sec * 1000000000 + bt.tv_nsec;
+	return rt_ns - (bt_ns - (int64_t)boot_ns);
+}
+
+/* ISO 8601 local time with UTC offset, second resolution. */
+void format_unix_ns(int64_t unix_ns, char *buf, size_t len)
+{
+	time_t secs = (time_t)(unix_ns / 1000000000);
+	struct tm tm;
+
+	if (!localtime_r(&secs, &tm) ||
+	    strftime(buf, len, "%Y-%m-%dT%H:%M:%S%z", &tm) == 0)
+		snprintf(buf, len, "@%lld", (long long)secs);
+}
