@@ -37,9 +37,10 @@ UNIT_SRCS := $(wildcard selftests/unit/*.c)
 UNIT_BIN  := selftests/unit/run_unit
 FUZZ_BIN  := selftests/fuzz/fuzz_core
 LOADER    := loader/bbrctl
+TOOLS     := selftests/tools/verifier_stats
 
 .PHONY: all setup run unit test integration fuzz clean vmlinux
-all: $(BPF_OBJS) $(LOADER) $(UNIT_BIN)
+all: $(BPF_OBJS) $(LOADER) $(UNIT_BIN) $(TOOLS)
 
 setup:
 	bash scripts/setup.sh
@@ -56,6 +57,9 @@ vmlinux: bpf/vmlinux.h
 
 $(LOADER): $(wildcard loader/*.c loader/*.h) $(CORE_HDRS)
 	$(CC) $(USER_CFLAGS) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS)
+
+selftests/tools/%: selftests/tools/%.c
+	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBBPF_LIBS)
 
 $(UNIT_BIN): $(UNIT_SRCS) $(wildcard selftests/unit/*.h) $(CORE_HDRS)
 	$(CC) $(UNIT_CFLAGS) -o $@ $(filter %.c,$^) -lm
@@ -86,5 +90,5 @@ test: all
 	$(PYTHON) -m pytest -q selftests/integration
 
 clean:
-	rm -f $(BPF_OBJS) $(LOADER) $(UNIT_BIN) $(FUZZ_BIN) bpf/vmlinux.h
+	rm -f $(BPF_OBJS) $(LOADER) $(UNIT_BIN) $(FUZZ_BIN) $(TOOLS) bpf/vmlinux.h
 	rm -rf build
