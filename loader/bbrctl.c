@@ -110,12 +110,19 @@ PROC_AVAIL_CC "),\n"
 	{ "list",
 "Usage: bbrctl list [--json]\n"
 "\n"
-"The congestion controls pinned under " PIN_ROOT ": name, struct_ops map id,\n"
-"link id, when its programs were loaded, how many sockets use it (from the\n"
-"state iterator; '-' without one) and whether the kernel still has it\n"
-"registered. JSON: an array of objects with the keys name, registered,\n"
-"link_id, struct_ops_map_id, prog_id, load_time, load_time_unix_ns,\n"
-"sockets (null if unknown), state_iter.\n" },
+"The congestion controls pinned under " PIN_ROOT ": name, struct_ops map\n"
+"id, link id, when its programs were loaded, how many sockets use it (the\n"
+"records of its state iterator, all network namespaces; '-' without an\n"
+"iterator) and its state:\n"
+"  registered  loaded and in " PROC_AVAIL_CC "\n"
+"  detached    the pinned link was detached behind bbrctl's back\n"
+"  stale       pinned but no longer registered\n"
+"  broken      the link pin is missing or unreadable\n"
+"Run `bbrctl unload NAME` to clean up the last three.\n"
+"\n"
+"JSON: an array of objects with the keys name, state, registered, link_id,\n"
+"struct_ops_map_id, prog_id, load_time (ISO 8601), load_time_unix_ns,\n"
+"sockets (null if unknown) and state_iter.\n" },
 	{ "stat",
 "Usage: bbrctl stat [--json] [NAME...]\n"
 "\n"
@@ -278,6 +285,22 @@ static int cmd_load(char **args, int nargs)
 		err("load: `all` and --obj do not go together");
 		return EXIT_USAGE;
 	}
+	for (i = 0; i < nargs && !all; i++) {
+		if (strcmp(args[i], "all") == 0) {
+			err("load: `all` must be the only argument");
+			return EXIT_USAGE;
+		}
+		if (!valid_cc_name(args[i])) {
+			err("load: invalid congestion control name \"%s\" "
+			    "(1-%d letters, digits, '_', '-', '.')",
+			    args[i], CC_NAME_MAX);
+			return EXIT_USAGE;
+		}
+	}
+	if (g_opts.nobjs && nargs && g_opts.nobjs != nargs) {
+		err("load: with --obj, give either no NAMEs or one NAME per --obj");
+		return EXIT_USAGE;
+	}
 	if (check_privileges("load") || check_kernel_btf())
 		return EXIT_FAIL;
 
@@ -288,29 +311,11 @@ static int cmd_load(char **args, int nargs)
 			    g_opts.objdir, strerror(-nnames));
 			return EXIT_FAIL;
 		}
-	} else {
-		for (i = 0; i < nargs; i++) {
-			if (strcmp(args[i], "all") == 0) {
-				err("load: `all` must be the only argument");
-				return EXIT_USAGE;
-			}
-			if (!valid_cc_name(args[i])) {
-				err("load: invalid congestion control name \"%s\" "
-				    "(1-%d letters, digits, '_', '-', '.')",
-				    args[i], CC_NAME_MAX);
-				return EXIT_USAGE;
-			}
-		}
 	}
 
 	t = calloc((size_t)(all ? nnames : nargs) + g_opts.nobjs, sizeof(*t));
 	if (!t) {
 		err("out of memory");
-		goto out;
-	}
-	if (g_opts.nobjs && nargs && g_opts.nobjs != nargs) {
-		err("load: with --obj, give either no NAMEs or one NAME per --obj");
-		ret = EXIT_USAGE;
 		goto out;
 	}
 	/* Open (parse) everything first: no kernel state changes yet. */

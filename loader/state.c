@@ -626,11 +626,18 @@ int cmd_params_impl(const char *name)
 		return -1;
 	}
 	snprintf(var, sizeof(var), "%s_params", name);
-	if (find_params(ci.map_id, var, &loc)) {
+	ret = find_params(ci.map_id, var, &loc);
+	if (ret == -EPERM || ret == -EACCES) {
+		err("%s: reading its maps and programs by id needs CAP_SYS_ADMIN "
+		    "(%s)", name, strerror(-ret));
+		return -1;
+	}
+	if (ret) {
 		err("%s: no runtime parameters: none of its programs uses a "
 		    "global %s in .data", name, var);
 		return -1;
 	}
+	ret = -1;
 	value = calloc(1, loc.value_size);
 	if (!value)
 		goto out;

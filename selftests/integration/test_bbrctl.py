@@ -1,0 +1,508 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""bbrctl, the operator tool: load / list / stat / unload and their errors.
+
+Most tests use tiny Reno congestion controls compiled here from SOURCE,
+each with a name unique to this process (bc<pid><tag>), so that they never
+collide with another session's CCs and so that objects which must fail
+(no ssthresh, a name the kernel already has) exist without being committed.
+The bbr3 tests use bpf/bbr3.bpf.o through `bbrctl load bbr3`.
+
+Every test leaves nothing behind: the cleanup fixture unloads what the test
+loaded (and removes /sys/fs/bpf/bbr-bpf if the test left it empty), and
+conftest's no_leaks checks struct_ops maps, CCs and namespaces afterwards.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import netlab
+from conftest import REPO, TEST_CC_NAME
+
+BBRCTL = REPO / "loader" / "bbrctl"
+BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
+PIN_ROOT = Path("/sys/fs/bpf/bbr-bpf")
+CLANG = os.environ.get("CLANG", "clang-19")
+MAKE_TIMEOUT_S = 300
+CMD_TIMEOUT_S = 30
+FREE_TIMEOUT_S = 2.0            # struct_ops maps are freed asynchronously
+LOAD_TIME_SLACK_S = 120         # list's load time vs. the wall clock
+STAT_SECONDS = 3.0              # bbr3 transfer watched by `bbrctl stat`
+STAT_INTERVAL_S = 0.25
+MODES = {"STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT"}
+PHASES = {"UP", "DOWN", "CRUISE", "REFILL"}
+
+# A minimal CC: Reno through the kernel's kfuncs. -DCC_NAME=... sets both the
+# map (variable) name and .name; -DNO_SSTHRESH leaves out a required op, so
+# the kernel refuses the registration at attach time (after a clean load).
+SOURCE = r"""
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+char _license[] SEC("license") = "GPL";
+
+extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
+extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
+extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+#ifndef NO_SSTHRESH
+SEC("struct_ops")
+__u32 BPF_PROG(t_ssthresh, struct sock *sk) { return tcp_reno_ssthresh(sk); }
+#endif
+SEC("struct_ops")
+void BPF_PROG(t_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	tcp_reno_cong_avoid(sk, ack, acked);
+}
+SEC("struct_ops")
+__u32 BPF_PROG(t_undo_cwnd, struct sock *sk) { return tcp_reno_undo_cwnd(sk); }
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops CC_NAME = {
+#ifndef NO_SSTHRESH
+	.ssthresh	= (void *)t_ssthresh,
+#endif
+	.cong_avoid	= (void *)t_cong_avoid,
+	.undo_cwnd	= (void *)t_undo_cwnd,
+	.flags		= 0x1,	/* TCP_CONG_NON_RESTRICTED */
+	.name		= STR(CC_NAME),
+};
+"""
+
+
+# ---- helpers ------------------------------------------------------------------
+
+def bbrctl(*args, check=None, prefix=(), timeout=CMD_TIMEOUT_S, **kw):
+    """Run bbrctl; check=<rc> asserts the exit status (with its output)."""
+    cp = subprocess.run([*prefix, str(BBRCTL), *map(str, args)], capture_output=True,
+                        text=True, timeout=timeout, **kw)
+    if check is not None:
+        assert cp.returncode == check, \
+            f"bbrctl {' '.join(map(str, args))}: exit {cp.returncode}, expected {check}\n" \
+            f"stdout: {cp.stdout}\nstderr: {cp.stderr}"
+    return cp
+
+
+def unique(tag):
+    """A CC name of this process, at most 15 characters."""
+    name = f"bc{os.getpid() % 100000}{tag}"
+    assert len(name) <= 15
+    return name
+
+
+def pin_dir(name):
+    return PIN_ROOT / name
+
+
+def list_json():
+    return json.loads(bbrctl("list", "--json", check=0).stdout)
+
+
+def struct_ops_maps():
+    """{id: name} of all struct_ops maps."""
+    cp = subprocess.run(["bpftool", "-j", "struct_ops", "show"], capture_output=True,
+                        text=True, timeout=CMD_TIMEOUT_S, check=True)
+    return {e["id"]: e.get("name", "") for e in json.loads(cp.stdout or "[]")}
+
+
+def wait_for(pred, timeout_s=FREE_TIMEOUT_S):
+    deadline = time.monotonic() + timeout_s
+    while not pred():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(netlab.POLL_S)
+    return True
+
+
+def assert_gone(name, map_ids=()):
+    """name is unregistered, unpinned, and its struct_ops maps are freed."""
+    assert name not in netlab.available_ccs()
+    assert not pin_dir(name).exists(), f"{pin_dir(name)} left behind"
+    assert wait_for(lambda: not (set(map_ids) & set(struct_ops_maps()))), \
+        f"struct_ops map(s) {sorted(set(map_ids) & set(struct_ops_maps()))} of {name} " \
+        f"still exist {FREE_TIMEOUT_S} s after unload"
+    leftover = [i for i, n in struct_ops_maps().items() if n == name]
+    assert wait_for(lambda: not [i for i, n in struct_ops_maps().items() if n == name]), \
+        f"struct_ops maps named {name} still exist: {leftover}"
+
+
+def make_target(target):
+    cp = subprocess.run(["make", "-C", str(REPO), "--no-print-directory", target],
+                        capture_output=True, text=True, timeout=MAKE_TIMEOUT_S)
+    if cp.returncode != 0:
+        pytest.fail(f"`make {target}` failed:\n{cp.stdout}{cp.stderr}", pytrace=False)
+
+
+# ---- fixtures -------------------------------------------------------------------
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    """bbrctl and vmlinux.h, (re)built through the Makefile."""
+    make_target("loader/bbrctl")
+    make_target("bpf/vmlinux.h")
+
+
+@pytest.fixture(scope="module")
+def cc_objs(tmp_path_factory):
+    """compile(tag, name=None, **defines) -> (name, path) of a test CC object."""
+    out = tmp_path_factory.mktemp("bbrctl-objs")
+    src = out / "cc.bpf.c"
+    src.write_text(SOURCE)
+    cache = {}
+
+    def compile_cc(tag, name=None, no_ssthresh=False):
+        name = name or unique(tag)
+        key = (name, no_ssthresh)
+        if key not in cache:
+            obj = out / f"{tag}.bpf.o"
+            argv = [CLANG, "-g", "-O2", "-target", "bpf", "-mcpu=v3", f"-I{REPO / 'bpf'}",
+                    f"-DCC_NAME={name}", "-c", str(src), "-o", str(obj)]
+            if no_ssthresh:
+                argv.insert(1, "-DNO_SSTHRESH")
+            cp = subprocess.run(argv, capture_output=True, text=True, timeout=MAKE_TIMEOUT_S)
+            assert cp.returncode == 0, f"compiling the test CC failed:\n{cp.stderr}"
+            cache[key] = (name, obj)
+        return cache[key]
+
+    return compile_cc
+
+
+@pytest.fixture(autouse=True)
+def cleanup():
+    """Unload whatever the test loaded; remove an empty /sys/fs/bpf/bbr-bpf.
+
+    Unloads by name rather than `bbrctl unload all` when the machine has
+    CCs loaded by bbrctl that are not this test's (another session's).
+    """
+    before = set(p.name for p in PIN_ROOT.iterdir()) if PIN_ROOT.is_dir() else set()
+    yield
+    if not PIN_ROOT.is_dir():
+        return
+    ours = set(p.name for p in PIN_ROOT.iterdir()) - before
+    if ours and not before:
+        bbrctl("unload", "all")
+    elif ours:
+        bbrctl("unload", *sorted(ours))
+    for name in ours:                   # if bbrctl itself failed to clean up
+        d = pin_dir(name)
+        if d.is_dir():
+            for f in d.iterdir():
+                f.unlink()
+            d.rmdir()
+    try:
+        PIN_ROOT.rmdir()                # only if empty
+    except OSError:
+        pass
+
+
+# ---- help and usage ---------------------------------------------------------------
+
+def test_help_documents_commands_and_layout():
+    out = bbrctl("--help", check=0).stdout
+    for word in ("load", "unload", "list", "stat", "params", "--objdir", "--obj", "--json",
+                 "/sys/fs/bpf/bbr-bpf/NAME/link", "/sys/fs/bpf/bbr-bpf/NAME/state_iter"):
+        assert word in out, f"--help does not mention {word}"
+    for cmd in ("load", "unload", "list", "stat", "params"):
+        assert bbrctl(cmd, "--help", check=0).stdout.startswith(f"Usage: bbrctl {cmd}")
+        assert bbrctl("help", cmd, check=0).stdout.startswith(f"Usage: bbrctl {cmd}")
+
+
+@pytest.mark.parametrize("args", [
+    [], ["frobnicate"], ["load"], ["unload"], ["params"], ["load", "../etc"],
+    ["load", "x" * 16], ["unload", "--json", "x"], ["list", "--obj", "x.o"],
+    ["load", "all", "bbr3"],
+])
+def test_usage_errors(args):
+    cp = bbrctl(*args, check=2)
+    assert cp.stderr.strip(), "usage error without a message"
+
+
+# ---- load / list / unload ---------------------------------------------------------------
+
+def test_load_list_unload(cc_objs):
+    name, obj = cc_objs("a")
+    assert name not in netlab.available_ccs()
+    maps_before = struct_ops_maps()
+
+    out = bbrctl("load", "--obj", obj, check=0).stdout
+    assert f"loaded {name}" in out
+    assert name in netlab.available_ccs()
+    assert sorted(p.name for p in pin_dir(name).iterdir()) == ["link"]   # no iterator
+
+    entries = [e for e in list_json() if e["name"] == name]
+    assert len(entries) == 1, entries
+    e = entries[0]
+    assert e["state"] == "registered" and e["registered"] is True
+    assert e["struct_ops_map_id"] in set(struct_ops_maps()) - set(maps_before)
+    assert e["link_id"] > 0 and e["prog_id"] > 0
+    assert abs(e["load_time_unix_ns"] / 1e9 - time.time()) < LOAD_TIME_SLACK_S, e
+    assert e["sockets"] is None and e["state_iter"] is False
+
+    table = bbrctl("list", check=0).stdout.splitlines()
+    assert table[0].split()[:3] == ["NAME", "MAP_ID", "LINK_ID"]
+    row = [line.split() for line in table[1:] if line.split()[0] == name]
+    assert row and row[0][1] == str(e["struct_ops_map_id"]) and row[0][-2] == "-", table
+
+    out = bbrctl("unload", name, check=0).stdout
+    assert f"unloaded {name}" in out
+    assert_gone(name, [e["struct_ops_map_id"]])
+    assert name not in [x["name"] for x in list_json()]
+
+
+def test_load_by_name_from_objdir_and_all(cc_objs, tmp_path):
+    names = []
+    for tag in ("b", "c"):
+        name, obj = cc_objs(tag)
+        shutil.copy(obj, tmp_path / f"{name}.bpf.o")
+        names.append(name)
+    (tmp_path / "notes.txt").write_text("not an object\n")
+
+    bbrctl("--objdir", tmp_path, "load", names[0], check=0)
+    assert names[0] in netlab.available_ccs()
+    cp = bbrctl("--objdir", tmp_path, "load", "all", check=1)     # names[0] is loaded
+    assert "already loaded" in cp.stderr
+    assert names[1] not in netlab.available_ccs(), "load all was not all or nothing"
+    bbrctl("unload", names[0], check=0)
+
+    bbrctl("--objdir", tmp_path, "load", "all", check=0)
+    listed = {e["name"]: e for e in list_json()}
+    ids = []
+    for name in names:
+        assert name in netlab.available_ccs()
+        assert listed[name]["registered"]
+        ids.append(listed[name]["struct_ops_map_id"])
+    bbrctl("unload", *names, check=0)
+    for name, map_id in zip(names, ids):
+        assert_gone(name, [map_id])
+
+
+def test_test_cc_object_by_path(test_cc_obj):
+    if TEST_CC_NAME in netlab.available_ccs():
+        pytest.skip(f"{TEST_CC_NAME} is registered by someone else right now")
+    bbrctl("load", "--obj", test_cc_obj, check=0)
+    (e,) = [e for e in list_json() if e["name"] == TEST_CC_NAME]
+    bbrctl("unload", TEST_CC_NAME, check=0)
+    assert_gone(TEST_CC_NAME, [e["struct_ops_map_id"]])
+
+
+def test_unload_all(cc_objs):
+    if PIN_ROOT.is_dir() and any(PIN_ROOT.iterdir()):
+        pytest.skip("other CCs are loaded by bbrctl; `unload all` would remove them")
+    assert "nothing to unload" in bbrctl("unload", "all", check=0).stdout
+    names = [cc_objs(tag)[0] for tag in ("d", "e")]
+    bbrctl("load", *[a for t in ("d", "e") for a in ("--obj", cc_objs(t)[1])], check=0)
+    ids = [e["struct_ops_map_id"] for e in list_json()]
+    bbrctl("unload", "all", check=0)
+    for name in names:
+        assert_gone(name, ids)
+    assert not PIN_ROOT.exists(), "unload all left an empty /sys/fs/bpf/bbr-bpf"
+
+
+# ---- errors -------------------------------------------------------------------------------
+
+def test_unknown_name():
+    name = unique("zz")
+    cp = bbrctl("load", name, check=1)
+    assert "object not found" in cp.stderr and name in cp.stderr
+    cp = bbrctl("unload", name, check=1)
+    assert "is not loaded" in cp.stderr
+    cp = bbrctl("stat", name, check=1)
+    assert "not loaded" in cp.stderr
+    cp = bbrctl("params", name, check=1)
+    assert "not loaded" in cp.stderr
+    cp = bbrctl("load", "--obj", "/nonexistent/x.bpf.o", check=1)
+    assert "object not found" in cp.stderr
+    assert not pin_dir(name).exists()
+
+
+def test_double_load_keeps_the_first(cc_objs):
+    name, obj = cc_objs("f")
+    bbrctl("load", "--obj", obj, check=0)
+    (first,) = [e for e in list_json() if e["name"] == name]
+
+    cp = bbrctl("load", "--obj", obj, check=1)
+    assert "already loaded by bbrctl" in cp.stderr
+
+    (again,) = [e for e in list_json() if e["name"] == name]
+    same = ("link_id", "struct_ops_map_id", "prog_id", "state", "registered")
+    assert {k: again[k] for k in same} == {k: first[k] for k in same}, \
+        "the failed second load disturbed the first"
+    assert name in netlab.available_ccs()
+    bbrctl("unload", name, check=0)
+    assert_gone(name, [first["struct_ops_map_id"]])
+
+
+def test_name_clash_with_kernel_cc(cc_objs):
+    """A CC named like one the kernel already has is refused before loading."""
+    _, obj = cc_objs("reno", name="reno")
+    maps_before = struct_ops_maps()
+    cp = bbrctl("load", "--obj", obj, check=1)
+    assert "already registered" in cp.stderr and "reno" in cp.stderr
+    assert not pin_dir("reno").exists()
+    assert "reno" in netlab.available_ccs()
+    assert not [i for i, n in struct_ops_maps().items() if n == "reno" and i not in maps_before]
+
+
+def test_unload_not_ours():
+    cp = bbrctl("unload", "reno", check=1)
+    assert "not loaded by bbrctl" in cp.stderr
+    assert "reno" in netlab.available_ccs()
+
+
+def test_all_or_nothing(cc_objs):
+    """The 2nd CC fails at registration: the 1st is unloaded again."""
+    good, good_obj = cc_objs("g")
+    bad, bad_obj = cc_objs("h", no_ssthresh=True)
+    maps_before = set(struct_ops_maps())
+
+    cp = bbrctl("load", "--obj", good_obj, "--obj", bad_obj, check=1)
+    assert "refused to register" in cp.stderr and bad in cp.stderr, cp.stderr
+    assert "unloaded again" in cp.stderr
+    new_maps = set(struct_ops_maps()) - maps_before
+    for name in (good, bad):
+        assert_gone(name, new_maps)
+
+
+def test_stale_pins(cc_objs):
+    """A link detached behind bbrctl's back: list says so, unload cleans up."""
+    name, obj = cc_objs("s")
+    bbrctl("load", "--obj", obj, check=0)
+    (e,) = [e for e in list_json() if e["name"] == name]
+    subprocess.run(["bpftool", "link", "detach", "id", str(e["link_id"])], check=True,
+                   capture_output=True, timeout=CMD_TIMEOUT_S)
+    assert wait_for(lambda: name not in netlab.available_ccs())
+
+    (e2,) = [e for e in list_json() if e["name"] == name]
+    assert e2["state"] == "detached" and not e2["registered"]
+    cp = bbrctl("load", "--obj", obj, check=1)
+    assert "stale pins" in cp.stderr
+    bbrctl("unload", name, check=0)
+    assert_gone(name, [e["struct_ops_map_id"]])
+
+
+def _unprivileged_prefixes():
+    """Ways to run bbrctl without the capabilities it needs, real ones only."""
+    ways = []
+    if shutil.which("capsh"):
+        ways.append(("capsh", ["capsh", "--drop=cap_bpf,cap_sys_admin", "--", "-c",
+                               'exec "$0" "$@"']))
+    if shutil.which("setpriv"):
+        ways.append(("setpriv-nobody", ["setpriv", "--reuid=65534", "--regid=65534",
+                                        "--clear-groups", "--inh-caps=-all"]))
+    return ways
+
+
+@pytest.mark.parametrize("how,prefix", _unprivileged_prefixes() or
+                         [pytest.param("none", [], marks=pytest.mark.skip(
+                             reason="neither capsh nor setpriv; see test_not_root_as_nobody"))])
+def test_not_root(cc_objs, how, prefix):
+    name, obj = cc_objs("p")
+    maps_before = set(struct_ops_maps())
+    cp = bbrctl("load", "--obj", obj, prefix=prefix, check=1)
+    assert "permission denied" in cp.stderr, cp.stderr
+    assert "CAP_BPF" in cp.stderr
+    assert "libbpf" not in cp.stderr, "bbrctl touched BPF before checking privileges"
+    for cmd in (["unload", "all"], ["list"], ["stat"]):
+        cp = bbrctl(*cmd, prefix=prefix, check=1)
+        assert "permission denied" in cp.stderr, (cmd, cp.stderr)
+    assert name not in netlab.available_ccs()
+    assert not pin_dir(name).exists()
+    assert not [i for i, n in struct_ops_maps().items() if n == name and i not in maps_before]
+
+
+def test_not_root_as_nobody(cc_objs):
+    """Without capsh/setpriv, a plain setuid child: still a real non-root run."""
+    name, obj = cc_objs("q")
+    cp = bbrctl("load", "--obj", obj, user=65534, group=65534, extra_groups=[], check=1)
+    assert "must run as root" in cp.stderr, cp.stderr
+    assert name not in netlab.available_ccs()
+
+
+def test_refuses_private_mount_namespace(cc_objs, topo):
+    """Under `ip netns exec` a bpffs mounted by bbrctl would vanish with it."""
+    name, obj = cc_objs("n")
+    cp = netlab.netns_exec(topo.snd_ns, [str(BBRCTL), "load", "--obj", str(obj)], check=False)
+    assert cp.returncode == 1, cp
+    assert "nsenter" in cp.stderr, cp.stderr
+    assert name not in netlab.available_ccs()
+
+
+# ---- bbr3: load, stat during a transfer, unload -----------------------------------------
+
+@pytest.fixture
+def bbr3_loaded():
+    make_target("bpf/bbr3.bpf.o")
+    if "bbr3" in netlab.available_ccs():
+        pytest.skip("bbr3 is registered by someone else right now")
+    bbrctl("load", "bbr3", check=0)
+    (e,) = [e for e in list_json() if e["name"] == "bbr3"]
+    yield e
+    if pin_dir("bbr3").exists():
+        bbrctl("unload", "bbr3", check=0)
+    assert_gone("bbr3", [e["struct_ops_map_id"]])
+
+
+def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
+    assert bbr3_loaded["state_iter"], "bbr3.bpf.o has no state iterator"
+    assert sorted(p.name for p in pin_dir("bbr3").iterdir()) == ["link", "state_iter"]
+    assert isinstance(json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout), list)
+
+    def sample():
+        recs = json.loads(bbrctl("stat", "--json", check=0).stdout)
+        listed = {e["name"]: e for e in list_json()}
+        return recs, listed["bbr3"]["sockets"], bbrctl("stat", "bbr3", check=0).stdout
+
+    res = netlab.run_transfer(topo, "bbr3", seconds=STAT_SECONDS, sample_cb=sample,
+                              sample_interval=STAT_INTERVAL_S)
+    assert res["cc"] == "bbr3"
+    assert res["bytes_received"] == res["bytes_sent"] > 0
+
+    ours = []
+    for recs, sockets, table in res["samples"]:
+        mine = [r for r in recs if r["saddr"] == topo.snd_addr and r["daddr"] == topo.rcv_addr]
+        if mine:
+            assert sockets >= len(mine)
+            assert f"{topo.snd_addr}:" in table
+            ours.append(mine[0])
+    assert len(ours) >= len(res["samples"]) // 2, \
+        f"the sender's socket showed up in only {len(ours)} of {len(res['samples'])} samples"
+    print(f"\nbbr3 {res['mbps']:.0f} Mbit/s; last sample: "
+          + json.dumps({k: ours[-1][k] for k in ("mode_name", "phase_name", "bw_bps",
+                                                  "pacing_rate_Bps", "snd_cwnd_pkts",
+                                                  "min_rtt_us", "inflight_hi")}))
+    for r in ours:
+        assert r["cc"] == "bbr3" and r["version"] == 1
+        assert r["family"] == 2 and r["dport"] == 5201 and r["sport"] > 0
+        assert r["mode_name"] in MODES
+        assert (r["phase_name"] in PHASES) == (r["mode_name"] == "PROBE_BW")
+        assert r["snd_cwnd_pkts"] > 0 and r["mss_bytes"] > 0
+        assert r["bw_bps"] == r["bw"] * r["mss_bytes"] * 8 * 10**6 >> 24
+        assert isinstance(r["bw_hi"], list) and len(r["bw_hi"]) == 2
+        assert "_pad" not in r
+    # By the end of a few seconds on an unshaped path the model has a
+    # bandwidth and a min RTT, and STARTUP is over.
+    last = ours[-1]
+    assert last["bw_bps"] > 0 and last["min_rtt_us"] != 0xFFFFFFFF
+    assert last["initialized"] == 1
+    assert any(r["full_bw_reached"] for r in ours)
+
+
+def test_bbr3_params(bbr3_loaded):
+    doc = json.loads(bbrctl("params", "--json", "bbr3", check=0).stdout)
+    assert doc["cc"] == "bbr3"
+    p = doc["params"]
+    for key in ("startup_pacing_gain", "cwnd_gain", "beta", "probe_rtt_mode_ms", "fast_path"):
+        assert key in p, key
+    assert not [k for k in p if k.startswith("_")]
+    assert p["cwnd_gain"] > 0
+    table = bbrctl("params", "bbr3", check=0).stdout
+    assert "startup_pacing_gain" in table
