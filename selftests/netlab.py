@@ -26,6 +26,7 @@ import ipaddress
 import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -343,7 +344,7 @@ def _delete_netns(ns):
     cp = _run(["ip", "netns", "pids", ns], check=False)
     for pid in cp.stdout.split():
         try:
-            os.kill(int(pid), 9)
+            os.kill(int(pid), signal.SIGKILL)
         except ProcessLookupError:
             pass
     cp = _run(["ip", "netns", "del", ns], check=False)
@@ -388,7 +389,11 @@ def run_transfer(topo, cc, nbytes=None, seconds=None, port=5201,
         client = _spawn_xfer(topo.snd_ns, ["client", "--addr", topo.rcv_addr, "--port", str(port),
                                            "--cc", cc, "--timeout", str(timeout), *amount])
         _sample_until_exit(client, time.monotonic() + timeout, sample_cb, sample_interval, samples)
-        cli = _collect(client, "client", SERVER_STOP_S)
+        try:
+            cli = _collect(client, "client", SERVER_STOP_S)
+        except TransferError:
+            _raise_server_error(server)     # the root cause, if the server failed first
+            raise
         srv = _collect(server, "server", SERVER_STOP_S)
     finally:
         for proc in (client, server):
@@ -445,6 +450,12 @@ def _collect(proc, role, timeout_s):
                             errno_=doc.get("errno"), errno_name=doc.get("errno_name"),
                             stage=doc.get("stage"))
     return doc
+
+
+def _raise_server_error(server):
+    """If the server already exited with an error, raise that error."""
+    if server.poll() not in (None, 0):
+        _collect(server, "server", SERVER_STOP_S)
 
 
 def _reap(proc):
