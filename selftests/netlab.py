@@ -21,7 +21,6 @@ Rules every helper here keeps:
 Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_BPF), iproute2, ethtool and bpftool.
 """
 
-import errno
 import ipaddress
 import itertools
 import json
