@@ -264,20 +264,26 @@ int cc_attach(struct cc_target *t)
 		return ret;
 	}
 
-	if (mkdir(PIN_ROOT, 0700) != 0 && errno != EEXIST) {
-		ret = -errno;
-		err("cannot create %s: %s", PIN_ROOT, strerror(errno));
-		return ret;
-	}
 	pin_dir(t, dir, sizeof(dir));
-	/* mkdir is also our lock against a concurrent load of the same name. */
-	if (mkdir(dir, 0700) != 0) {
-		ret = -errno;
-		if (errno == EEXIST)
+	/* mkdir of dir is also our lock against a concurrent load of the same
+	 * name. A concurrent unload may remove an empty PIN_ROOT between our
+	 * two mkdirs: then try again. */
+	for (int tries = 0;; tries++) {
+		if (mkdir(PIN_ROOT, 0700) != 0 && errno != EEXIST) {
+			ret = -errno;
+			err("cannot create %s: %s", PIN_ROOT, strerror(errno));
+			return ret;
+		}
+		ret = mkdir(dir, 0700) == 0 ? 0 : -errno;
+		if (ret != -ENOENT || tries == 3)
+			break;
+	}
+	if (ret) {
+		if (ret == -EEXIST)
 			err("%s: already loaded by bbrctl (%s exists); run "
 			    "`bbrctl unload %s` first", t->name, dir, t->name);
 		else
-			err("cannot create %s: %s", dir, strerror(errno));
+			err("cannot create %s: %s", dir, strerror(-ret));
 		rmdir(PIN_ROOT);	/* only if empty */
 		return ret;
 	}

@@ -341,6 +341,24 @@ def test_double_load_keeps_the_first(cc_objs):
     assert_gone(name, [first["struct_ops_map_id"]])
 
 
+def test_concurrent_loads_of_one_name(cc_objs):
+    """Racing loads: exactly one wins, the others fail and clean up after themselves."""
+    name, obj = cc_objs("r")
+    procs = [subprocess.Popen([str(BBRCTL), "load", "--obj", str(obj)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    results = [(p.wait(timeout=CMD_TIMEOUT_S), *p.communicate()) for p in procs]
+    codes = sorted(rc for rc, _, _ in results)
+    assert codes == [0, 1, 1, 1], results
+    for rc, _, stderr in results:
+        if rc:
+            assert "already" in stderr, stderr
+    assert sorted(p.name for p in pin_dir(name).iterdir()) == ["link"]
+    (e,) = [e for e in list_json() if e["name"] == name]
+    assert e["state"] == "registered"
+    bbrctl("unload", name, check=0)
+    assert_gone(name, [e["struct_ops_map_id"]])
+
+
 def test_name_clash_with_kernel_cc(cc_objs):
     """A CC named like one the kernel already has is refused before loading."""
     _, obj = cc_objs("reno", name="reno")
