@@ -55,16 +55,19 @@ def environment():
                     pytrace=False)
 
 
-def _own_pins():
-    return sorted(p.name for p in netlab.BPFFS_ROOT.glob(f"*-{os.getpid()}-*"))
+def _own_tag():
+    """netlab puts <pid>- into every namespace and pin directory it names."""
+    return f"{os.getpid()}-"
 
 
 def _snapshot():
+    # CCs and struct_ops maps cannot be told apart by creator; namespaces and
+    # pins can, so another suite running at the same time is not blamed here.
     return {
         "struct_ops map ids": netlab.struct_ops_ids(),
         "congestion controls": set(netlab.available_ccs()),
-        "namespaces": set(netlab.list_netns()),
-        "pins of this process": set(_own_pins()),
+        "namespaces of this process": {ns for ns in netlab.list_netns() if _own_tag() in ns},
+        "pins of this process": {p.name for p in netlab.BPFFS_ROOT.glob(f"*-{_own_tag()}*")},
     }
 
 
@@ -85,8 +88,22 @@ def no_leaks(environment):
         time.sleep(netlab.POLL_S)
         leaks = _leaks(before)
     if leaks:
-        pytest.fail(f"test left behind (after {LEAK_SETTLE_S} s): {leaks} - unless another "
-                    f"process registered struct_ops or namespaces meanwhile", pytrace=False)
+        _remove_own_leftovers(leaks)
+        pytest.fail(f"test left behind (after {LEAK_SETTLE_S} s): {leaks} (CCs and "
+                    f"struct_ops maps: unless another process registered some meanwhile)",
+                    pytrace=False)
+
+
+def _remove_own_leftovers(leaks):
+    """Delete what this process provably created (its pid is in the name), so
+    one leaking test does not break the ones after it."""
+    for ns in leaks.get("namespaces of this process", []):
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=10)
+    for name in leaks.get("pins of this process", []):
+        pin_dir = netlab.BPFFS_ROOT / name
+        for pin in pin_dir.iterdir():
+            pin.unlink()
+        pin_dir.rmdir()
 
 
 @pytest.fixture(scope="session")
