@@ -1611,6 +1611,7 @@ BBR_API int bbr_core_main(struct bbr3_sk *sks, struct bbr_sock *sk,
 
 	bbr_update_round_start(b, sk, rs);
 	if (b->round_start) {
+		b->round_count++;
 		b->rounds_since_probe = (u8)bbr_min_u32(b->rounds_since_probe + 1u,
 							BBR_ROUNDS_SINCE_PROBE_MAX);
 		bbr_update_ecn_alpha(b, sk);

@@ -14,7 +14,7 @@
 #ifndef BBR3_STATE_H
 #define BBR3_STATE_H
 
-#define BBR3_STATE_VERSION	1	/* bump when the layout below changes */
+#define BBR3_STATE_VERSION	2	/* bump when the layout below changes */
 
 #define BBR_UNSET		0xFFFFFFFFu
 
@@ -110,6 +110,7 @@ struct bbr3 {
 	/* Reconstruction of inputs mainline lacks (docs/bbr3.md). */
 	u32 last_lost;			/* tp->lost seen by the previous ACK */
 	u32 tlp_high_seq;		/* tp->tlp_high_seq seen by in_ack_event */
+	u32 round_count;		/* packet-timed rounds since init (wraps) */
 
 	u16 extra_acked[2];		/* 2-slot max filter of extra ACKed pkts */
 	u16 pacing_gain;		/* current, BBR_UNIT */
@@ -150,7 +151,7 @@ struct bbr3 {
 	u8 stopped_risky_probe;
 	u8 initialized;
 	u8 tlp_retrans_seen;		/* tp->tlp_retrans seen by in_ack_event */
-	u8 _pad[2];
+	u8 _pad[6];			/* explicit tail padding: no hidden bytes */
 };
 
 /* The sk_storage value: model state plus the send-epoch ring. */

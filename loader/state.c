@@ -38,6 +38,7 @@
 	F(ack_epoch_acked) F(prior_cwnd) F(undo_bw_lo)			\
 	F(undo_inflight_lo) F(undo_inflight_hi)				\
 	F(recovery_round_delivered) F(last_lost) F(tlp_high_seq)	\
+	F(round_count)							\
 	A(extra_acked) F(pacing_gain) F(cwnd_gain) F(ecn_alpha)		\
 	F(mode) F(cycle_idx) F(ack_phase) F(prev_ca_state) F(init_cwnd)	\
 	F(rounds_since_probe) F(bw_probe_up_rounds)			\
