@@ -1274,8 +1274,9 @@ static inline bool bbr_modulate_cwnd_for_recovery(struct bbr3 *b,
 
 	if (!BBR_CFG.recovery_conservation)
 		return false;
-	if (sk->ca_state >= BBR_CA_RECOVERY && !b->in_recovery) {
-		/* Entering recovery: ssthresh() already saved prior_cwnd. */
+	if (sk->ca_state == BBR_CA_RECOVERY && !b->in_recovery) {
+		/* Entering fast recovery (an RTO has its own cwnd reset):
+		 * ssthresh() already saved prior_cwnd. */
 		b->in_recovery = 1;
 		b->recovery_round_delivered = sk->delivered;
 		*cwnd = sk->inflight + bbr_max_u32(acked, 1);
