@@ -1365,29 +1365,18 @@ static inline void bbr_bound_cwnd_for_inflight_model(struct bbr3 *b,
  * when it was sent) finds the epoch it was sent in.
  */
 
-/* Newest epoch with delivered <= key; -1 if the ring is younger than key. */
-static inline int bbr_ring_find_delivered(const struct bbr3_sk *sks, u32 key)
+/* Newest epoch that opened at or before `key`: a tp->delivered value, or
+ * with by_seq a sequence number (snd_nxt); -1 if the ring is younger. */
+static inline int bbr_ring_find(const struct bbr3_sk *sks, u32 key, bool by_seq)
 {
+	const struct bbr_tx_epoch *e;
 	u32 i, idx;
 
 	for (i = 0; i < BBR_TX_RING_SLOTS; i++) {
 		idx = (sks->st.tx_ring_head + BBR_TX_RING_SLOTS - i) &
 		      (BBR_TX_RING_SLOTS - 1);
-		if (!bbr_after(sks->ring[idx].delivered, key))
-			return (int)idx;
-	}
-	return -1;
-}
-
-/* Newest epoch that opened at or before sequence `seq` was sent. */
-static inline int bbr_ring_find_seq(const struct bbr3_sk *sks, u32 seq)
-{
-	u32 i, idx;
-
-	for (i = 0; i < BBR_TX_RING_SLOTS; i++) {
-		idx = (sks->st.tx_ring_head + BBR_TX_RING_SLOTS - i) &
-		      (BBR_TX_RING_SLOTS - 1);
-		if (!bbr_after(sks->ring[idx].snd_nxt, seq))
+		e = &sks->ring[idx];
+		if (!bbr_after(by_seq ? e->snd_nxt : e->delivered, key))
 			return (int)idx;
 	}
 	return -1;
@@ -1417,7 +1406,7 @@ static inline void bbr_reconstruct_tx_sample(const struct bbr3_sk *sks,
 					     struct bbr_rs *rs)
 {
 	const struct bbr_tx_epoch *e;
-	int idx = bbr_ring_find_delivered(sks, rs->prior_delivered);
+	int idx = bbr_ring_find(sks, rs->prior_delivered, false);
 	u64 est;
 	u32 sent, delivered_before;
 
@@ -1487,7 +1476,7 @@ static inline void bbr_handle_newly_lost(struct bbr3_sk *sks,
 	bbr_note_loss(b, sk);
 	if (!b->bw_probe_samples)
 		return;		/* not probing: no probe feedback wanted */
-	idx = bbr_ring_find_seq(sks, sk->snd_una);
+	idx = bbr_ring_find(sks, sk->snd_una, true);
 	if (idx < 0)
 		return;		/* no send-time info, as for an old skb */
 	e = &sks->ring[idx & (BBR_TX_RING_SLOTS - 1)];
