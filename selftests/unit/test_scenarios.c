@@ -20,8 +20,18 @@ static struct sim_result *new_result(void)
 	return calloc(1, sizeof(struct sim_result));
 }
 
-/* One flow, 2 BDP of buffer: BBR fills the pipe without keeping a queue. */
-TEST(scenario_single_flow_utilisation_and_standing_queue)
+/* What a single-flow run measured over its steady state. */
+struct single_flow {
+	double util;		/* goodput / link rate, 2-22 s */
+	double queue_bdp;	/* time-averaged queue, 2-22 s */
+	u32 max_queue_pkts;
+	u64 drops;
+	u32 mode, min_rtt_us, probe_rtts;
+};
+
+/* One flow, 2 BDP of buffer, 22 s; steady state is the 20 s after
+ * STARTUP. Returns 0, or -1 if the model could not run. */
+static int run_single_flow(struct single_flow *out)
 {
 	struct sim_cfg cfg = {
 		.rate_bps = RATE_BPS,
@@ -31,65 +41,58 @@ TEST(scenario_single_flow_utilisation_and_standing_queue)
 		.flow = { { .start_ns = 0, .base_rtt_ns = BASE_RTT_NS } },
 	};
 	struct sim_result *res = new_result();
-	double util, queue_bdp;
-	u32 mode, min_rtt_us, probe_rtts;
 
-	ASSERT_TRUE(res);
-	/* steady state: 20 s after STARTUP, i.e. about four PROBE_RTTs
-	 * (each ~0.2 s at half rate, every ~5.2 s: ~2 % of capacity) */
+	if (!res)
+		return -1;
 	res->measure_from_ns = 2 * NS_PER_SEC;
 	if (sim_run(&cfg, res)) {
 		free(res);
-		ASSERT_TRUE(0);
+		return -1;
 	}
-	util = sim_goodput_bps(res, 0, 2 * NS_PER_SEC, 22 * NS_PER_SEC) / RATE_BPS;
-	queue_bdp = res->queue_pkt_ns / res->queue_time_ns / BDP_PKTS;
-	UNIT_REPORT("single flow 100 Mbit/s 20 ms 2 BDP, 2-22 s: utilisation %.4f, mean queue %.3f BDP, max queue %u pkts, drops %llu, PROBE_RTT entries %u",
-		    util, queue_bdp, res->queue_max_pkts,
-		    (unsigned long long)res->drops, res->probe_rtt_entries[0]);
-	mode = res->final_mode[0];
-	min_rtt_us = res->final_min_rtt_us[0];
-	probe_rtts = res->probe_rtt_entries[0];
+	out->util = sim_goodput_bps(res, 0, 2 * NS_PER_SEC, 22 * NS_PER_SEC) / RATE_BPS;
+	out->queue_bdp = res->queue_pkt_ns / res->queue_time_ns / BDP_PKTS;
+	out->max_queue_pkts = res->queue_max_pkts;
+	out->drops = res->drops;
+	out->mode = res->final_mode[0];
+	out->min_rtt_us = res->final_min_rtt_us[0];
+	out->probe_rtts = res->probe_rtt_entries[0];
 	free(res);
+	return 0;
+}
+
+/* One flow, 2 BDP of buffer: BBR fills the pipe without keeping a queue. */
+TEST(scenario_single_flow_utilisation_and_standing_queue)
+{
+	struct single_flow r;
+
+	ASSERT_EQ(run_single_flow(&r), 0);
+	UNIT_REPORT("single flow 100 Mbit/s 20 ms 2 BDP, 2-22 s: utilisation %.4f, mean queue %.3f BDP, max queue %u pkts, drops %llu, PROBE_RTT entries %u",
+		    r.util, r.queue_bdp, r.max_queue_pkts,
+		    (unsigned long long)r.drops, r.probe_rtts);
 	/* The ceiling on an ideal path is ~97 %: pacing is 1 % below bw and
 	 * each PROBE_RTT halves the rate for ~0.2 s every ~5.2 s (~2 %). */
-	ASSERT_GE(util * 1000, 965);
-	ASSERT_LT(queue_bdp * 1000, 250);
-	ASSERT_TRUE(mode == BBR_PROBE_BW || mode == BBR_PROBE_RTT);
+	ASSERT_GE(r.util * 1000, 965);
+	ASSERT_LT(r.queue_bdp * 1000, 250);
+	ASSERT_TRUE(r.mode == BBR_PROBE_BW || r.mode == BBR_PROBE_RTT);
 	/* min_rtt converged on the propagation delay (+ one packet time) */
-	ASSERT_LE(min_rtt_us, BASE_RTT_NS / 1000 + 200);
+	ASSERT_LE(r.min_rtt_us, BASE_RTT_NS / 1000 + 200);
 	/* PROBE_RTT every ~5.2 s when no lower RTT shows up: 4 in 22 s */
-	ASSERT_GE(probe_rtts, 3);
-	ASSERT_LE(probe_rtts, 5);
+	ASSERT_GE(r.probe_rtts, 3);
+	ASSERT_LE(r.probe_rtts, 5);
 }
 
 /* Between PROBE_RTTs (here: PROBE_RTT off) PROBE_BW keeps the pipe full. */
 TEST(scenario_single_flow_probe_bw_utilisation)
 {
-	struct sim_cfg cfg = {
-		.rate_bps = RATE_BPS,
-		.buffer_pkts = 2 * BDP_PKTS,
-		.duration_ns = 22 * NS_PER_SEC,
-		.nflows = 1,
-		.flow = { { .start_ns = 0, .base_rtt_ns = BASE_RTT_NS } },
-	};
-	struct sim_result *res = new_result();
-	double util, queue_bdp;
+	struct single_flow r;
 
-	ASSERT_TRUE(res);
 	bbr_test_params.probe_rtt_mode_ms = 0;
-	res->measure_from_ns = 2 * NS_PER_SEC;
-	if (sim_run(&cfg, res)) {
-		free(res);
-		ASSERT_TRUE(0);
-	}
-	util = sim_goodput_bps(res, 0, 2 * NS_PER_SEC, 22 * NS_PER_SEC) / RATE_BPS;
-	queue_bdp = res->queue_pkt_ns / res->queue_time_ns / BDP_PKTS;
+	ASSERT_EQ(run_single_flow(&r), 0);
 	UNIT_REPORT("single flow, PROBE_BW only, 2-22 s: utilisation %.4f, mean queue %.3f BDP",
-		    util, queue_bdp);
-	free(res);
-	ASSERT_GE(util * 1000, 980);
-	ASSERT_LT(queue_bdp * 1000, 250);
+		    r.util, r.queue_bdp);
+	ASSERT_GE(r.util * 1000, 980);
+	ASSERT_LT(r.queue_bdp * 1000, 250);
+	ASSERT_EQ(r.probe_rtts, 0);
 }
 
 /* Two flows, the second starting 1 s later: they converge to a fair share. */
