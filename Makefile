@@ -7,11 +7,16 @@
 #   make run     the main job: a demo transfer through the project's CC
 #   make unit    native unit tests of the algorithm core (fast, no root)
 #   make test    everything: unit tests, a short fuzz run, integration tests
+#   make lab     the full lab scenario set (long; writes reports)
+#   make bench   cost of the BPF CCs against the kernel's own (not in `make test`)
 #   make fuzz    a longer libFuzzer run of the core (not part of `make test`)
 #   make clean
 #
 # Everything is built in-tree next to its source and ignored by git; see
 # docs/development.md for the toolchain and why it is what it is.
+# Each work area (lab, ETS, bench, install...) keeps its own rules in
+# mk/<area>.mk, included below; they add to ALL_TARGETS, FUZZ_SHORT,
+# PYTEST_DIRS and CLEAN_FILES.
 
 CLANG    ?= clang-19
 LLVM_STRIP ?= llvm-strip-19
@@ -39,8 +44,17 @@ FUZZ_BIN  := selftests/fuzz/fuzz_core
 LOADER    := loader/bbrctl
 TOOLS     := selftests/tools/verifier_stats
 
-.PHONY: all setup run unit test integration fuzz clean vmlinux
-all: $(BPF_OBJS) $(LOADER) $(UNIT_BIN) $(TOOLS)
+.PHONY: all setup run unit test integration fuzz fuzz-short lab bench clean vmlinux
+ALL_TARGETS := $(BPF_OBJS) $(LOADER) $(UNIT_BIN) $(TOOLS)
+# Short fuzz runs that belong to `make test` (phony targets).
+FUZZ_SHORT  := fuzz-core-short
+# Where pytest looks in `make integration` / `make test`.
+PYTEST_DIRS := selftests/integration
+CLEAN_FILES :=
+
+-include $(sort $(wildcard mk/*.mk))
+
+all: $(ALL_TARGETS)
 
 setup:
 	bash scripts/setup.sh
@@ -75,20 +89,22 @@ unit: $(UNIT_BIN)
 
 # A short fuzz run belongs to the suite: it is where overflow and division
 # bugs in the core show up first. `make fuzz` runs longer.
-fuzz-short: $(FUZZ_BIN)
+fuzz-core-short: $(FUZZ_BIN)
 	./$(FUZZ_BIN) -runs=200000 -seed=1 -max_len=4096 2>&1 | tail -3
+
+fuzz-short: $(FUZZ_SHORT)
 
 fuzz: $(FUZZ_BIN)
 	./$(FUZZ_BIN) -max_total_time=300 -max_len=4096
 
 integration: all
-	$(PYTHON) -m pytest -q selftests/integration
+	$(PYTHON) -m pytest -q $(PYTEST_DIRS)
 
 test: all
 	./$(UNIT_BIN)
 	$(MAKE) --no-print-directory fuzz-short
-	$(PYTHON) -m pytest -q selftests/integration
+	$(PYTHON) -m pytest -q $(PYTEST_DIRS)
 
 clean:
-	rm -f $(BPF_OBJS) $(LOADER) $(UNIT_BIN) $(FUZZ_BIN) $(TOOLS) bpf/vmlinux.h
+	rm -f $(BPF_OBJS) $(LOADER) $(UNIT_BIN) $(FUZZ_BIN) $(TOOLS) bpf/vmlinux.h $(CLEAN_FILES)
 	rm -rf build
