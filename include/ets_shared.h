@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The contract between the ETS sockops program (bpf/ets.bpf.c) and the
+ * congestion controls that consume its delay signal (bbr_swift): one
+ * BPF_MAP_TYPE_SK_STORAGE map, ETS_SK_MAP_NAME, declared identically in
+ * every object that uses it and pinned by name (LIBBPF_PIN_BY_NAME) under
+ * ETS_PIN_ROOT, so separately loaded objects share one map.
+ *
+ * The sockops program is the only writer of the "sender view" fields; a CC
+ * only reads them. For one incoming ACK the sockops PARSE_HDR_OPT callback
+ * runs before the CC's cong_control (tcp_validate_incoming() precedes
+ * tcp_ack()), so a CC sees the Network_RTT of the ACK it is processing.
+ *
+ * Units are in the names. Needs u8..u64 defined first.
+ */
+#ifndef ETS_SHARED_H
+#define ETS_SHARED_H
+
+#define ETS_SHARED_VERSION	1	/* bump when the layout below changes */
+
+#define ETS_SK_MAP_NAME		"ets_sk_stor"
+/* bpffs directory the shared map is pinned in (the object's pin_root_path). */
+#define ETS_PIN_ROOT		"/sys/fs/bpf/bbr-bpf/shared"
+
+/* ets_sk.flags */
+#define ETS_F_OFFERED		0x01	/* we sent ETS on our SYN / SYN-ACK */
+#define ETS_F_PEER_OFFERED	0x02	/* the peer's SYN / SYN-ACK carried ETS */
+#define ETS_F_ENABLED		0x04	/* both agreed: send ETS on every segment */
+#define ETS_F_DISABLED		0x08	/* an expected option went missing: off for good */
+#define ETS_F_HW_RX		0x10	/* RX stamps came from the NIC clock */
+
+struct ets_sk {
+	/* Sender view: what the CC reads. 0 = no sample yet. */
+	u64 last_sample_ns;		/* bpf_ktime_get_ns() of the latest sample */
+	u32 network_rtt_us;		/* latest Network_RTT = Total_RTT - rcv delay */
+	u32 total_rtt_us;		/* latest ACK arrival - echoed send time */
+	u32 rcv_ack_delay_us;		/* latest Receiver_ACK_Delay (EcrDel, in us) */
+	u32 min_network_rtt_us;		/* windowed min of network_rtt_us; 0 = none */
+	u64 min_network_rtt_stamp_ns;	/* when min_network_rtt_us was taken */
+	u32 samples;			/* accepted Network_RTT samples (wraps) */
+	u32 rejected;			/* options parsed but not used (wraps) */
+
+	/* Receiver view and negotiation: private to the sockops program. */
+	u64 ts_latest_clock_ns;		/* TS.LatestClock: arrival of TS.Latest */
+	u32 ts_latest_us;		/* TS.Latest: newest peer TSval seen on data */
+	u32 ts_recent_us;		/* TS.Recent: peer TSval to echo (RFC 7323) */
+	u32 peer_max_ack_delay_us;	/* MaxACKDel from the peer's SYN; 0xFFFF none */
+	u32 flags;			/* ETS_F_* */
+	u32 _reserved[4];
+};
+
+#endif /* ETS_SHARED_H */
