@@ -16,7 +16,9 @@
 #ifndef ETS_SHARED_H
 #define ETS_SHARED_H
 
-#define ETS_SHARED_VERSION	1	/* bump when the layout below changes */
+/* bump when a layout below changes. 1: struct ets_sk. 2: adds the
+ * ets_stats and ets_cfg maps; struct ets_sk is unchanged from 1. */
+#define ETS_SHARED_VERSION	2
 
 #define ETS_SK_MAP_NAME		"ets_sk_stor"
 /* bpffs directory the shared map is pinned in (the object's pin_root_path). */
@@ -47,6 +49,46 @@ struct ets_sk {
 	u32 peer_max_ack_delay_us;	/* MaxACKDel from the peer's SYN; 0xFFFF none */
 	u32 flags;			/* ETS_F_* */
 	u32 _reserved[4];
+};
+
+/*
+ * Per-netns counters: hash map ETS_STATS_MAP_NAME keyed by the netns
+ * cookie (u64, bpf_get_netns_cookie()), value struct ets_stats. Pinned
+ * next to the sk_storage map. Counters only grow (u64, no wrap in practice).
+ * rej_* index = enum ets_parse_err / ets_sample_err in bpf/ets_opt.h.
+ */
+#define ETS_STATS_MAP_NAME	"ets_stats"
+#define ETS_STATS_MAX_NETNS	1024
+
+struct ets_stats {
+	u64 sent;		/* options written */
+	u64 sent_syn;		/* of which on SYN / SYN-ACK */
+	u64 parsed;		/* options found and well-formed */
+	u64 samples;		/* Network_RTT samples accepted */
+	u64 reserve_nospace;	/* no room left next to SACK/TS: not sent */
+	u64 store_err;		/* bpf_store_hdr_opt() failed */
+	u64 missing;		/* expected option absent: ETS disabled */
+	u64 negotiated;		/* connections with ETS enabled */
+	u64 refused;		/* handshakes that ended without ETS */
+	u64 hw_rx;		/* arrivals stamped with the NIC clock */
+	u64 rej_parse[5];	/* [enum ets_parse_err], [0] unused */
+	u64 rej_sample[7];	/* [enum ets_sample_err], [0] unused */
+};
+
+/*
+ * Configuration written by the loader (array map ETS_CFG_MAP_NAME, one
+ * entry, key 0). hw_off_ns converts the NIC's PHC stamps to
+ * CLOCK_MONOTONIC (mono = phc + hw_off_ns); the BPF side uses hardware
+ * RX stamps only while hw_off_valid is 1. max_ack_del_us is what we
+ * advertise as MaxACKDel (0 = the kernel's 40 ms TCP_DELACK_MAX bound).
+ */
+#define ETS_CFG_MAP_NAME	"ets_cfg"
+
+struct ets_cfg {
+	s64 hw_off_ns;
+	u32 hw_off_valid;
+	u32 max_ack_del_us;
+	u64 min_rtt_win_ns;	/* min filter window; 0 = 10 s */
 };
 
 #endif /* ETS_SHARED_H */

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The TCP ETS option (draft-yang-tcpm-ets-00 §3.2) as plain C: encoder,
+ * parser and the EcrDel / Network_RTT arithmetic. The same header compiles
+ * with `clang -target bpf` (included by bpf/ets.bpf.c after vmlinux.h) and
+ * natively (unit tests in selftests/unit/test_ets*.c, libFuzzer target
+ * selftests/fuzz/fuzz_ets.c).
+ *
+ * Wire format, big-endian:
+ *
+ *   0      1      2..3    4..7    8..11   12..13                    14..15
+ *   kind   len    ExID    TSval   TSecr   Unit(2)|EcrDel(13)|Rsv(1)  MaxACKDel
+ *   254    16/14  0x4554  us      us                                 SYN only
+ *
+ * Receiver (§3.2): TS.Latest is the newest peer TSval seen on a SYN or a
+ * non-empty data segment, TS.LatestClock its arrival time. When an option
+ * is written: EcrDel = (now - TS.LatestClock) + (TS.Latest - TSecr).
+ * Sender (§3.3): Network_RTT = arrival - TSecr - EcrDel, which is the RTT
+ * of the newest segment the receiver had, not of the echoed one.
+ *
+ * Everything here is bounded straight-line code: no loops, no division by
+ * a variable, no 64-bit signed arithmetic.
+ */
+#ifndef ETS_OPT_H
+#define ETS_OPT_H
+
+#include "bbr_types.h"
+
+#define ETS_OPT_KIND		254	/* RFC 6994 shared experimental kind */
+#define ETS_OPT_EXID		0x4554	/* "ET", draft §3.2 */
+#define ETS_OPT_LEN_SYN_BYTES	16	/* with MaxACKDel, SYN only */
+#define ETS_OPT_LEN_BYTES	14	/* every other segment */
+/* What bpf_reserve_hdr_opt() takes off the 40-byte budget: the kernel
+ * rounds every reservation up to 4 bytes. */
+#define ETS_OPT_SPACE_BYTES	16
+
+/* EcrDelUnit, the two most significant bits of bytes 12..13. */
+#define ETS_UNIT_US		0
+#define ETS_UNIT_MS		1
+#define ETS_UNIT_INVALID	2
+#define ETS_UNIT_RESERVED	3
+#define ETS_ECRDEL_MAX		0x1fff	/* 13 bits */
+#define ETS_US_PER_MS		1000
+
+/* MaxACKDel (us): saturates at 0xFFFE, 0xFFFF = not advertised. */
+#define ETS_MAXACKDEL_SAT_US	0xfffe
+#define ETS_MAXACKDEL_NONE	0xffff
+
+/* Parser verdicts (also the index of the per-netns "rejected" counters). */
+enum ets_parse_err {
+	ETS_OK = 0,
+	ETS_ERR_SHORT,		/* fewer bytes than the length byte claims */
+	ETS_ERR_KIND,		/* not kind 254 */
+	ETS_ERR_EXID,		/* kind 254 with another ExID */
+	ETS_ERR_LEN,		/* length not 16 on SYN / not 14 otherwise */
+	ETS_ERR__MAX,
+};
+
+/* Network_RTT sample verdicts. */
+enum ets_sample_err {
+	ETS_SAMPLE_OK = 0,
+	ETS_SAMPLE_NO_ACK,	/* TSecr/EcrDel only mean something with ACK */
+	ETS_SAMPLE_TSECR_ZERO,	/* nothing echoed */
+	ETS_SAMPLE_FUTURE,	/* TSecr after the arrival time */
+	ETS_SAMPLE_TOO_OLD,	/* Total_RTT beyond ETS_RTT_MAX_US */
+	ETS_SAMPLE_UNIT,	/* EcrDelUnit invalid or reserved */
+	ETS_SAMPLE_DEL_GT_RTT,	/* EcrDel larger than Total_RTT */
+	ETS_SAMPLE__MAX,
+};
+
+/* An RTT sample older than this is not an RTT: 2^31 us is the draft's
+ * half-space (§4.1, ~35.8 min); we bound far tighter, at 60 s, which is
+ * above any RTO backoff the kernel would still sample. */
+#define ETS_RTT_MAX_US		60000000u
+
+struct ets_opt {
+	u32 tsval_us;
+	u32 tsecr_us;
+	u16 ecrdel;		/* 13-bit value in `unit` */
+	u8 unit;		/* ETS_UNIT_* */
+	u8 syn;			/* MaxACKDel present (length 16) */
+	u16 max_ack_del_us;	/* only with syn */
+};
+
+/* RFC 7323 / draft §3.2: s is "after" t when 0 < (s - t) < 2^31 mod 2^32. */
+static inline bool ets_after(u32 s, u32 t)
+{
+	return (s32)(s - t) > 0;
+}
+
+/* The EcrDel field for a delay in us: us units when it fits 13 bits, ms
+ * (rounded to nearest) when that fits, else "invalid" (draft leaves the
+ * choice open; this is the rule of docs/ets.md). */
+static inline u16 ets_ecrdel_field(u64 delay_us)
+{
+	u64 ms;
+
+	if (delay_us <= ETS_ECRDEL_MAX)
+		return (u16)((ETS_UNIT_US << 14) | (delay_us << 1));
+	ms = (delay_us + ETS_US_PER_MS / 2) / ETS_US_PER_MS;
+	if (ms <= ETS_ECRDEL_MAX)
+		return (u16)((ETS_UNIT_MS << 14) | (ms << 1));
+	return (u16)(ETS_UNIT_INVALID << 14);
+}
+
+/* The delay an EcrDel field carries, in us; -1 for invalid/reserved. */
+static inline s64 ets_ecrdel_us(u8 unit, u16 ecrdel)
+{
+	if (unit == ETS_UNIT_US)
+		return ecrdel;
+	if (unit == ETS_UNIT_MS)
+		return (s64)ecrdel * ETS_US_PER_MS;
+	return -1;
+}
+
+static inline void ets_put16(u8 *p, u16 v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+static inline void ets_put32(u8 *p, u32 v)
+{
+	p[0] = v >> 24;
+	p[1] = (v >> 16) & 0xff;
+	p[2] = (v >> 8) & 0xff;
+	p[3] = v & 0xff;
+}
+
+static inline u16 ets_get16(const u8 *p)
+{
+	return (u16)((p[0] << 8) | p[1]);
+}
+
+static inline u32 ets_get32(const u8 *p)
+{
+	return ((u32)p[0] << 24) | ((u32)p[1] << 16) | ((u32)p[2] << 8) | p[3];
+}
+
+/* MaxACKDel field for a delayed-ACK bound in us. */
+static inline u16 ets_maxackdel_field(u64 us)
+{
+	return us >= ETS_MAXACKDEL_SAT_US ? ETS_MAXACKDEL_SAT_US : (u16)us;
+}
+
+/*
+ * Encode into buf (at least ETS_OPT_LEN_SYN_BYTES). With ack == false the
+ * draft wants TSecr and EcrDel zero. delay_us < 0 means "no TS.Latest yet":
+ * the unit is then "invalid". Returns the option length written.
+ */
+static inline int ets_encode(u8 *buf, bool syn, bool ack, u32 tsval_us,
+			     u32 tsecr_us, s64 delay_us, u16 max_ack_del_us)
+{
+	u16 del;
+
+	if (!ack) {
+		tsecr_us = 0;
+		del = 0;
+	} else if (delay_us < 0) {
+		del = ETS_UNIT_INVALID << 14;
+	} else {
+		del = ets_ecrdel_field((u64)delay_us);
+	}
+	buf[0] = ETS_OPT_KIND;
+	buf[1] = syn ? ETS_OPT_LEN_SYN_BYTES : ETS_OPT_LEN_BYTES;
+	ets_put16(buf + 2, ETS_OPT_EXID);
+	ets_put32(buf + 4, tsval_us);
+	ets_put32(buf + 8, tsecr_us);
+	ets_put16(buf + 12, del);	/* reserved bit 0 stays 0 */
+	if (!syn)
+		return ETS_OPT_LEN_BYTES;
+	ets_put16(buf + 14, max_ack_del_us);
+	return ETS_OPT_LEN_SYN_BYTES;
+}
+
+/*
+ * Parse one option of `avail` bytes at buf (as bpf_load_hdr_opt() copies
+ * it: kind, len, data). `syn` says whether the segment had SYN set, which
+ * fixes the length the draft requires. Later versions "MAY" be longer; we
+ * only accept -00's exact lengths so a truncated or padded option is
+ * counted, not half-read. The reserved bit is ignored.
+ */
+static inline int ets_parse(const u8 *buf, int avail, bool syn,
+			    struct ets_opt *o)
+{
+	u16 f;
+	int want = syn ? ETS_OPT_LEN_SYN_BYTES : ETS_OPT_LEN_BYTES;
+
+	if (avail < 4)
+		return ETS_ERR_SHORT;
+	if (buf[0] != ETS_OPT_KIND)
+		return ETS_ERR_KIND;
+	if (ets_get16(buf + 2) != ETS_OPT_EXID)
+		return ETS_ERR_EXID;
+	if (buf[1] != want)
+		return ETS_ERR_LEN;
+	if (avail < want)
+		return ETS_ERR_SHORT;
+	o->tsval_us = ets_get32(buf + 4);
+	o->tsecr_us = ets_get32(buf + 8);
+	f = ets_get16(buf + 12);
+	o->unit = f >> 14;
+	o->ecrdel = (f >> 1) & ETS_ECRDEL_MAX;
+	o->syn = syn;
+	o->max_ack_del_us = syn ? ets_get16(buf + 14) : ETS_MAXACKDEL_NONE;
+	return ETS_OK;
+}
+
+/*
+ * Receiver, draft §3.2 step 1: a SYN or a non-empty data segment with a
+ * TSval after TS.Latest moves TS.Latest and TS.LatestClock. Returns true
+ * when it moved.
+ */
+static inline bool ets_rcv_latest(u32 *ts_latest_us, u64 *ts_latest_clock_ns,
+				  bool syn, bool has_data, u32 tsval_us,
+				  u64 arrival_ns)
+{
+	if (!syn && !has_data)
+		return false;
+	if (!syn && *ts_latest_clock_ns && !ets_after(tsval_us, *ts_latest_us))
+		return false;
+	*ts_latest_us = tsval_us;
+	*ts_latest_clock_ns = arrival_ns;
+	return true;
+}
+
+/*
+ * Receiver, draft §3.2 step 2: EcrDel at the time the ACK is written.
+ * LatestACKDel = now - TS.LatestClock (receiver clock), TSecrAge =
+ * TS.Latest - TSecr (sender clock; wrap-safe u32). Returns -1 when there
+ * is no TS.Latest yet, TS.Latest is not at or after TSecr, or the clock
+ * went backwards: the caller then sends unit "invalid".
+ */
+static inline s64 ets_ecrdel_compute_us(u64 now_ns, u64 ts_latest_clock_ns,
+					u32 ts_latest_us, u32 tsecr_us)
+{
+	u32 age_us = ts_latest_us - tsecr_us;
+
+	if (!ts_latest_clock_ns || now_ns < ts_latest_clock_ns)
+		return -1;
+	if (age_us >= 0x80000000u)	/* TSecr after TS.Latest */
+		return -1;
+	return (s64)((now_ns - ts_latest_clock_ns) / 1000) + age_us;
+}
+
+struct ets_sample {
+	u32 total_rtt_us;
+	u32 network_rtt_us;
+	u32 ack_delay_us;
+};
+
+/*
+ * Sender, draft §3.3. arrival_us is the ACK's arrival on the same clock
+ * (and truncation) that produced the TSvals we sent. Total_RTT is always
+ * filled when TSecr is usable; Network_RTT only with ETS_SAMPLE_OK, and
+ * then 0 <= Network_RTT <= Total_RTT by construction.
+ */
+static inline int ets_sample(const struct ets_opt *o, bool ack, u32 arrival_us,
+			     struct ets_sample *s)
+{
+	u32 total = arrival_us - o->tsecr_us;
+	s64 del;
+
+	if (!ack)
+		return ETS_SAMPLE_NO_ACK;
+	if (!o->tsecr_us)
+		return ETS_SAMPLE_TSECR_ZERO;
+	if (ets_after(o->tsecr_us, arrival_us))
+		return ETS_SAMPLE_FUTURE;
+	if (total > ETS_RTT_MAX_US)
+		return ETS_SAMPLE_TOO_OLD;
+	s->total_rtt_us = total;
+	del = ets_ecrdel_us(o->unit, o->ecrdel);
+	if (del < 0)
+		return ETS_SAMPLE_UNIT;
+	if ((u64)del > total)
+		return ETS_SAMPLE_DEL_GT_RTT;
+	s->ack_delay_us = (u32)del;
+	s->network_rtt_us = total - (u32)del;
+	return ETS_SAMPLE_OK;
+}
+
+/*
+ * RX arrival time on the host's CLOCK_MONOTONIC, which is the only clock
+ * the program subtracts in. A NIC hardware stamp (PHC ns) is used only
+ * when the loader published a PHC->MONOTONIC offset (hw_off_valid) and the
+ * converted stamp lies within [sw_ns - ETS_HW_MAX_AGE_NS, sw_ns]: a stamp
+ * from the future or from long ago means a stale offset, and the software
+ * time (bpf_ktime_get_ns() in the parse callback) is used instead.
+ * Returns the arrival in ns; *hw says which clock it came from.
+ */
+#define ETS_HW_MAX_AGE_NS	100000000ull	/* 100 ms: NAPI + backlog bound */
+
+static inline u64 ets_rx_clock_ns(u64 hw_ns, u64 sw_ns, bool hw_off_valid,
+				  s64 hw_off_ns, bool *hw)
+{
+	u64 conv;
+
+	*hw = false;
+	if (!hw_ns || !hw_off_valid)
+		return sw_ns;
+	conv = hw_ns + (u64)hw_off_ns;	/* two's complement add */
+	if (conv > sw_ns || sw_ns - conv > ETS_HW_MAX_AGE_NS)
+		return sw_ns;
+	*hw = true;
+	return conv;
+}
+
+/* Windowed min of Network_RTT: a new sample replaces the min when lower
+ * or when the min is older than win_ns. */
+static inline void ets_min_update(u32 *min_us, u64 *stamp_ns, u32 sample_us,
+				  u64 now_ns, u64 win_ns)
+{
+	if (!*min_us || sample_us <= *min_us || now_ns - *stamp_ns > win_ns) {
+		*min_us = sample_us ? sample_us : 1;
+		*stamp_ns = now_ns;
+	}
+}
+
+#endif /* ETS_OPT_H */
