@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * BBR.Swift configuration and state layouts, shared by bpf/bbr_swift.bpf.c,
+ * the native unit tests and bbrctl (`bbrctl set ... target_rtt_us=N`).
+ *
+ * BBR.Swift is BBRv3 plus a delay target: when the ETS-measured
+ * Network_RTT of a socket exceeds its target_RTT, the short-term model
+ * (bw_lo, inflight_lo) is cut by
+ *     max(1 - SWIFT_BETA x (Network_RTT - target_RTT) / Network_RTT, SWIFT_MAX_MDF)
+ * at most once per round trip. See docs/bbr_swift.md.
+ *
+ * Where the target comes from, first match wins:
+ *   1. per socket: sk_storage map SWIFT_SK_CFG_MAP_NAME, value struct
+ *      swift_cfg. Userspace writes it with bpf_map_update_elem(map_fd,
+ *      &socket_fd, &cfg, BPF_ANY) on a socket it holds (or a sockops / iter
+ *      program does it in the kernel).
+ *   2. per cgroup: hash map SWIFT_CGRP_CFG_MAP_NAME keyed by the cgroup v2
+ *      id (u64, the inode number of the cgroup directory; what
+ *      bpf_sk_cgroup_id() returns for the socket), value struct swift_cfg.
+ *   3. the default: key SWIFT_CGRP_DEFAULT_KEY (0, no cgroup has id 0) in the
+ *      same hash map.
+ *   4. none of the above: SWIFT_TARGET_RTT_DEFAULT_US.
+ * A target of SWIFT_TARGET_NONE (0) means "no target": the socket runs
+ * plain BBRv3 (with BBRv3's own ECN response if ecn_enable is set).
+ *
+ * The socket reads its configuration when it is initialised and again
+ * every SWIFT_CFG_REFRESH_ROUNDS round trips, so `bbrctl set` takes effect
+ * on live connections within a few RTTs.
+ *
+ * Both maps are pinned by name (LIBBPF_PIN_BY_NAME) under SWIFT_PIN_ROOT,
+ * the same directory as the ETS map, so bbrctl finds them without loading
+ * the object, and they survive a reload of bbr_swift.
+ *
+ * Needs u8..u64 defined first.
+ */
+#ifndef BBR_SWIFT_H
+#define BBR_SWIFT_H
+
+#define BBR_SWIFT_VERSION		1	/* bump when a layout below changes */
+
+#define SWIFT_CGRP_CFG_MAP_NAME		"swift_cgrp_cfg"
+#define SWIFT_SK_CFG_MAP_NAME		"swift_sk_cfg"
+#define SWIFT_PIN_ROOT			"/sys/fs/bpf/bbr-bpf/shared"
+#define SWIFT_CGRP_CFG_MAX_ENTRIES	1024	/* cgroups with their own target */
+#define SWIFT_CGRP_DEFAULT_KEY		0ULL	/* "every cgroup without an entry" */
+
+/* swift_cfg.target_rtt_us value for "no target: plain BBRv3". */
+#define SWIFT_TARGET_NONE		0u
+/* Default target when nothing is configured: 0 = none. A CC that silently
+ * slowed flows down to a made-up target would surprise; the operator sets
+ * one per cgroup (the seed's datacenter runs used ~100 us targets). */
+#define SWIFT_TARGET_RTT_DEFAULT_US	SWIFT_TARGET_NONE
+/* A Network_RTT sample older than this is stale: fall back to BBRv3. 0 in
+ * swift_cfg.stale_us means this default. 100 ms: many datacenter RTTs, and
+ * about one WAN RTT, after which the sample says nothing of the queue now. */
+#define SWIFT_STALE_DEFAULT_US		100000u
+
+/* swift_cfg.flags */
+#define SWIFT_CFG_F_KEEP_ECN		0x1	/* keep BBRv3's ECN response with a target */
+
+struct swift_cfg {
+	u32 target_rtt_us;		/* SWIFT_TARGET_NONE = no target */
+	u32 stale_us;			/* sample age limit; 0 = SWIFT_STALE_DEFAULT_US */
+	u32 flags;			/* SWIFT_CFG_F_* */
+	u32 _reserved;			/* 0 */
+};
+
+/* swift_state.status: why the last ACK did (not) use the delay target.
+ * Anything but SWIFT_ST_ACTIVE means the socket ran plain BBRv3. */
+#define SWIFT_ST_NO_TARGET		0	/* no target configured */
+#define SWIFT_ST_NO_ETS			1	/* no ETS storage / no sample ever */
+#define SWIFT_ST_STALE			2	/* latest sample older than stale_us */
+#define SWIFT_ST_ACTIVE			3	/* fresh sample, target in force */
+
+/* Per-socket Swift state, appended to the BBRv3 state in the sk_storage
+ * value of bbr_swift and in its state record. */
+struct swift_state {
+	u64 last_sample_ns;		/* ets_sk.last_sample_ns used last */
+	u32 target_rtt_us;		/* target in force; 0 = none */
+	u32 stale_us;			/* sample age limit in force */
+	u32 network_rtt_us;		/* latest Network_RTT seen */
+	u32 decrease_round;		/* bbr3.round_count of the last decrease */
+	u32 last_factor;		/* last decrease factor, BBR_UNIT */
+	u32 decreases;			/* decreases applied (wraps) */
+	u32 fallback_acks;		/* ACKs run as plain BBRv3 with a target set (wraps) */
+	u32 cfg_round;			/* bbr3.round_count of the last cfg read */
+	u32 subpkt_cwnd_milli;		/* model's cwnd in 1/1000 pkt when < floor; 0 = off */
+	u32 flags;			/* cfg flags in force */
+	u8 status;			/* SWIFT_ST_* */
+	u8 has_decreased;		/* decrease_round is valid */
+	u8 _pad[6];
+};
+
+/* bbr_swift's state record from its iterator (`bbrctl stat bbr_swift`):
+ * the bbr3 record followed by the Swift part. */
+#define BBR_SWIFT_STATE_REC_MAGIC	0x53574654u	/* "SWFT" */
+
+#endif /* BBR_SWIFT_H */
