@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""Run a set of flows over an EmulatedPath and collect tcp_info samples.
+
+run_flows(path, flows, duration_s, outdir, tick=None) starts one sink server
+per receiver namespace and one client per sender namespace (flowgen when
+built, else labkit/pyflow.py; both speak the same FLOWS.json and write the
+same SAMPLES.csv columns), calls tick(elapsed_s) about every 100 ms while
+they run (progress line, queue polling), and returns the merged samples as
+a list of dicts with numeric fields.
+
+A flow is {"id", "sender" (index), "receiver" (index), "cc", "start_s",
+"stop_s", "kind"}; ports are assigned here (BASE_PORT + id).
+"""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .path import LAB_DIR, LabError
+
+FLOWGEN_BIN = LAB_DIR / "flowgen" / "flowgen"
+PYFLOW = Path(__file__).resolve().with_name("pyflow.py")
+BASE_PORT = 5201
+SAMPLE_MS = 100                 # tcp_info sampling period (the 100 ms bins)
+TICK_S = 0.1
+START_GRACE_S = 20.0            # on top of the duration before a run is declared hung
+SERVER_START_S = 5.0
+
+
+def generator():
+    """argv prefix of the flow generator to use."""
+    if os.access(FLOWGEN_BIN, os.X_OK) and not os.environ.get("LAB_PYFLOW"):
+        return [str(FLOWGEN_BIN)]
+    return [sys.executable, str(PYFLOW)]
+
+
+def run_flows(path, flows, duration_s, outdir, tick=None):
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    gen = generator()
+    procs = []
+    try:
+        for j, (ns, addr) in enumerate(zip(path.rcv_nss, path.rcv_addrs)):
+            ports = [BASE_PORT + f["id"] for f in flows if f.get("receiver", 0) == j]
+            if not ports:
+                continue
+            argv = ["ip", "netns", "exec", ns, *gen, "server", "--addr", addr,
+                    "--ports", f"{min(ports)}-{max(ports)}"]
+            if gen[-1].endswith(".py"):
+                argv += ["--timeout", str(duration_s + START_GRACE_S)]
+            procs.append(("server", subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                                                     stderr=open(outdir / f"server{j}.err", "w"))))
+        time.sleep(0.3)         # listeners up before the first SYN (clients retry anyway)
+        for _, p in procs:
+            if p.poll() is not None:
+                raise LabError(f"flow server exited ({p.returncode}): "
+                               f"{(outdir / 'server0.err').read_text().strip()}")
+        clients = []
+        for i, ns in enumerate(path.snd_ns):
+            mine = [f for f in flows if f.get("sender", 0) == i]
+            if not mine:
+                continue
+            spec = {"sample_ms": SAMPLE_MS, "flows": [
+                {"id": f["id"], "dst": path.rcv_addrs[f.get("receiver", 0)],
+                 "port": BASE_PORT + f["id"], "cc": f["cc"], "start_s": f["start_s"],
+                 "stop_s": f["stop_s"], "kind": f.get("kind", "bulk"), "bytes": None}
+                for f in mine]}
+            spec_path = outdir / f"flows{i}.json"
+            spec_path.write_text(json.dumps(spec))
+            argv = ["ip", "netns", "exec", ns, *gen, "client", "--spec", str(spec_path),
+                    "--out", str(outdir / f"samples{i}.csv"),
+                    "--summary", str(outdir / f"flowsum{i}.json")]
+            p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                                 stderr=open(outdir / f"client{i}.err", "w"))
+            procs.append(("client", p))
+            clients.append((i, p))
+        t0 = time.monotonic()
+        while any(p.poll() is None for _, p in clients):
+            elapsed = time.monotonic() - t0
+            if elapsed > duration_s + START_GRACE_S:
+                raise LabError(f"flow clients still running {elapsed:.0f} s after start")
+            if tick:
+                tick(elapsed)
+            time.sleep(TICK_S)
+        for i, p in clients:
+            if p.returncode != 0:
+                raise LabError(f"flow client in {path.snd_ns[i]} failed ({p.returncode}): "
+                               f"{(outdir / f'client{i}.err').read_text().strip()[-1000:]}")
+    finally:
+        for _, p in procs:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+    rows = []
+    for i in range(len(path.snd_ns)):
+        f = outdir / f"samples{i}.csv"
+        if f.exists():
+            rows += read_samples(f)
+    rows.sort(key=lambda r: (r["flow"], r["t_s"]))
+    return rows
+
+
+def read_samples(csv_path):
+    out = []
+    with open(csv_path, newline="") as fh:
+        for r in csv.DictReader(fh):
+            row = {}
+            for k, v in r.items():
+                if k == "cc":
+                    row[k] = v
+                else:
+                    try:
+                        row[k] = float(v) if "." in v else int(v)
+                    except (TypeError, ValueError):
+                        row[k] = v
+            row["flow"] = int(row.get("flow", row.get("id", 0)))
+            out.append(row)
+    return out

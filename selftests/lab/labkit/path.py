@@ -1,0 +1,463 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""EmulatedPath: N sender and M receiver namespaces joined by one bottleneck.
+
+Two backends build the same picture:
+
+  backend="linkem"  the project's TUN emulator (selftests/lab/linkem/linkem,
+                    contract in its README). One TUN per namespace; linkem
+                    creates them, prints READY, and only then are addresses
+                    and routes assigned here. Delay, loss, ECN marking,
+                    rate schedules and traces all come from linkem.
+  backend="kernel"  no added delay: a router namespace with one veth per
+                    end point and tbf (bfifo limit) on the router's egress
+                    towards the receiver(s). Uses flowgen's fastpath.py for
+                    the shaper and marker when it is present, else a plain tbf.
+
+Every namespace is lab<pid>-<n>{s<i>,r<j>,m}; addresses are /32s in
+198.18.0.0/15. A sender's own interface is never shaped (TSQ would hide
+every loss). Per-namespace TCP buffer ceilings are at least
+2 x (BDP + buffer). Everything created is deleted on exit, also when the
+setup or the with-block fails: processes first (by pid), then namespaces.
+"""
+
+import ipaddress
+import itertools
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LAB_DIR = Path(__file__).resolve().parents[1]
+REPO = LAB_DIR.parents[1]
+sys.path.insert(0, str(REPO / "selftests"))
+sys.path.insert(0, str(LAB_DIR))
+
+LINKEM_BIN = LAB_DIR / "linkem" / "linkem"
+NS_PREFIX = "lab"                   # this area's namespace prefix (briefing)
+ADDR_SPACE = ipaddress.ip_network("198.18.0.0/15")
+SND_HOST_BASE = 1                   # sender i: .1+i of the path's /24
+RCV_HOST_BASE = 101                 # receiver j: .101+j
+ROUTER_HOST = 254                   # kernel backend: the router's address
+MAX_ENDPOINTS = 100                 # senders (and receivers) per path
+TUN_DEV = "lem0"                    # linkem's device in each end namespace
+VETH_DEV = "lab0"                   # kernel backend's device in each end namespace
+CMD_TIMEOUT_S = 15.0
+READY_TIMEOUT_S = 10.0              # linkem: start-up until READY
+STOP_TIMEOUT_S = 5.0                # linkem: SIGTERM until it has written its stats
+ETH_FRAME_BYTES = 1514              # per full-size packet (tbf and buffer sizes in packets)
+IP_PACKET_BYTES = 1500              # per full-size packet as linkem counts it
+TCP_MEM_MIN_MAX_BYTES = 8 * 1024 * 1024   # never below the kernel's usual 6 MB default
+TBF_BURST_MIN_BYTES = 2 * ETH_FRAME_BYTES
+TBF_BURST_TIME_US = 4000            # netlab: 4 ms of tokens covers watchdog lateness
+BUFFER_MIN_BYTES = 2 * IP_PACKET_BYTES
+
+_counter = itertools.count()
+
+
+class LabError(RuntimeError):
+    """A lab topology or run could not be set up; the message says why."""
+
+
+def linkem_available():
+    return os.access(LINKEM_BIN, os.X_OK)
+
+
+def _run(argv, timeout=CMD_TIMEOUT_S, check=True):
+    try:
+        cp = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise LabError(f"{argv[0]}: not found (run `make setup`)") from None
+    except subprocess.TimeoutExpired:
+        raise LabError(f"`{' '.join(argv)}` timed out after {timeout} s") from None
+    if check and cp.returncode != 0:
+        raise LabError(f"`{' '.join(argv)}` failed ({cp.returncode}): "
+                       f"{(cp.stderr or cp.stdout).strip()}")
+    return cp
+
+
+def list_netns():
+    try:
+        return sorted(p.name for p in Path("/run/netns").iterdir())
+    except FileNotFoundError:
+        return []
+
+
+def bdp_bytes(rate_mbit, rtt_ms):
+    """Bandwidth-delay product in bytes: rate x base RTT."""
+    return int(rate_mbit * 1e6 / 8 * rtt_ms / 1e3)
+
+
+class EmulatedPath:
+    """A bottleneck between `senders` and `receivers` namespaces.
+
+    rate_mbit       bottleneck rate (both directions' data path: fwd); or use
+    schedule        [{"t_ms":0,"mbit":100},{"t_ms":1000,"mbit":10,"ramp_ms":400}]
+    trace           mahimahi trace file (linkem only)
+    rtt_ms          base RTT; linkem adds rtt/2 per direction
+    extra_delay_ms  per-sender extra RTT (list, linkem only)
+    buffer_bdp / buffer_bytes / buffer_pkts   bottleneck FIFO (one of them)
+    loss            random loss probability on the data path (0..1)
+    ecn             linkem "ecn" dict, e.g. {"mode":"sojourn","k_us":2000}
+    backend         "linkem", "kernel" or "auto" (linkem when built, and
+                    always linkem when delay, loss or ECN is asked for)
+    log             linkem: write the per-packet log (p.log_path)
+
+    Attributes after entering: snd_ns[i], snd_addr[i], rcv_ns (= rcv_nss[0]),
+    rcv_addr (= rcv_addrs[0]), rcv_nss, rcv_addrs, buffer_bytes, bdp_bytes,
+    workdir, log_path, stats_path, backend.
+    """
+
+    def __init__(self, rate_mbit=50, rtt_ms=40, buffer_bdp=None, buffer_bytes=None,
+                 buffer_pkts=None, senders=1, receivers=1, extra_delay_ms=None,
+                 loss=None, ecn=None, schedule=None, trace=None, backend="auto",
+                 log=True, workdir=None, lateness_bound_us=1000, seed=1, fastpath_opts=None):
+        if not 1 <= senders <= MAX_ENDPOINTS or not 1 <= receivers <= MAX_ENDPOINTS:
+            raise ValueError(f"senders and receivers must be 1..{MAX_ENDPOINTS}")
+        if sum(x is not None for x in (buffer_bdp, buffer_bytes, buffer_pkts)) > 1:
+            raise ValueError("give at most one of buffer_bdp, buffer_bytes, buffer_pkts")
+        if rate_mbit is None and not schedule and not trace:
+            raise ValueError("give rate_mbit, schedule or trace")
+        if loss is not None and not 0 <= loss < 1:
+            raise ValueError(f"loss must be a probability in [0, 1), got {loss}")
+        self.rate_mbit = rate_mbit if rate_mbit else _peak_rate(schedule)
+        self.rtt_ms = float(rtt_ms)
+        self.schedule, self.trace = schedule, trace
+        self.extra_delay_ms = list(extra_delay_ms or [0] * senders)
+        if len(self.extra_delay_ms) != senders:
+            raise ValueError("extra_delay_ms needs one value per sender")
+        self.loss, self.ecn = loss, ecn
+        self.nsenders, self.nreceivers = senders, receivers
+        self.bdp_bytes = bdp_bytes(self.rate_mbit, self.rtt_ms) if self.rtt_ms else 0
+        if buffer_bytes is not None:
+            self.buffer_bytes = int(buffer_bytes)
+        elif buffer_pkts is not None:
+            self.buffer_bytes = int(buffer_pkts) * IP_PACKET_BYTES
+        else:
+            self.buffer_bytes = int((buffer_bdp if buffer_bdp is not None else 1) * self.bdp_bytes)
+        self.buffer_bytes = max(self.buffer_bytes, BUFFER_MIN_BYTES)
+        self._queue = ({"bytes": int(buffer_bytes)} if buffer_bytes is not None else
+                       {"packets": int(buffer_pkts)} if buffer_pkts is not None else
+                       {"bytes": self.buffer_bytes})
+        needs_linkem = bool(self.rtt_ms or any(self.extra_delay_ms) or loss or ecn
+                            or schedule or trace)
+        if backend == "auto":
+            backend = "linkem" if (linkem_available() or needs_linkem) else "kernel"
+        if backend not in ("linkem", "kernel"):
+            raise ValueError(f"backend must be linkem, kernel or auto, not {backend!r}")
+        if backend == "kernel" and (any(self.extra_delay_ms) or trace or schedule):
+            raise ValueError("the kernel backend cannot add delay or follow a schedule; "
+                             "use backend='linkem'")
+        self.backend = backend
+        self.lateness_bound_us, self.seed = lateness_bound_us, seed
+        self.fastpath_opts = fastpath_opts or {}
+        self.want_log = log
+        n = next(_counter)
+        base = f"{NS_PREFIX}{os.getpid()}-{n}"
+        self.snd_ns = [f"{base}s{i}" for i in range(senders)]
+        self.rcv_nss = [f"{base}r{j}" for j in range(receivers)]
+        self.rtr_ns = f"{base}m" if backend == "kernel" else None
+        self.rcv_ns = self.rcv_nss[0]
+        # One /24 per path, picked from pid and instance: paths never share addresses.
+        net = ipaddress.ip_network((int(ADDR_SPACE.network_address)
+                                    + (((os.getpid() * 7 + n) % 512) << 8), 24))
+        self.net = net
+        self.snd_addr = [str(net[SND_HOST_BASE + i]) for i in range(senders)]
+        self.rcv_addrs = [str(net[RCV_HOST_BASE + j]) for j in range(receivers)]
+        self.rcv_addr = self.rcv_addrs[0]
+        self.router_addr = str(net[ROUTER_HOST])
+        self._own_workdir = workdir is None
+        self.workdir = Path(workdir) if workdir else None
+        self.log_path = self.stats_path = self.config_path = None
+        self._created, self._procs, self._fastpath = [], [], None
+        self._stats = None
+        self.started_mono_ns = None
+
+    def __repr__(self):
+        return (f"<EmulatedPath {self.backend} {self.nsenders}x{self.snd_ns[0]}.. -> "
+                f"{self.rcv_ns}, {self.rate_mbit:g} Mbit/s, {self.rtt_ms:g} ms, "
+                f"{self.buffer_bytes} B>")
+
+    def namespaces(self):
+        return [ns for ns in (*self.snd_ns, self.rtr_ns, *self.rcv_nss) if ns]
+
+    # ---- context manager ----
+
+    def __enter__(self):
+        try:
+            self._setup()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def _setup(self):
+        if os.geteuid() != 0:
+            raise LabError("the lab needs root (network namespaces, TUN, qdiscs)")
+        if self.workdir is None:
+            self.workdir = Path(tempfile.mkdtemp(prefix="labpath-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        for ns in self.namespaces():
+            self._add_netns(ns)
+        if self.backend == "linkem":
+            self._setup_linkem()
+        else:
+            self._setup_kernel()
+        mem = self.tcp_mem_max_bytes()
+        for ns in (*self.snd_ns, *self.rcv_nss):
+            _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w",
+                  f"net.ipv4.tcp_rmem=4096 131072 {mem}",
+                  f"net.ipv4.tcp_wmem=4096 16384 {mem}",
+                  "net.ipv4.tcp_no_metrics_save=1",
+                  f"net.core.rmem_max={mem}", f"net.core.wmem_max={mem}"])
+        self.started_mono_ns = time.monotonic_ns()
+
+    def tcp_mem_max_bytes(self):
+        """Socket buffer ceiling: at least 2 x (BDP + buffer), rounded up to a MiB."""
+        bdp = bdp_bytes(self.rate_mbit, self.rtt_ms + max(self.extra_delay_ms))
+        need = 2 * (bdp + self.buffer_bytes)
+        return max(TCP_MEM_MIN_MAX_BYTES, -(-need // (1 << 20)) << 20)
+
+    def _add_netns(self, ns):
+        if ns in list_netns():
+            raise LabError(f"namespace {ns} already exists (`ip netns del {ns}`)")
+        _run(["ip", "netns", "add", ns])
+        self._created.append(ns)
+        _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w",
+              "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
+
+    # ---- linkem backend ----
+
+    def linkem_config(self):
+        """The linkem config JSON (dict) for this path (see the briefing's contract)."""
+        ports = [{"name": f"s{i}", "netns": ns, "dev": TUN_DEV, "side": "a",
+                  "addrs": [self.snd_addr[i]],
+                  "extra_delay_us": int(self.extra_delay_ms[i] * 1000)}
+                 for i, ns in enumerate(self.snd_ns)]
+        ports += [{"name": f"r{j}", "netns": ns, "dev": TUN_DEV, "side": "b",
+                   "addrs": [self.rcv_addrs[j]], "extra_delay_us": 0}
+                  for j, ns in enumerate(self.rcv_nss)]
+        one_way_us = int(self.rtt_ms * 1000 / 2)
+        if self.trace:
+            rate = {"trace": str(self.trace), "repeat": True}
+        elif self.schedule:
+            rate = {"schedule": self.schedule}
+        else:
+            rate = {"mbit": self.rate_mbit}
+        fwd = {"rate": rate, "queue": self._queue, "delay_us": one_way_us,
+               "loss": {"model": "bernoulli", "p": self.loss} if self.loss else None,
+               "ecn": self.ecn, "ect1_only": bool((self.ecn or {}).get("ect1_only", False))}
+        if fwd["ecn"]:
+            fwd["ecn"] = {k: v for k, v in fwd["ecn"].items() if k != "ect1_only"}
+        # ACK path: unshaped, a large queue, the other half of the delay.
+        rev = {"rate": None, "queue": {"packets": 100000}, "delay_us": one_way_us,
+               "loss": None, "ecn": None, "ect1_only": False}
+        return {"ports": ports, "base_rtt_us": int(self.rtt_ms * 1000), "fwd": fwd,
+                "rev": rev, "lateness_bound_us": self.lateness_bound_us,
+                "seed": self.seed, "duration_s": 0}
+
+    def _setup_linkem(self):
+        if not linkem_available():
+            raise LabError(f"{LINKEM_BIN}: not built (run `make`)")
+        self.config_path = self.workdir / "linkem.json"
+        self.config_path.write_text(json.dumps(self.linkem_config(), indent=1))
+        self.stats_path = self.workdir / "linkem-stats.json"
+        argv = [str(LINKEM_BIN), "--config", str(self.config_path), "--stats", str(self.stats_path)]
+        if self.want_log:
+            self.log_path = self.workdir / "linkem-log.bin"
+            argv += ["--log", str(self.log_path)]
+        self._errf = open(self.workdir / "linkem.stderr", "w+")
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self._errf,
+                                start_new_session=True)
+        self._procs.append(proc)
+        self.linkem = proc
+        self._wait_ready(proc)
+        for ns, addr in zip((*self.snd_ns, *self.rcv_nss), (*self.snd_addr, *self.rcv_addrs)):
+            _run(["ip", "-n", ns, "addr", "add", f"{addr}/32", "dev", TUN_DEV])
+            _run(["ip", "-n", ns, "link", "set", TUN_DEV, "up"])
+            _run(["ip", "-n", ns, "route", "add", str(ADDR_SPACE), "dev", TUN_DEV,
+                  "src", addr])
+
+    def _wait_ready(self, proc):
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        buf = b""
+        while b"\n" not in buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LabError(f"linkem did not print READY within {READY_TIMEOUT_S} s: "
+                               f"{self._linkem_stderr()}")
+            r, _, _ = select.select([proc.stdout], [], [], left)
+            if r:
+                chunk = os.read(proc.stdout.fileno(), 64)
+                if not chunk:
+                    proc.wait(timeout=STOP_TIMEOUT_S)
+                    raise LabError(f"linkem exited ({proc.returncode}) before READY: "
+                                   f"{self._linkem_stderr()}")
+                buf += chunk
+        if buf.split(b"\n")[0].strip() != b"READY":
+            raise LabError(f"linkem printed {buf!r} instead of READY")
+
+    def _linkem_stderr(self):
+        try:
+            self._errf.seek(0)
+            return self._errf.read().strip()[-2000:] or "(no stderr)"
+        except (OSError, ValueError, AttributeError):
+            return "(no stderr)"
+
+    # ---- kernel backend ----
+
+    def _setup_kernel(self):
+        rtr = self.rtr_ns
+        _run(["ip", "netns", "exec", rtr, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
+        ends = [(ns, a, f"s{i}") for i, (ns, a) in enumerate(zip(self.snd_ns, self.snd_addr))]
+        ends += [(ns, a, f"r{j}") for j, (ns, a) in enumerate(zip(self.rcv_nss, self.rcv_addrs))]
+        for ns, addr, rdev in ends:
+            _run(["ip", "-n", ns, "link", "add", VETH_DEV, "type", "veth",
+                  "peer", "name", rdev, "netns", rtr])
+            _run(["ip", "-n", ns, "addr", "add", f"{addr}/32", "dev", VETH_DEV])
+            _run(["ip", "-n", ns, "link", "set", VETH_DEV, "up"])
+            _run(["ip", "-n", rtr, "addr", "add", f"{self.router_addr}/32", "dev", rdev])
+            _run(["ip", "-n", rtr, "link", "set", rdev, "up"])
+            _run(["ip", "-n", ns, "route", "add", self.router_addr, "dev", VETH_DEV])
+            _run(["ip", "-n", ns, "route", "add", str(ADDR_SPACE), "via",
+                  self.router_addr, "dev", VETH_DEV, "src", addr])
+            _run(["ip", "-n", rtr, "route", "add", f"{addr}/32", "dev", rdev])
+            # MTU-sized packets: the bottleneck FIFO queues and drops frames, not
+            # 64 KB GSO super-packets (netlab._no_segmentation_offload).
+            _run(["ip", "netns", "exec", ns, "ethtool", "-K", VETH_DEV, "tso", "off", "gso", "off"])
+        for j in range(self.nreceivers):
+            self._shape_kernel(f"r{j}")
+
+    def _shape_kernel(self, dev):
+        try:
+            import fastpath  # flowgen's module, when it has landed
+        except ImportError:
+            fastpath = None
+        if fastpath is not None and hasattr(fastpath, "install") and not self.fastpath_opts.get("plain"):
+            self._fastpath = fastpath.install(self.rtr_ns, dev, rate_mbit=self.rate_mbit,
+                                              buffer_bytes=self.buffer_bytes,
+                                              **{k: v for k, v in self.fastpath_opts.items()
+                                                 if k != "plain"})
+            return
+        if self.loss or self.ecn:
+            raise LabError("kernel backend: loss and ECN marking need flowgen's fastpath.py")
+        rate_bps = int(self.rate_mbit * 1e6)
+        burst = max(TBF_BURST_MIN_BYTES, rate_bps // 8 * TBF_BURST_TIME_US // 1_000_000)
+        _run(["ip", "netns", "exec", self.rtr_ns, "tc", "qdisc", "add", "dev", dev, "root",
+              "handle", "1:", "tbf", "rate", f"{rate_bps}bit", "burst", str(burst),
+              "limit", str(self.buffer_bytes)])
+
+    def kernel_qdisc(self, dev="r0"):
+        """tbf counters on the router (kernel backend): bytes, packets, drops, backlog."""
+        cp = _run(["ip", "netns", "exec", self.rtr_ns, "tc", "-s", "-j", "qdisc", "show", "dev", dev])
+        for q in json.loads(cp.stdout or "[]"):
+            if q.get("kind") == "tbf":
+                return {"bytes": q.get("bytes", 0), "packets": q.get("packets", 0),
+                        "drops": q.get("drops", 0), "backlog_bytes": q.get("backlog", 0),
+                        "backlog_pkts": q.get("qlen", 0)}
+        return {}
+
+    # ---- results ----
+
+    def stats(self):
+        """linkem: its STATS.json (after exit; stops it first if still running).
+        kernel: the tbf counters, live."""
+        if self.backend == "kernel":
+            if self._stats is not None:
+                return self._stats
+            if self._fastpath is not None and hasattr(self._fastpath, "stats"):
+                return {"qdisc": self.kernel_qdisc(), "marker": self._fastpath.stats()}
+            return {"qdisc": self.kernel_qdisc()}
+        if self._stats is None:
+            self.stop_emulator()
+        return self._stats
+
+    def stop_emulator(self):
+        """Stop linkem (SIGTERM), wait for it to write its stats, load them."""
+        proc = getattr(self, "linkem", None)
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                raise LabError("linkem did not stop on SIGTERM")
+        if self._stats is None and self.stats_path and self.stats_path.exists():
+            try:
+                self._stats = json.loads(self.stats_path.read_text())
+            except ValueError as e:
+                raise LabError(f"{self.stats_path}: {e}") from None
+        elif self._stats is None:
+            raise LabError(f"linkem exited ({proc.returncode}) without stats: "
+                           f"{self._linkem_stderr()}")
+
+    def read_log(self):
+        """The per-packet log as linkem_log.py returns it (linkem backend only)."""
+        if not self.log_path:
+            raise LabError("no per-packet log (kernel backend or log=False)")
+        import linkem_log
+        return linkem_log.read(self.log_path)
+
+    # ---- teardown ----
+
+    def close(self):
+        """Stop processes, delete namespaces; safe to call twice."""
+        errors = []
+        if self.backend == "kernel" and self.rtr_ns in self._created and self._stats is None:
+            try:
+                self._stats = {"qdisc": self.kernel_qdisc()}
+            except LabError:
+                pass
+        if self._fastpath is not None:
+            try:
+                self._fastpath.remove()
+            except Exception as e:                      # noqa: BLE001 - report, go on
+                errors.append(f"fastpath removal: {e}")
+            self._fastpath = None
+        try:
+            self.stop_emulator()
+        except LabError as e:
+            if getattr(self, "linkem", None) is not None and self.linkem.returncode not in (0, None):
+                pass                    # failed at start: the setup error says why
+            else:
+                errors.append(str(e))
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self._procs = []
+        for ns in reversed(self._created):
+            cp = _run(["ip", "netns", "pids", ns], check=False)
+            for pid in cp.stdout.split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            cp = _run(["ip", "netns", "del", ns], check=False)
+            if cp.returncode != 0 and ns in list_netns():
+                errors.append(f"cannot delete {ns}: {cp.stderr.strip()}")
+        self._created = []
+        if self._own_workdir and self.workdir and not os.environ.get("LAB_KEEP"):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self._own_workdir = False
+        if errors:
+            raise LabError("teardown incomplete: " + "; ".join(errors))
+
+
+def _peak_rate(schedule):
+    if not schedule:
+        raise ValueError("no rate given")
+    return max(step["mbit"] for step in schedule)
