@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ETS (draft-yang-tcpm-ets-00) in a cgroup sockops program: negotiation,
+ * the option on every segment, Receiver_ACK_Delay at the receiver and
+ * Network_RTT at the sender, published in the sk_storage map ets_sk_stor
+ * (include/ets_shared.h) that bbr_swift reads on the same ACK.
+ *
+ * Negotiation. The active side turns on the header-option callbacks at
+ * TCP_CONNECT_CB and offers a 16-byte option on its SYN. A listener gets
+ * the callbacks at TCP_LISTEN_CB and answers on the SYN-ACK only when the
+ * SYN (syn_skb) carried ETS. ETS is enabled on a connection only when the
+ * SYN-ACK (active side) or the handshake's final ACK (passive side) carries
+ * it; otherwise it is disabled for good. Once enabled, an incoming segment
+ * without the option disables it for good (draft §2.1), except when that
+ * segment carries SACK blocks: the kernel gives SACK the option space
+ * first, so a peer running this program legitimately drops ETS then.
+ *
+ * Clocks. TSval is the skb's EDT departure time (skb->tstamp, set from
+ * tcp_wstamp_ns just before WRITE_HDR_OPT_CB), CLOCK_MONOTONIC, in us
+ * truncated to 32 bits. ACK arrival and TS.LatestClock are
+ * bpf_ktime_get_ns() in the parse callback (CLOCK_MONOTONIC, softirq
+ * time), or the NIC's RX stamp converted with the PHC->MONOTONIC offset the
+ * loader publishes in ets_cfg; never a raw PHC stamp. See docs/ets.md.
+ *
+ * The codec and every piece of arithmetic live in ets_opt.h (unit-tested
+ * and fuzzed natively); this file is glue.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+
+#include "bbr_types.h"
+#include "ets_shared.h"
+#include "ets_opt.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* include/uapi/linux/tcp.h / net/tcp.h values not in vmlinux.h's BTF. */
+#define TCPHDR_SYN		0x02
+#define TCPHDR_ACK		0x10
+#define TCPOPT_SACK		5
+#define ENOMSG			42	/* include/uapi/asm-generic/errno.h */
+/* include/net/tcp.h TCP_DELACK_MAX: the kernel's delayed-ACK bound, 200 ms;
+ * what we advertise as MaxACKDel unless ets_cfg says otherwise. */
+#define ETS_DELACK_MAX_US	200000
+/* Network_RTT min filter window when ets_cfg leaves it 0 (Swift's base
+ * delay horizon, swift-ets-l4s.md §1). */
+#define ETS_MIN_WIN_NS		10000000000ull
+
+#define ETS_CB_FLAGS	(BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG | \
+			 BPF_SOCK_OPS_PARSE_ALL_HDR_OPT_CB_FLAG)
+
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ets_sk);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} ets_sk_stor SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ETS_STATS_MAX_NETNS);
+	__type(key, u64);
+	__type(value, struct ets_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} ets_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct ets_cfg);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} ets_cfg SEC(".maps");
+
+#define CNT(st, field)	do { if (st) __sync_fetch_and_add(&(st)->field, 1); } while (0)
+
+static __always_inline struct ets_stats *stats_get(struct bpf_sock_ops *skops)
+{
+	static const struct ets_stats zero;
+	u64 key = bpf_get_netns_cookie(skops);
+	struct ets_stats *st;
+
+	st = bpf_map_lookup_elem(&ets_stats, &key);
+	if (st)
+		return st;
+	bpf_map_update_elem(&ets_stats, &key, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&ets_stats, &key);
+}
+
+static __always_inline struct ets_cfg *cfg_get(void)
+{
+	u32 key = 0;
+
+	return bpf_map_lookup_elem(&ets_cfg, &key);
+}
+
+static __always_inline struct ets_sk *ets_get(struct bpf_sock_ops *skops,
+					      bool create)
+{
+	struct bpf_sock *sk = skops->sk;
+
+	if (!sk)
+		return NULL;
+	return bpf_sk_storage_get(&ets_sk_stor, sk, NULL,
+				  create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
+}
+
+/* Find the ETS option in the current segment (flags 0) or the SYN. */
+static __always_inline int ets_load(struct bpf_sock_ops *skops, u8 *buf,
+				    u64 flags)
+{
+	buf[0] = ETS_OPT_KIND;
+	buf[1] = 4;		/* search by a 2-byte ExID */
+	buf[2] = ETS_OPT_EXID >> 8;
+	buf[3] = ETS_OPT_EXID & 0xff;
+	return bpf_load_hdr_opt(skops, buf, ETS_OPT_LEN_SYN_BYTES, flags);
+}
+
+static __always_inline void cb_flags(struct bpf_sock_ops *skops, bool on)
+{
+	u32 f = skops->bpf_sock_ops_cb_flags;
+
+	bpf_sock_ops_cb_flags_set(skops, on ? f | ETS_CB_FLAGS
+					    : f & ~ETS_CB_FLAGS);
+}
+
+/* The departure time of the skb being written (EDT), else now. */
+static __always_inline u64 tx_time_ns(struct bpf_sock_ops *skops)
+{
+	struct bpf_sock_ops_kern *kctx = bpf_cast_to_kern_ctx(skops);
+	struct sk_buff *skb = kctx->skb;
+	u64 t = 0;
+
+	if (skb)
+		t = skb->tstamp;
+	return t ? t : bpf_ktime_get_ns();
+}
+
+static __always_inline u16 max_ack_del_field(struct ets_cfg *cfg)
+{
+	return ets_maxackdel_field(cfg && cfg->max_ack_del_us ?
+				   cfg->max_ack_del_us : ETS_DELACK_MAX_US);
+}
+
+static __always_inline void disable(struct bpf_sock_ops *skops,
+				    struct ets_sk *e)
+{
+	e->flags |= ETS_F_DISABLED;
+	e->flags &= ~ETS_F_ENABLED;
+	cb_flags(skops, false);
+}
+
+/* ---- HDR_OPT_LEN_CB ------------------------------------------------ */
+
+static __always_inline void on_opt_len(struct bpf_sock_ops *skops)
+{
+	u8 tcp_flags = skops->skb_tcp_flags;
+	u8 buf[ETS_OPT_LEN_SYN_BYTES];
+	struct ets_sk *e;
+
+	if ((tcp_flags & (TCPHDR_SYN | TCPHDR_ACK)) == (TCPHDR_SYN | TCPHDR_ACK)) {
+		/* SYN-ACK: answer only an offer. */
+		if (ets_load(skops, buf, BPF_LOAD_HDR_OPT_TCP_SYN) < 0)
+			return;
+	} else if (!(tcp_flags & TCPHDR_SYN)) {
+		/* Established, or the MSS query (no skb, args[0] ==
+		 * BPF_WRITE_HDR_TCP_CURRENT_MSS): same reservation so the
+		 * MSS accounts for the option. */
+		e = ets_get(skops, false);
+		if (!e || !(e->flags & ETS_F_ENABLED))
+			return;
+	}
+	if (bpf_reserve_hdr_opt(skops, ETS_OPT_SPACE_BYTES, 0)) {
+		if (skops->args[0] != BPF_WRITE_HDR_TCP_CURRENT_MSS) {
+			struct ets_stats *st = stats_get(skops);
+
+			CNT(st, reserve_nospace);
+		}
+	}
+}
+
+/* ---- WRITE_HDR_OPT_CB ---------------------------------------------- */
+
+static __always_inline void on_write(struct bpf_sock_ops *skops)
+{
+	u8 tcp_flags = skops->skb_tcp_flags;
+	bool syn = tcp_flags & TCPHDR_SYN, ack = tcp_flags & TCPHDR_ACK;
+	u32 tsval = (u32)(tx_time_ns(skops) / 1000);
+	u8 buf[ETS_OPT_LEN_SYN_BYTES] = {};
+	struct ets_stats *st;
+	struct ets_opt syn_opt;
+	struct ets_sk *e;
+	int len;
+
+	if (syn && ack) {
+		/* The SYN's TSval is echoed; the time the SYN waited is not
+		 * known here, so EcrDel is "invalid" (no sample from it). */
+		len = ets_load(skops, buf, BPF_LOAD_HDR_OPT_TCP_SYN);
+		if (len < 0 || ets_parse(buf, len, true, &syn_opt) != ETS_OK)
+			return;
+		len = ets_encode(buf, true, true, tsval, syn_opt.tsval_us, -1,
+				 max_ack_del_field(cfg_get()));
+	} else if (syn) {
+		e = ets_get(skops, true);
+		if (e)
+			e->flags |= ETS_F_OFFERED;
+		len = ets_encode(buf, true, false, tsval, 0, 0,
+				 max_ack_del_field(cfg_get()));
+	} else {
+		e = ets_get(skops, false);
+		if (!e || !(e->flags & ETS_F_ENABLED))
+			return;
+		len = ets_encode(buf, false, ack, tsval, e->ts_recent_us,
+				 ets_ecrdel_compute_us(bpf_ktime_get_ns(),
+						       e->ts_latest_clock_ns,
+						       e->ts_latest_us,
+						       e->ts_recent_us), 0);
+	}
+	st = stats_get(skops);
+	if (bpf_store_hdr_opt(skops, buf, len == ETS_OPT_LEN_SYN_BYTES ?
+			      ETS_OPT_LEN_SYN_BYTES : ETS_OPT_LEN_BYTES, 0)) {
+		CNT(st, store_err);
+		return;
+	}
+	CNT(st, sent);
+	if (syn)
+		CNT(st, sent_syn);
+}
+
+/* ---- handshake ----------------------------------------------------- */
+
+/* Active side, skb = the SYN-ACK. */
+static __always_inline void on_active_estab(struct bpf_sock_ops *skops)
+{
+	struct ets_stats *st = stats_get(skops);
+	u8 buf[ETS_OPT_LEN_SYN_BYTES];
+	struct ets_opt o;
+	struct ets_sk *e;
+	int len;
+
+	e = ets_get(skops, true);
+	if (!e)
+		return;
+	len = ets_load(skops, buf, 0);
+	if (!(e->flags & ETS_F_OFFERED) || len < 0 ||
+	    ets_parse(buf, len, true, &o) != ETS_OK) {
+		disable(skops, e);
+		CNT(st, refused);
+		return;
+	}
+	e->flags |= ETS_F_PEER_OFFERED | ETS_F_ENABLED;
+	e->peer_max_ack_delay_us = o.max_ack_del_us;
+	e->ts_recent_us = o.tsval_us;
+	ets_rcv_latest(&e->ts_latest_us, &e->ts_latest_clock_ns, true, false,
+		       o.tsval_us, bpf_ktime_get_ns());
+	cb_flags(skops, true);
+	CNT(st, negotiated);
+}
+
+/* Passive side, skb = the ACK that completed the handshake. The client
+ * only puts ETS on it when our SYN-ACK answered its offer, so its
+ * presence is the agreement. */
+static __always_inline void on_passive_estab(struct bpf_sock_ops *skops)
+{
+	struct ets_stats *st = stats_get(skops);
+	u8 buf[ETS_OPT_LEN_SYN_BYTES];
+	struct ets_opt o;
+	struct ets_sk *e;
+	int len;
+
+	e = ets_get(skops, true);
+	if (!e)
+		return;
+	len = ets_load(skops, buf, 0);
+	if (len < 0 || ets_parse(buf, len, false, &o) != ETS_OK) {
+		disable(skops, e);
+		CNT(st, refused);
+		return;
+	}
+	e->flags |= ETS_F_OFFERED | ETS_F_PEER_OFFERED | ETS_F_ENABLED;
+	e->ts_recent_us = o.tsval_us;
+	cb_flags(skops, true);
+	CNT(st, negotiated);
+}
+
+/* ---- PARSE_HDR_OPT_CB ---------------------------------------------- */
+
+static __always_inline bool has_sack(struct bpf_sock_ops *skops)
+{
+	u8 buf[40] = { TCPOPT_SACK, 0 };
+
+	return bpf_load_hdr_opt(skops, buf, sizeof(buf), 0) > 0;
+}
+
+/* RFC 7323 §4.3: TS.Recent follows a segment that covers Last.ACK.sent
+ * (tp->rcv_wup) with a TSval not older than TS.Recent. */
+static __always_inline void update_ts_recent(struct bpf_sock_ops *skops,
+					     struct ets_sk *e, u32 tsval)
+{
+	struct tcphdr *th = (void *)(long)skops->skb_data;
+	struct bpf_sock *sk;
+	struct tcp_sock *tp;
+	u32 seq;
+
+	if ((void *)(th + 1) > (void *)(long)skops->skb_data_end)
+		return;
+	sk = skops->sk;
+	if (!sk)
+		return;
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp)
+		return;
+	seq = bpf_ntohl(th->seq);
+	if (ets_after(seq, tp->rcv_wup))
+		return;
+	if (e->ts_recent_us && ets_after(e->ts_recent_us, tsval))
+		return;
+	e->ts_recent_us = tsval;
+}
+
+static __always_inline u64 rx_time_ns(struct bpf_sock_ops *skops,
+				      struct ets_stats *st, struct ets_sk *e)
+{
+	struct ets_cfg *cfg = cfg_get();
+	u64 sw = bpf_ktime_get_ns();
+	bool hw = false;
+	u64 t;
+
+	if (!cfg)
+		return sw;
+	t = ets_rx_clock_ns(skops->skb_hwtstamp, sw, cfg->hw_off_valid,
+			    cfg->hw_off_ns, &hw);
+	if (hw) {
+		e->flags |= ETS_F_HW_RX;
+		CNT(st, hw_rx);
+	}
+	return t;
+}
+
+static __always_inline void publish(struct ets_sk *e, struct ets_sample *s,
+				    u64 now_ns)
+{
+	struct ets_cfg *cfg = cfg_get();
+	u64 win = cfg && cfg->min_rtt_win_ns ? cfg->min_rtt_win_ns
+					     : ETS_MIN_WIN_NS;
+
+	e->network_rtt_us = s->network_rtt_us;
+	e->total_rtt_us = s->total_rtt_us;
+	e->rcv_ack_delay_us = s->ack_delay_us;
+	ets_min_update(&e->min_network_rtt_us, &e->min_network_rtt_stamp_ns,
+		       s->network_rtt_us, now_ns, win);
+	e->samples++;
+	e->last_sample_ns = now_ns;
+}
+
+static __always_inline void on_parse(struct bpf_sock_ops *skops)
+{
+	u8 buf[ETS_OPT_LEN_SYN_BYTES];
+	struct ets_stats *st;
+	struct ets_sample s = {};
+	struct ets_opt o;
+	struct ets_sk *e;
+	bool has_data, ack;
+	u64 arrival;
+	int len, err;
+
+	e = ets_get(skops, false);
+	if (!e || !(e->flags & ETS_F_ENABLED))
+		return;
+	st = stats_get(skops);
+	len = ets_load(skops, buf, 0);
+	if (len == -ENOMSG) {
+		if (has_sack(skops))
+			return;
+		disable(skops, e);
+		CNT(st, missing);
+		return;
+	}
+	if (len < 0) {		/* -ENOSPC: longer than any -00 option */
+		CNT(st, rej_parse[ETS_ERR_LEN]);
+		e->rejected++;
+		return;
+	}
+	err = ets_parse(buf, len, false, &o);
+	if (err) {
+		if (err > 0 && err < ETS_ERR__MAX)
+			CNT(st, rej_parse[err]);
+		e->rejected++;
+		return;
+	}
+	CNT(st, parsed);
+	arrival = rx_time_ns(skops, st, e);
+	has_data = skops->skb_len > skops->skb_data_end - skops->skb_data;
+	ack = skops->skb_tcp_flags & TCPHDR_ACK;
+
+	/* Receiver side. */
+	update_ts_recent(skops, e, o.tsval_us);
+	ets_rcv_latest(&e->ts_latest_us, &e->ts_latest_clock_ns, false,
+		       has_data, o.tsval_us, arrival);
+
+	/* Sender side. */
+	err = ets_sample(&o, ack, (u32)(arrival / 1000), &s);
+	if (err == ETS_SAMPLE_OK) {
+		publish(e, &s, arrival);
+		CNT(st, samples);
+	} else if (err != ETS_SAMPLE_NO_ACK && err != ETS_SAMPLE_TSECR_ZERO) {
+		if (err > 0 && err < ETS_SAMPLE__MAX)
+			CNT(st, rej_sample[err]);
+		e->rejected++;
+	}
+}
+
+SEC("sockops")
+int ets_sockops(struct bpf_sock_ops *skops)
+{
+	switch (skops->op) {
+	case BPF_SOCK_OPS_TCP_LISTEN_CB:
+		/* Children inherit the flags; the listener needs them for
+		 * the SYN-ACK's LEN/WRITE callbacks. */
+		cb_flags(skops, true);
+		break;
+	case BPF_SOCK_OPS_TCP_CONNECT_CB:
+		if (ets_get(skops, true))
+			cb_flags(skops, true);
+		break;
+	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+		on_active_estab(skops);
+		break;
+	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		on_passive_estab(skops);
+		break;
+	case BPF_SOCK_OPS_HDR_OPT_LEN_CB:
+		on_opt_len(skops);
+		break;
+	case BPF_SOCK_OPS_WRITE_HDR_OPT_CB:
+		on_write(skops);
+		break;
+	case BPF_SOCK_OPS_PARSE_HDR_OPT_CB:
+		on_parse(skops);
+		break;
+	}
+	return 1;
+}
