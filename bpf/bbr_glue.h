@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * bbr_glue.h: the struct_ops glue shared by every CC built on the BBRv3
+ * core (bbr3, bbr_swift). Included exactly once, by a thin *.bpf.c file.
+ *
+ * Each op reads the kernel's inputs from the socket and the rate sample
+ * into a struct bbr_sock / struct bbr_rs, calls the core, and writes back
+ * what changed (cwnd, pacing rate, app_limited, ssthresh). The per-socket
+ * state lives in an sk_storage map (icsk_ca_priv holds only 104 bytes).
+ * The object also carries an iterator over that map that emits one state
+ * record per socket for `bbrctl stat`.
+ *
+ * What differs between CCs is given by macros the includer defines first:
+ *
+ *   BBR_GLUE_PREFIX     required: the CC name as an identifier (bbr3). It
+ *                       names the struct_ops map, the CC (.name string),
+ *                       and prefixes the programs (<prefix>_init ...), the
+ *                       sk_storage map <prefix>_sk_stor, the parameters
+ *                       <prefix>_params (.data, bbrctl params) and the glue
+ *                       counters <prefix>_stats.
+ *   BBR_GLUE_VALUE      the sk_storage value type (struct bbr3_sk).
+ *   BBR_GLUE_CORE(v)    the struct bbr3_sk * inside a value ((v)).
+ *   BBR_GLUE_FLAGS      tcp_congestion_ops.flags (TCP_CONG_NON_RESTRICTED).
+ *   BBR_GLUE_DUMP_PROG  name of the state iterator (dump_<prefix>_state).
+ *   BBR_GLUE_REC_T      the iterator's record type (struct bbr3_state_rec),
+ *   BBR_GLUE_REC_BASE(r) the struct bbr3_state_rec inside it ((r)).
+ *   Hooks, no-ops by default (statements; may use everything above):
+ *   BBR_GLUE_HOOK_INIT(sk, v, s)          after bbr_core_init()
+ *   BBR_GLUE_HOOK_MAIN_PRE(sk, v, s, r)   before bbr_core_main()
+ *   BBR_GLUE_HOOK_MAIN_POST(sk, v, s, r)  after bbr_core_main(), before
+ *                                         the outputs are written back
+ *   BBR_GLUE_HOOK_REC(rec, v)             fill the record's own part
+ * A CC with hooks includes vmlinux.h and the core itself first (defining
+ * BBR_CFG as <prefix>_params), declares its value type and hook functions,
+ * then includes this file; the includes here are guarded.
+ *
+ * bbrctl's ring-buffer tracing (bbr_trace.h) hooks in here, once, for all
+ * CCs built on the glue.
+ */
+#ifndef BBR_GLUE_H
+#define BBR_GLUE_H
+
+#ifndef BBR_GLUE_PREFIX
+#error "define BBR_GLUE_PREFIX (the CC name as an identifier) before bbr_glue.h"
+#endif
+
+#define BBR_GLUE_CAT2(a, b)	a##_##b
+#define BBR_GLUE_CAT(a, b)	BBR_GLUE_CAT2(a, b)
+#define BBR_GLUE_SYM(x)		BBR_GLUE_CAT(BBR_GLUE_PREFIX, x)
+#define BBR_GLUE_STR2(x)	#x
+#define BBR_GLUE_STR(x)		BBR_GLUE_STR2(x)
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+
+#include "bbr_types.h"
+#include "bbr3_state.h"
+
+#ifndef BBR_CFG
+#define BBR_CFG			BBR_GLUE_SYM(params)
+#endif
+#ifndef BBR_PRANDOM_U32
+#define BBR_PRANDOM_U32()	bpf_get_prandom_u32()
+#endif
+#include "bbr3_core.h"
+
+/* BPF_PROG pastes its name argument; expand BBR_GLUE_SYM() first. */
+#define BBR_GLUE_PROG(...)	BPF_PROG(__VA_ARGS__)
+
+#ifndef BBR_GLUE_VALUE
+#define BBR_GLUE_VALUE		struct bbr3_sk
+#define BBR_GLUE_CORE(v)	(v)
+#endif
+#ifndef BBR_GLUE_FLAGS
+#define BBR_GLUE_FLAGS		TCP_CONG_NON_RESTRICTED
+#endif
+#ifndef BBR_GLUE_DUMP_PROG
+#define BBR_GLUE_DUMP_PROG	BBR_GLUE_CAT(dump, BBR_GLUE_SYM(state))
+#endif
+#ifndef BBR_GLUE_REC_T
+#define BBR_GLUE_REC_T		struct bbr3_state_rec
+#define BBR_GLUE_REC_BASE(r)	(r)
+#endif
+#ifndef BBR_GLUE_HOOK_INIT
+#define BBR_GLUE_HOOK_INIT(sk, v, s)		do { } while (0)
+#endif
+#ifndef BBR_GLUE_HOOK_MAIN_PRE
+#define BBR_GLUE_HOOK_MAIN_PRE(sk, v, s, r)	do { } while (0)
+#endif
+#ifndef BBR_GLUE_HOOK_MAIN_POST
+#define BBR_GLUE_HOOK_MAIN_POST(sk, v, s, r)	do { } while (0)
+#endif
+#ifndef BBR_GLUE_HOOK_REC
+#define BBR_GLUE_HOOK_REC(rec, v)		do { } while (0)
+#endif
+
+char _license[] SEC("license") = "Dual BSD/GPL";
+
+/* include/net/tcp.h: may be a netns default without being in
+ * tcp_allowed_congestion_control, and keeps that across a live update. */
+#define TCP_CONG_NON_RESTRICTED	0x1
+
+/* net/ipv4/tcp_input.c FLAG_* bits passed to cong_control (checked
+ * against 6.18). */
+#define TCP_FLAG_ECE		0x40
+#define TCP_FLAG_DSACK_TLP	0x20000
+
+/* include/net/tcp_ecn.h (6.18): ECN negotiated as RFC 3168 or AccECN. */
+#define TCP_ECN_MODE_RFC3168	0x1
+#define TCP_ECN_MODE_ACCECN	0x10
+
+/* Below 1.2 Mbit/s (150 kB/s) send one segment per TSO skb, as the
+ * kernel's BBR does: bursts would be a large part of the BDP. */
+#define BBR_MIN_TSO_RATE_BYTES_PER_SEC	(1200000 / 8)
+/* Provision sndbuf as 3 x cwnd: room for cwnd growth in PROBE_UP and for
+ * retransmits in recovery. Reference: bbr_sndbuf_expand. */
+#define BBR_SNDBUF_EXPAND_FACTOR	3
+
+/* Runtime parameters, rewritable through the object's .data map. */
+struct bbr_params BBR_CFG = BBR_PARAMS_DEFAULT;
+
+/* Things the glue could not do, for `bbrctl` and the tests. */
+struct bbr_glue_stats {
+	u64 no_storage;		/* sk_storage allocation failed in init */
+	u64 not_initialized;	/* op called for a socket without state */
+} BBR_GLUE_SYM(stats);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, BBR_GLUE_VALUE);
+} BBR_GLUE_SYM(sk_stor) SEC(".maps");
+
+static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
+{
+	return (struct tcp_sock *)sk;
+}
+
+static __always_inline struct inet_connection_sock *inet_csk(const struct sock *sk)
+{
+	return (struct inet_connection_sock *)sk;
+}
+
+static __always_inline BBR_GLUE_VALUE *bbr_glue_value(struct sock *sk)
+{
+	BBR_GLUE_VALUE *v = bpf_sk_storage_get(&BBR_GLUE_SYM(sk_stor), sk, NULL, 0);
+
+	if (!v)
+		__sync_fetch_and_add(&BBR_GLUE_SYM(stats).not_initialized, 1);
+	return v;
+}
+
+/* The BBRv3 part of this CC's per-socket value. */
+static __always_inline struct bbr3_sk *bbr3_state(struct sock *sk)
+{
+	BBR_GLUE_VALUE *v = bbr_glue_value(sk);
+
+	return v ? BBR_GLUE_CORE(v) : NULL;
+}
+
+static __always_inline u32 packets_in_flight(const struct tcp_sock *tp)
+{
+	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
+}
+
+/* Everything the core reads from the socket. */
+static __always_inline void bbr_sock_load(struct bbr_sock *s, struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct inet_connection_sock *icsk = inet_csk(sk);
+	u64 wstamp = tp->tcp_wstamp_ns, clock = tp->tcp_clock_cache;
+
+	s->now_us = tp->tcp_mstamp;
+	s->delivered_mstamp_us = tp->delivered_mstamp;
+	s->edt_lead_ns = wstamp > clock ? wstamp - clock : 0;
+	s->max_pacing_rate = sk->sk_max_pacing_rate;
+	s->delivered = tp->delivered;
+	s->delivered_ce = tp->delivered_ce;
+	s->lost = tp->lost;
+	s->inflight = packets_in_flight(tp);
+	s->mss = tp->mss_cache;
+	s->srtt_us = tp->srtt_us >> 3;
+	s->kernel_min_rtt_us = tp->rtt_min.s[0].v;
+	s->snd_cwnd_clamp = tp->snd_cwnd_clamp;
+	s->snd_nxt = tp->snd_nxt;
+	s->snd_una = tp->snd_una;
+	s->tlp_high_seq = tp->tlp_high_seq;
+	s->prior_cwnd = tp->prior_cwnd;
+	s->pacing_shift = sk->sk_pacing_shift;
+	s->ca_state = BPF_CORE_READ_BITFIELD(icsk, icsk_ca_state);
+	s->is_cwnd_limited = BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited);
+	s->tlp_retrans = BPF_CORE_READ_BITFIELD(tp, tlp_retrans);
+	s->ecn_ok = !!(tp->ecn_flags & (TCP_ECN_MODE_RFC3168 | TCP_ECN_MODE_ACCECN));
+	s->snd_cwnd = tp->snd_cwnd;
+	s->snd_ssthresh = tp->snd_ssthresh;
+	s->app_limited = tp->app_limited;
+	s->pacing_rate = sk->sk_pacing_rate;
+}
+
+/* Write back the outputs the core changed. */
+static __always_inline void bbr_sock_store(struct sock *sk,
+					   const struct bbr_sock *s)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (s->snd_cwnd && tp->snd_cwnd != s->snd_cwnd)
+		tp->snd_cwnd = s->snd_cwnd;
+	if (tp->snd_ssthresh != s->snd_ssthresh)
+		tp->snd_ssthresh = s->snd_ssthresh;
+	if (tp->app_limited != s->app_limited)
+		tp->app_limited = s->app_limited;
+	if (sk->sk_pacing_rate != s->pacing_rate)
+		sk->sk_pacing_rate = s->pacing_rate;
+}
+
+static __always_inline void bbr_rs_load(struct bbr_rs *r,
+					const struct rate_sample *rs)
+{
+	r->interval_us = rs->interval_us;
+	r->rtt_us = rs->rtt_us;
+	r->prior_delivered = rs->prior_delivered;
+	r->delivered = rs->delivered;
+	r->delivered_ce = rs->delivered_ce;
+	r->losses = rs->losses;
+	r->acked_sacked = rs->acked_sacked;
+	r->prior_in_flight = rs->prior_in_flight;
+	r->last_end_seq = rs->last_end_seq;
+	r->is_app_limited = rs->is_app_limited;
+	r->is_retrans = rs->is_retrans;
+	r->is_ack_delayed = rs->is_ack_delayed;
+}
+
+SEC("struct_ops")
+void BBR_GLUE_PROG(BBR_GLUE_SYM(init), struct sock *sk)
+{
+	BBR_GLUE_VALUE *v;
+	struct bbr3_sk *sks;
+	struct bbr_sock s = {};
+
+	/* Without pacing there is no BBR: let TCP's internal EDT pacing
+	 * enforce sk_pacing_rate when no fq qdisc does. */
+	if (sk->sk_pacing_status == SK_PACING_NONE)
+		sk->sk_pacing_status = SK_PACING_NEEDED;
+
+	v = bpf_sk_storage_get(&BBR_GLUE_SYM(sk_stor), sk, NULL,
+			       BPF_SK_STORAGE_GET_F_CREATE);
+	if (!v) {
+		/* The socket keeps its initial cwnd, unpaced. */
+		__sync_fetch_and_add(&BBR_GLUE_SYM(stats).no_storage, 1);
+		return;
+	}
+	sks = BBR_GLUE_CORE(v);
+	bbr_sock_load(&s, sk);
+	bbr_core_init(sks, &s);
+	BBR_GLUE_HOOK_INIT(sk, v, &s);
+	bbr_sock_store(sk, &s);
+}
+
+SEC("struct_ops")
+void BBR_GLUE_PROG(BBR_GLUE_SYM(release), struct sock *sk)
+{
+	bpf_sk_storage_delete(&BBR_GLUE_SYM(sk_stor), sk);
+}
+
+SEC("struct_ops")
+void BBR_GLUE_PROG(BBR_GLUE_SYM(main), struct sock *sk, u32 ack, int flag,
+	      const struct rate_sample *rs)
+{
+	BBR_GLUE_VALUE *v = bbr_glue_value(sk);
+	struct bbr3_sk *sks;
+	struct bbr_sock s = {};
+	struct bbr_rs r = {};
+
+	if (!v)
+		return;
+	sks = BBR_GLUE_CORE(v);
+	bbr_sock_load(&s, sk);
+	s.ack = ack;
+	s.ece = !!(flag & TCP_FLAG_ECE);
+	s.dsack_tlp = !!(flag & TCP_FLAG_DSACK_TLP);
+	bbr_rs_load(&r, rs);
+	BBR_GLUE_HOOK_MAIN_PRE(sk, v, &s, &r);
+	bbr_core_main(sks, &s, &r);
+	BBR_GLUE_HOOK_MAIN_POST(sk, v, &s, &r);
+	bbr_sock_store(sk, &s);
+}
+
+SEC("struct_ops")
+u32 BBR_GLUE_PROG(BBR_GLUE_SYM(ssthresh), struct sock *sk)
+{
+	struct bbr3_sk *sks = bbr3_state(sk);
+	struct bbr_sock s = {};
+
+	if (!sks)
+		return tcp_sk(sk)->snd_ssthresh;
+	bbr_sock_load(&s, sk);
+	return bbr_core_ssthresh(&sks->st, &s);
+}
+
+SEC("struct_ops")
+u32 BBR_GLUE_PROG(BBR_GLUE_SYM(undo_cwnd), struct sock *sk)
+{
+	struct bbr3_sk *sks = bbr3_state(sk);
+	struct bbr_sock s = {};
+
+	if (!sks)
+		return tcp_sk(sk)->snd_cwnd;
+	bbr_sock_load(&s, sk);
+	return bbr_core_undo_cwnd(&sks->st, &s);
+}
+
+SEC("struct_ops")
+void BBR_GLUE_PROG(BBR_GLUE_SYM(set_state), struct sock *sk, u8 new_state)
+{
+	struct bbr3_sk *sks = bbr3_state(sk);
+	struct bbr_sock s = {};
+
+	if (!sks)
+		return;
+	bbr_sock_load(&s, sk);
+	bbr_core_set_state(&sks->st, &s, new_state);
+	bbr_sock_store(sk, &s);
+}
+
+SEC("struct_ops")
+void BBR_GLUE_PROG(BBR_GLUE_SYM(cwnd_event), struct sock *sk, enum tcp_ca_event event)
+{
+	struct bbr3_sk *sks;
+	struct bbr_sock s = {};
+
+	if (event != CA_EVENT_TX_START)
+		return;		/* the only event BBRv3 acts on as a sender */
+	sks = bbr3_state(sk);
+	if (!sks)
+		return;
+	bbr_sock_load(&s, sk);
+	bbr_core_cwnd_event(&sks->st, &s, event);
+	bbr_sock_store(sk, &s);
+}
+
+SEC("struct_ops")
+void BBR_GLUE_PROG(BBR_GLUE_SYM(in_ack_event), struct sock *sk, u32 flags)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr3_sk *sks;
+
+	if (!tp->tlp_high_seq)
+		return;		/* common case: no TLP outstanding, nothing to do */
+	sks = bbr3_state(sk);
+	if (!sks)
+		return;
+	sks->st.tlp_high_seq = tp->tlp_high_seq;
+	sks->st.tlp_retrans_seen = BPF_CORE_READ_BITFIELD(tp, tlp_retrans);
+}
+
+SEC("struct_ops")
+u32 BBR_GLUE_PROG(BBR_GLUE_SYM(min_tso_segs), struct sock *sk)
+{
+	return sk->sk_pacing_rate < BBR_MIN_TSO_RATE_BYTES_PER_SEC ? 1 : 2;
+}
+
+SEC("struct_ops")
+u32 BBR_GLUE_PROG(BBR_GLUE_SYM(sndbuf_expand), struct sock *sk)
+{
+	return BBR_SNDBUF_EXPAND_FACTOR;
+}
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops BBR_GLUE_PREFIX = {
+	.init		= (void *)BBR_GLUE_SYM(init),
+	.release	= (void *)BBR_GLUE_SYM(release),
+	.cong_control	= (void *)BBR_GLUE_SYM(main),
+	.ssthresh	= (void *)BBR_GLUE_SYM(ssthresh),
+	.undo_cwnd	= (void *)BBR_GLUE_SYM(undo_cwnd),
+	.set_state	= (void *)BBR_GLUE_SYM(set_state),
+	.cwnd_event	= (void *)BBR_GLUE_SYM(cwnd_event),
+	.in_ack_event	= (void *)BBR_GLUE_SYM(in_ack_event),
+	.min_tso_segs	= (void *)BBR_GLUE_SYM(min_tso_segs),
+	.sndbuf_expand	= (void *)BBR_GLUE_SYM(sndbuf_expand),
+	.flags		= BBR_GLUE_FLAGS,
+	.name		= BBR_GLUE_STR(BBR_GLUE_PREFIX),
+};
+
+/* ---- State view for userspace --------------------------------------------- */
+
+SEC("iter/bpf_sk_storage_map")
+int BBR_GLUE_DUMP_PROG(struct bpf_iter__bpf_sk_storage_map *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	BBR_GLUE_VALUE *v = ctx->value;
+	struct sock *sk = ctx->sk;
+	BBR_GLUE_REC_T full = {};
+	struct bbr3_state_rec *rec_p = &BBR_GLUE_REC_BASE(full);
+	struct tcp_sock *tp;
+
+	if (!sk || !v)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp)
+		return 0;
+
+	rec_p->version = BBR3_STATE_VERSION;
+	rec_p->cookie = bpf_get_socket_cookie(sk);
+	rec_p->pacing_rate_Bps = sk->sk_pacing_rate;
+	rec_p->snd_cwnd_pkts = tp->snd_cwnd;
+	rec_p->inflight_pkts = packets_in_flight(tp);
+	rec_p->mss_bytes = tp->mss_cache;
+	rec_p->srtt_us = tp->srtt_us >> 3;
+	rec_p->delivered = tp->delivered;
+	rec_p->lost = tp->lost;
+	rec_p->delivered_ce = tp->delivered_ce;
+	rec_p->family = sk->__sk_common.skc_family;
+	rec_p->sport = sk->__sk_common.skc_num;
+	rec_p->dport = bpf_ntohs(sk->__sk_common.skc_dport);
+	if (rec_p->family == 2 /* AF_INET */) {
+		__builtin_memcpy(rec_p->saddr, &sk->__sk_common.skc_rcv_saddr, 4);
+		__builtin_memcpy(rec_p->daddr, &sk->__sk_common.skc_daddr, 4);
+	} else {
+		bpf_probe_read_kernel(rec_p->saddr, 16,
+				      &sk->__sk_common.skc_v6_rcv_saddr);
+		bpf_probe_read_kernel(rec_p->daddr, 16,
+				      &sk->__sk_common.skc_v6_daddr);
+	}
+	__builtin_memcpy(&rec_p->st, &BBR_GLUE_CORE(v)->st, sizeof(rec_p->st));
+	BBR_GLUE_HOOK_REC(&full, v);
+	bpf_seq_write(seq, &full, sizeof(full));
+	return 0;
+}
+
+#endif /* BBR_GLUE_H */
