@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#
+# Flow generator and kernel fast path of the lab (selftests/lab/flowgen/README.md):
+#   flowgen     one-process epoll TCP flow generator, CC per socket, TCP_INFO CSV
+#   marker      clsact egress cls_bpf program: virtual-queue step / phantom-queue
+#               CE marking and random loss for selftests/lab/fastpath.py
+
+FLOWGEN     := selftests/lab/flowgen/flowgen
+FLOWGEN_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+MARKER_OBJ  := selftests/lab/marker/marker.bpf.o
+
+ALL_TARGETS += $(FLOWGEN)
+CLEAN_FILES += $(FLOWGEN)
+PYTEST_DIRS := $(filter-out selftests/lab/tests,$(PYTEST_DIRS)) selftests/lab/tests
+
+$(FLOWGEN): selftests/lab/flowgen/flowgen.c
+	$(CC) $(USER_CFLAGS) -o $@ $< $(FLOWGEN_LIBS)

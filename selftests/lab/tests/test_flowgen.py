@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""flowgen: many flows, a CC per socket, TCP_INFO samples, stop times, rr counts.
+
+Runs between namespaces this test builds (netlab.Topology, prefix "lfp"+pid),
+with kernel CCs only (cubic, reno, bbr), so it needs no struct_ops lock.
+"""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "selftests"))
+import netlab  # noqa: E402
+
+FLOWGEN = ROOT / "selftests" / "lab" / "flowgen" / "flowgen"
+NS_PREFIX = f"lfp{os.getpid()}"
+PORT_LO, PORT_HI = 5201, 5204
+SAMPLE_MS = 100
+SAMPLE_TOL_S = 0.035            # one sample interval may stretch by a busy epoll pass
+STOP_TOL_S = 0.05               # stop at 1 ms ticks, plus scheduling noise
+KERNEL_CCS = ("cubic", "reno", "bbr")
+BUFFER_BYTES = 4_000_000
+
+
+def _need_root():
+    if os.geteuid() != 0:
+        pytest.fail("flowgen tests need root (namespaces, tc)")
+    if not FLOWGEN.exists():
+        pytest.fail(f"{FLOWGEN} not built: run make")
+
+
+class Server:
+    """flowgen server in a namespace; stopped (SIGTERM) on exit."""
+
+    def __init__(self, ns, addr, ports=f"{PORT_LO}-{PORT_HI}"):
+        self.argv = ["ip", "netns", "exec", ns, str(FLOWGEN), "server",
+                     "--addr", addr, "--ports", ports]
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if line.strip() != "READY":
+            self.proc.kill()
+            raise RuntimeError(f"flowgen server failed: {line!r} {self.proc.stderr.read()}")
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        try:
+            _, err = self.proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        self.stderr = err
+        return False
+
+
+def run_client(ns, flows, tmp_path, sample_ms=SAMPLE_MS, timeout=60):
+    spec = tmp_path / "flows.json"
+    out = tmp_path / "samples.csv"
+    summ = tmp_path / "summary.json"
+    spec.write_text(json.dumps({"sample_ms": sample_ms, "flows": flows}))
+    cp = subprocess.run(["ip", "netns", "exec", ns, str(FLOWGEN), "client",
+                         "--spec", str(spec), "--out", str(out), "--summary", str(summ)],
+                        capture_output=True, text=True, timeout=timeout)
+    summary = json.loads(summ.read_text()) if summ.exists() else None
+    with open(out) as f:
+        rows = list(csv.DictReader(f))
+    return cp, summary, rows
+
+
+def _assert_no_leftovers():
+    left = [ns for ns in netlab.list_netns() if ns.startswith(NS_PREFIX)]
+    assert not left, f"namespaces left behind: {left}"
+
+
+def test_200_mixed_flows(tmp_path):
+    """200 flows: bulk with two stop times, rr with counts; cubic/reno/bbr per socket."""
+    _need_root()
+    flows = []
+    for i in range(200):
+        f = {"id": i, "dst": None, "port": PORT_LO + i % 4, "cc": KERNEL_CCS[i % 3]}
+        # Bulk flows all open at 0, before the queue fills: a SYN dropped at a
+        # full bottleneck waits 1 s for its retry. rr flows start later, staggered
+        # (their SYNs may meet a full queue; they have until 10 s).
+        if i < 150:
+            f.update(kind="bulk", start_s=0, stop_s=1.5 if i % 2 else 2.5)
+        else:
+            f.update(kind="rr", start_s=0.5 + 0.01 * (i - 150), req_bytes=200,
+                     resp_bytes=3000, count=20, stop_s=10)
+        flows.append(f)
+    try:
+        # 4 MB of buffer, ~18 packets per bulk flow: with netlab's default
+        # (2 per flow) some flows sit in RTO backoff for the whole run.
+        with netlab.Topology(rate_mbit=200, buffer_bytes=BUFFER_BYTES, prefix=NS_PREFIX) as topo:
+            for f in flows:
+                f["dst"] = topo.rcv_addr
+            with Server(topo.rcv_ns, topo.rcv_addr):
+                t0 = time.monotonic()
+                cp, summary, rows = run_client(topo.snd_ns, flows, tmp_path)
+                wall_s = time.monotonic() - t0
+    finally:
+        _assert_no_leftovers()
+    assert cp.returncode == 0, f"client exit {cp.returncode}: {cp.stderr}"
+    per_flow = {f["id"]: f for f in summary["flows"]}
+    errors = [f for f in per_flow.values() if f["error"]]
+    assert not errors, f"flows with errors: {errors[:3]}"
+    assert len(per_flow) == 200
+
+    by_flow = defaultdict(list)
+    for r in rows:
+        by_flow[int(r["flow"])].append(r)
+    # Bytes of all flows acked between 0.5 s and 1.5 s (every bulk flow open then)
+    # against the bottleneck: the generator keeps a 200 Mbit/s link busy.
+    def acked_at(fid, t):
+        before = [(float(r["t_s"]), int(r["bytes_acked"])) for r in by_flow[fid]
+                  if float(r["t_s"]) <= t]
+        return before[-1] if before else (0.0, 0)
+
+    def rate_bps(fid):
+        (t1, b1), (t2, b2) = acked_at(fid, 0.45), acked_at(fid, 1.45)
+        return (b2 - b1) * 8 / (t2 - t1) if t2 > t1 else 0.0
+    mid_mbit = sum(rate_bps(i) for i in range(200)) / 1e6
+    print(f"200 flows in {wall_s:.2f} s wall, {len(rows)} samples, "
+          f"aggregate {mid_mbit:.1f} Mbit/s between 0.45 and 1.45 s (tbf 200 Mbit/s)")
+    assert mid_mbit >= 0.8 * 200 * 0.97, "generator cannot fill the bottleneck"
+
+    for spec in flows:
+        fid = spec["id"]
+        s = per_flow[fid]
+        assert s["connected"], f"flow {fid} never connected"
+        assert s["cc_actual"] == spec["cc"], f"flow {fid}: cc {s['cc_actual']} != {spec['cc']}"
+        assert s["cookie"] > 0
+        samples = by_flow[fid]
+        assert {r["cc"] for r in samples} == {spec["cc"]}, f"flow {fid}: CSV cc column"
+        assert {int(r["cookie"]) for r in samples} == {s["cookie"]}
+        if spec["kind"] == "bulk":
+            # 150 flows share 200 Mbit/s: ~330 kB each on average; every one moves some
+            assert s["bytes_acked"] > 10_000, f"bulk flow {fid} moved {s['bytes_acked']} B"
+            # stop time honoured: closed within STOP_TOL_S, no sample after it
+            assert spec["stop_s"] <= s["t_end_s"] <= spec["stop_s"] + STOP_TOL_S, \
+                f"flow {fid} ended at {s['t_end_s']} (stop {spec['stop_s']})"
+            ts = [float(r["t_s"]) for r in samples]
+            assert max(ts) <= spec["stop_s"] + STOP_TOL_S
+            expect = int((spec["stop_s"] - spec["start_s"]) * 1000 / SAMPLE_MS)
+            assert expect - 2 <= len(ts) <= expect + 1, \
+                f"flow {fid}: {len(ts)} samples, expected ~{expect}"
+            gaps = [b - a for a, b in zip(ts, ts[1:])]
+            assert all(abs(g - SAMPLE_MS / 1000) <= SAMPLE_TOL_S for g in gaps), \
+                f"flow {fid}: sample gaps {min(gaps):.3f}..{max(gaps):.3f} s"
+        else:
+            assert s["t_connect_s"] >= spec["start_s"], f"rr flow {fid} started early"
+            assert s["completed"], f"rr flow {fid} did not complete"
+            assert s["rr_done"] == 20, f"rr flow {fid}: {s['rr_done']} of 20"
+            assert s["app_bytes_received"] == 20 * 3000
+            assert s["app_bytes_sent"] == 20 * 200
+    rr_p50 = sorted(per_flow[i]["rr_latency_us"]["p50"] for i in range(150, 200))
+    print(f"rr: 50 flows x 20 requests complete, median of per-flow p50 latency {rr_p50[25]} us")
+
+
+def test_unknown_cc_is_a_flow_error(tmp_path):
+    """An unknown CC fails that flow (with errno ENOENT) and the run goes on."""
+    _need_root()
+    try:
+        with netlab.Topology(prefix=NS_PREFIX) as topo:
+            flows = [{"id": 0, "dst": topo.rcv_addr, "port": PORT_LO, "cc": "cubic",
+                      "kind": "bulk", "bytes": 1_000_000},
+                     {"id": 1, "dst": topo.rcv_addr, "port": PORT_LO, "cc": "no_such_cc",
+                      "kind": "bulk", "bytes": 1_000_000}]
+            with Server(topo.rcv_ns, topo.rcv_addr):
+                cp, summary, rows = run_client(topo.snd_ns, flows, tmp_path)
+    finally:
+        _assert_no_leftovers()
+    print(cp.stderr.strip(), json.dumps(summary["flows"][1]["error"]))
+    assert cp.returncode == 3, f"exit {cp.returncode}, expected 3 (flow errors)"
+    good, bad = summary["flows"]
+    assert good["error"] is None and good["completed"]
+    assert good["bytes_acked"] >= 1_000_000
+    assert bad["error"]["stage"] == "set_cc"
+    assert bad["error"]["errno_name"] == "ENOENT"
+    assert not bad["connected"] and bad["bytes_acked"] == 0
+    assert summary["n_errors"] == 1
+
+
+def test_bad_spec_is_rejected(tmp_path):
+    """Malformed input: exit 1 with a message naming the field, nothing written."""
+    _need_root()
+    spec = tmp_path / "bad.json"
+    spec.write_text(json.dumps({"flows": [{"id": 0, "dst": "198.18.0.1", "kind": "stream",
+                                           "stop_s": 1}]}))
+    cp = subprocess.run([str(FLOWGEN), "client", "--spec", str(spec),
+                         "--out", str(tmp_path / "s.csv")], capture_output=True, text=True)
+    print(cp.stderr.strip())
+    assert cp.returncode == 1 and "kind" in cp.stderr
