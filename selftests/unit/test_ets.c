@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Unit tests of the ETS option codec and arithmetic (bpf/ets_opt.h):
+ * byte layout against draft-yang-tcpm-ets-00 §3.2, EcrDel unit choice,
+ * malformed input, the draft's worked example, 32-bit wrap, and the
+ * hardware-clock path with injected NIC stamps.
+ */
+#include <string.h>
+
+#include "unit.h"
+#include "ets_opt.h"
+
+TEST(ets_encode_syn_bytes)
+{
+	u8 b[16];
+	static const u8 want[16] = { 254, 16, 0x45, 0x54, 0x01, 0x02, 0x03, 0x04,
+				     0, 0, 0, 0, 0, 0, 0xff, 0xfe };
+
+	ASSERT_EQ(ets_encode(b, true, false, 0x01020304, 77, 5, 0xfffe), 16);
+	for (int i = 0; i < 16; i++)
+		ASSERT_EQ(b[i], want[i]);	/* TSecr, EcrDel 0 without ACK */
+}
+
+TEST(ets_encode_ack_bytes)
+{
+	u8 b[16];
+
+	ASSERT_EQ(ets_encode(b, false, true, 0xa0b0c0d0, 0x11223344, 1000, 0), 14);
+	ASSERT_EQ(b[0], 254);
+	ASSERT_EQ(b[1], 14);
+	ASSERT_EQ(ets_get32(b + 4), 0xa0b0c0d0);
+	ASSERT_EQ(ets_get32(b + 8), 0x11223344);
+	/* unit 0 (us), value 1000, reserved bit 0 */
+	ASSERT_EQ(ets_get16(b + 12), 1000 << 1);
+	ASSERT_EQ(b[13] & 1, 0);
+}
+
+TEST(ets_unit_choice)
+{
+	ASSERT_EQ(ets_ecrdel_field(0), 0);
+	ASSERT_EQ(ets_ecrdel_field(8191), 8191 << 1);			/* us */
+	ASSERT_EQ(ets_ecrdel_field(8192), (1 << 14) | (8 << 1));	/* ms */
+	ASSERT_EQ(ets_ecrdel_field(40499), (1 << 14) | (40 << 1));	/* rounds */
+	ASSERT_EQ(ets_ecrdel_field(40500), (1 << 14) | (41 << 1));
+	ASSERT_EQ(ets_ecrdel_field(8191499), (1 << 14) | (8191 << 1));
+	ASSERT_EQ(ets_ecrdel_field(8191500), 2 << 14);			/* invalid */
+	ASSERT_EQ(ets_ecrdel_us(ETS_UNIT_MS, 41), 41000);
+	ASSERT_EQ(ets_ecrdel_us(ETS_UNIT_INVALID, 3), -1);
+	ASSERT_EQ(ets_ecrdel_us(ETS_UNIT_RESERVED, 3), -1);
+	ASSERT_EQ(ets_maxackdel_field(200000), 0xfffe);
+	ASSERT_EQ(ets_maxackdel_field(40000), 40000);
+}
+
+TEST(ets_roundtrip)
+{
+	struct ets_opt o;
+	u8 b[16];
+
+	ets_encode(b, false, true, 123456, 654321, 9000, 0);
+	ASSERT_EQ(ets_parse(b, 14, false, &o), ETS_OK);
+	ASSERT_EQ(o.tsval_us, 123456);
+	ASSERT_EQ(o.tsecr_us, 654321);
+	ASSERT_EQ(o.unit, ETS_UNIT_MS);
+	ASSERT_EQ(o.ecrdel, 9);
+	ets_encode(b, true, true, 1, 2, -1, 4000);
+	ASSERT_EQ(ets_parse(b, 16, true, &o), ETS_OK);
+	ASSERT_EQ(o.unit, ETS_UNIT_INVALID);
+	ASSERT_EQ(o.max_ack_del_us, 4000);
+}
+
+TEST(ets_parse_malformed)
+{
+	struct ets_opt o;
+	u8 b[16];
+
+	ets_encode(b, false, true, 1, 2, 3, 0);
+	ASSERT_EQ(ets_parse(b, 3, false, &o), ETS_ERR_SHORT);
+	ASSERT_EQ(ets_parse(b, 13, false, &o), ETS_ERR_SHORT);	/* truncated */
+	ASSERT_EQ(ets_parse(b, 14, true, &o), ETS_ERR_LEN);	/* SYN wants 16 */
+	b[1] = 12;
+	ASSERT_EQ(ets_parse(b, 12, false, &o), ETS_ERR_LEN);
+	b[1] = 14;
+	b[3] = 0x55;
+	ASSERT_EQ(ets_parse(b, 14, false, &o), ETS_ERR_EXID);
+	b[3] = 0x54;
+	b[0] = 253;
+	ASSERT_EQ(ets_parse(b, 14, false, &o), ETS_ERR_KIND);
+	b[0] = 254;
+	b[13] |= 1;		/* reserved bit: ignored */
+	ASSERT_EQ(ets_parse(b, 14, false, &o), ETS_OK);
+	ASSERT_EQ(o.ecrdel, 3);
+}
+
+/* draft §3.3: TSval 1 arrives at t=2, TSval 2 lost, TSval 3 at t=10; the
+ * ACK is written at t=10 with TSecr=1 (TS.Recent) and EcrDel=2; it
+ * arrives at t=11: Network_RTT = 8, the RTT of TSval 3. Units: us. */
+TEST(ets_draft_worked_example)
+{
+	u32 latest = 0, recent = 1;
+	u64 latest_clock = 0;
+	struct ets_sample s;
+	struct ets_opt o;
+	s64 del;
+	u8 b[16];
+
+	ASSERT_TRUE(ets_rcv_latest(&latest, &latest_clock, false, true, 1, 2000));
+	ASSERT_TRUE(ets_rcv_latest(&latest, &latest_clock, false, true, 3, 10000));
+	ASSERT_FALSE(ets_rcv_latest(&latest, &latest_clock, false, false, 9, 10000));
+	del = ets_ecrdel_compute_us(10000, latest_clock, latest, recent);
+	ASSERT_EQ(del, 2);
+	ets_encode(b, false, true, 500, recent, del, 0);
+	ASSERT_EQ(ets_parse(b, 14, false, &o), ETS_OK);
+	ASSERT_EQ(ets_sample(&o, true, 11, &s), ETS_SAMPLE_OK);
+	UNIT_REPORT("worked example: total %u us, ecrdel %u us, network %u us",
+		    s.total_rtt_us, s.ack_delay_us, s.network_rtt_us);
+	ASSERT_EQ(s.total_rtt_us, 10);
+	ASSERT_EQ(s.network_rtt_us, 8);
+}
+
+TEST(ets_delayed_ack)
+{
+	u32 latest = 0;
+	u64 clk = 0;
+
+	/* One segment, ACK held 40 ms: EcrDel 40 ms, sent in ms units. */
+	ets_rcv_latest(&latest, &clk, false, true, 1000, 5000000);
+	ASSERT_EQ(ets_ecrdel_compute_us(45000000, clk, latest, 1000), 40000);
+	ASSERT_EQ(ets_ecrdel_field(40000), (1 << 14) | (40 << 1));
+	/* Clock went backwards or no TS.Latest: invalid. */
+	ASSERT_EQ(ets_ecrdel_compute_us(4000000, clk, latest, 1000), -1);
+	ASSERT_EQ(ets_ecrdel_compute_us(4000000, 0, 0, 0), -1);
+	/* TSecr after TS.Latest: invalid. */
+	ASSERT_EQ(ets_ecrdel_compute_us(45000000, clk, latest, 1001), -1);
+}
+
+TEST(ets_wrap)
+{
+	struct ets_opt o = { .tsecr_us = 0xfffffff0u, .unit = ETS_UNIT_US,
+			     .ecrdel = 5 };
+	struct ets_sample s;
+	u32 latest = 0xfffffffe;
+	u64 clk = 1;
+
+	ASSERT_TRUE(ets_after(5, 0xfffffffb));
+	ASSERT_FALSE(ets_after(0xfffffffb, 5));
+	ASSERT_FALSE(ets_after(7, 7));
+	/* Arrival wrapped past zero: Total_RTT 0x20 = 32 us. */
+	ASSERT_EQ(ets_sample(&o, true, 0x10, &s), ETS_SAMPLE_OK);
+	ASSERT_EQ(s.total_rtt_us, 32);
+	ASSERT_EQ(s.network_rtt_us, 27);
+	/* TS.Latest moves across the wrap. */
+	ASSERT_TRUE(ets_rcv_latest(&latest, &clk, false, true, 3, 2));
+	ASSERT_EQ(latest, 3);
+	ASSERT_EQ(ets_ecrdel_compute_us(1002, clk, latest, 0xfffffffdu), 1 + 6);
+}
+
+TEST(ets_sample_bounds)
+{
+	struct ets_opt o = { .tsecr_us = 1000, .unit = ETS_UNIT_US, .ecrdel = 300 };
+	struct ets_sample s;
+
+	ASSERT_EQ(ets_sample(&o, false, 2000, &s), ETS_SAMPLE_NO_ACK);
+	ASSERT_EQ(ets_sample(&o, true, 999, &s), ETS_SAMPLE_FUTURE);
+	ASSERT_EQ(ets_sample(&o, true, 1200, &s), ETS_SAMPLE_DEL_GT_RTT);
+	ASSERT_EQ(ets_sample(&o, true, 1300, &s), ETS_SAMPLE_OK);
+	ASSERT_EQ(s.network_rtt_us, 0);			/* never negative */
+	o.unit = ETS_UNIT_MS;
+	o.ecrdel = 8191;				/* absurd: 8.19 s */
+	ASSERT_EQ(ets_sample(&o, true, 1300, &s), ETS_SAMPLE_DEL_GT_RTT);
+	o.unit = ETS_UNIT_INVALID;
+	ASSERT_EQ(ets_sample(&o, true, 1300, &s), ETS_SAMPLE_UNIT);
+	o.unit = ETS_UNIT_RESERVED;
+	ASSERT_EQ(ets_sample(&o, true, 1300, &s), ETS_SAMPLE_UNIT);
+	o.tsecr_us = 0;
+	ASSERT_EQ(ets_sample(&o, true, 1300, &s), ETS_SAMPLE_TSECR_ZERO);
+	o.tsecr_us = 1;
+	o.unit = ETS_UNIT_US;
+	ASSERT_EQ(ets_sample(&o, true, 1 + ETS_RTT_MAX_US + 1, &s),
+		  ETS_SAMPLE_TOO_OLD);
+}
+
+/* Hardware RX path with injected stamps: the PHC runs 1e12 ns ahead of
+ * CLOCK_MONOTONIC; the loader publishes hw_off_ns = -1e12. */
+TEST(ets_hw_clock_path)
+{
+	const s64 off = -1000000000000ll;
+	u64 sw = 5000000000ull;		/* parse callback time, monotonic */
+	bool hw;
+
+	/* Stamp 30 us before the callback on the NIC clock. */
+	ASSERT_EQ(ets_rx_clock_ns(sw - 30000 - off, sw, true, off, &hw), sw - 30000);
+	ASSERT_TRUE(hw);
+	/* No offset published: never use the raw PHC value. */
+	ASSERT_EQ(ets_rx_clock_ns(sw - 30000 - off, sw, false, off, &hw), sw);
+	ASSERT_FALSE(hw);
+	/* No stamp on the packet (veth): software time. */
+	ASSERT_EQ(ets_rx_clock_ns(0, sw, true, off, &hw), sw);
+	ASSERT_FALSE(hw);
+	/* Stale offset: converted stamp in the future or 1 s old: software. */
+	ASSERT_EQ(ets_rx_clock_ns(sw + 5000 - off, sw, true, off, &hw), sw);
+	ASSERT_FALSE(hw);
+	ASSERT_EQ(ets_rx_clock_ns(sw - 1000000000ull - off, sw, true, off, &hw), sw);
+	ASSERT_FALSE(hw);
+	/* End to end: HW arrival of data at the receiver gives a smaller
+	 * LatestACKDel than the softirq time, by exactly the 30 us. */
+	{
+		u32 latest = 0;
+		u64 clk = 0;
+		u64 arr = ets_rx_clock_ns(sw - 30000 - off, sw, true, off, &hw);
+
+		ets_rcv_latest(&latest, &clk, false, true, 77, arr);
+		ASSERT_EQ(ets_ecrdel_compute_us(sw + 100000, clk, latest, 77), 130);
+	}
+}
+
+TEST(ets_min_filter)
+{
+	u32 min = 0;
+	u64 st = 0;
+
+	ets_min_update(&min, &st, 500, 1000, 10000);
+	ASSERT_EQ(min, 500);
+	ets_min_update(&min, &st, 700, 2000, 10000);
+	ASSERT_EQ(min, 500);
+	ets_min_update(&min, &st, 400, 3000, 10000);
+	ASSERT_EQ(min, 400);
+	ets_min_update(&min, &st, 900, 13001, 10000);	/* window expired */
+	ASSERT_EQ(min, 900);
+}
