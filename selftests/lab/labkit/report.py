@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""report.md: the scenario, one scorecard row per run, the plots."""
+
+
+def _f(x, fmt="{:.1f}", none="-"):
+    return none if x is None else fmt.format(x)
+
+
+def scorecard_rows(runs):
+    """[(header...), (row...)...] - the scorecard table, also printed by the demo."""
+    head = ("point", "cc", "goodput Mbit/s", "util %", "retx %", "loss %", "mark %",
+            "queue p50/p95/p99 ms", "rtt p50 ms", "Jain run", "Jain 1s mean/min",
+            "conv s", "lock-on Mbit/s", "valid")
+    rows = [head]
+    for r in runs:
+        q = r.get("queue_delay_ms") or {}
+        jw = r.get("jain_windows") or {}
+        v = r.get("valid") or {}
+        rows.append((r.get("point") or "-", r["cc"], _f(r["goodput_mbit"]),
+                     _f(r["utilisation"] and 100 * r["utilisation"]),
+                     _f(r["retransmit_rate"] is not None and 100 * r["retransmit_rate"], "{:.2f}"),
+                     _f(r.get("loss_rate") is not None and 100 * r["loss_rate"], "{:.2f}")
+                     if r.get("loss_rate") is not None else "-",
+                     _f(100 * r["mark_rate"], "{:.2f}") if r.get("mark_rate") is not None else "-",
+                     "/".join(_f(q.get(k)) for k in ("p50", "p95", "p99")),
+                     _f((r.get("rtt_ms") or {}).get("p50")),
+                     _f(r["jain_run"], "{:.3f}"),
+                     f"{_f(jw.get('mean'), '{:.3f}')}/{_f(jw.get('min'), '{:.3f}')}",
+                     _f(r["convergence_s"]),
+                     ",".join(f"{x:.1f}" for x in r["lock_on_mbit"]) if r.get("lock_on_mbit") else "-",
+                     "yes" if v.get("valid") else "NO"))
+    return rows
+
+
+def markdown_table(rows):
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows[1:]]
+    return "\n".join(lines)
+
+
+def text_table(rows, skip_point=False):
+    if skip_point:
+        rows = [r[1:] for r in rows]
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def write(sc, ccs, runs, pngs, out):
+    link = sc["link"]
+    r0 = runs[0]
+    lines = [f"# Lab report: {sc['name']}", ""]
+    if sc.get("description"):
+        lines += [sc["description"].strip(), ""]
+    lines += [
+        f"- link: {link.get('rate_mbit') or link.get('schedule') or link.get('trace')} Mbit/s, "
+        f"base RTT {link.get('rtt_ms', 0)} ms, buffer {r0['buffer_bytes']:,} B "
+        f"({r0['buffer_bytes'] / r0['bdp_bytes']:.2f} BDP)" if r0.get("bdp_bytes") else
+        f"- link: {link}",
+        f"- backend: {r0['backend']}; queue delay from: {r0.get('queue_source')}; "
+        f"CC state from: {', '.join(sorted({r['state_source'] for r in runs}))}",
+        f"- {sum(int(f.get('count', 1)) for f in sc['flows'])} flows, {sc['duration_s']:g} s per run, "
+        f"metrics after a {sc['warmup_s']:g} s warm-up; CCs: {', '.join(ccs)}",
+    ]
+    if sc.get("sweep"):
+        lines.append(f"- sweep: {sc['sweep']['param']} = {sc['sweep']['values']}")
+    lines += ["", "## Scorecard", "", markdown_table(scorecard_rows(runs)), "",
+              "Definitions (docs/lab.md): goodput = payload acknowledged per second "
+              "(tcp_info bytes_acked, summed over flows, after warm-up); util = goodput / "
+              "(C x 1448/1500); retx = total_retrans / data_segs_out; loss and mark = "
+              "bottleneck drops / arrivals and CE marks / forwarded; queue = bottleneck "
+              "sojourn time; Jain over the run and per 1-s window where all flows are "
+              "active; conv = seconds from the last arrival until Jain per window stays "
+              ">= 0.9; valid = the emulator's release lateness stayed within its bound.", "",
+              "## Plots", ""]
+    for p in pngs:
+        lines.append(f"![{p.stem}]({p.name})")
+    (out / "report.md").write_text("\n".join(lines) + "\n")

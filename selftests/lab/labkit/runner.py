@@ -1,0 +1,415 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""Run one scenario under each CC and write its results folder.
+
+For every sweep point and every CC: register the CC if it is one of the
+project's struct_ops CCs (through bbrctl or bpftool, holding
+/tmp/bbrbpf-kernel.lock for that run only), build the EmulatedPath, run the
+flows, poll the bottleneck queue (kernel backend) and the CC's exported
+state (`bbrctl stat --json`), tear everything down, compute the metrics.
+
+Results folder:
+  summary.json      scenario, per run: metrics and validity
+  timeseries.csv    point, cc, t_s, flow, goodput_mbit (100-ms bins)
+  queue.csv         point, cc, t_s, queue_delay_ms
+  state.csv         point, cc, t_s, flow, mode, phase, bw/pacing Mbit/s, cwnd, inflight, rtt
+  *.png             plots (plots.py), report.md (report.py)
+  runs/<point>/<cc>/  raw samples, emulator stats/log
+"""
+
+import contextlib
+import csv
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import metrics as M
+from . import scenario as S
+from .flows import run_flows
+from .path import REPO, EmulatedPath, LabError, linkem_available
+
+KERNEL_LOCK = "/tmp/bbrbpf-kernel.lock"
+BBRCTL = REPO / "loader" / "bbrctl"
+# The project's struct_ops CCs and their objects (registered per run).
+PROJECT_CCS = {"bbr3": REPO / "bpf" / "bbr3.bpf.o",
+               "bbr_swift": REPO / "bpf" / "bbr_swift.bpf.o",
+               "dctcp_bpf": REPO / "bpf" / "dctcp_bpf.bpf.o"}
+CC_LIST = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+STATE_POLL_S = 0.2          # bbrctl stat period (a process per poll: keep it modest)
+QUEUE_POLL_S = 0.1          # kernel backend: tc backlog period
+LOCK_WAIT_S = 300.0
+
+
+def available_ccs():
+    try:
+        return CC_LIST.read_text().split()
+    except OSError:
+        return []
+
+
+@contextlib.contextmanager
+def kernel_lock(wait_s=LOCK_WAIT_S):
+    """flock /tmp/bbrbpf-kernel.lock (shared by everyone registering CCs)."""
+    fd = os.open(KERNEL_LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise LabError(f"{KERNEL_LOCK} held by someone else for {wait_s:.0f} s")
+                time.sleep(0.2)
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def cc_session(cc):
+    """Make cc usable for one run: built-in CCs as they are; project CCs
+    registered (under the kernel lock) and unregistered afterwards."""
+    if cc not in PROJECT_CCS:
+        if cc not in available_ccs():
+            raise LabError(f"congestion control {cc!r} is neither built in "
+                           f"({' '.join(available_ccs())}) nor one of {sorted(PROJECT_CCS)}")
+        yield None
+        return
+    obj = PROJECT_CCS[cc]
+    if not obj.is_file():
+        raise LabError(f"{obj}: not built; run `make`")
+    import netlab
+    with kernel_lock():
+        if cc in available_ccs():
+            yield None          # registered by a loader that holds it (e.g. bbrctl load)
+            return
+        with netlab.register_cc(obj, cc):
+            yield cc
+
+
+class StatePoller(threading.Thread):
+    """Polls `bbrctl stat --json CC` while a run lasts."""
+
+    def __init__(self, cc, t0):
+        super().__init__(daemon=True)
+        self.cc, self.t0, self.rows, self.stop = cc, t0, [], threading.Event()
+        self.error = None
+
+    def run(self):
+        while not self.stop.is_set():
+            t = time.monotonic() - self.t0
+            try:
+                cp = subprocess.run([str(BBRCTL), "--json", "stat", self.cc],
+                                    capture_output=True, text=True, timeout=5)
+                for r in json.loads(cp.stdout or "[]"):
+                    self.rows.append({"t_s": t, "cookie": r.get("cookie"),
+                                      "mode": r.get("mode"), "mode_name": r.get("mode_name"),
+                                      "phase_name": r.get("phase_name") or "",
+                                      "bw_bps": r.get("bw_bps"),
+                                      "pacing_bps": 8 * (r.get("pacing_rate_Bps") or 0),
+                                      "cwnd": r.get("snd_cwnd_pkts"),
+                                      "inflight": r.get("inflight_pkts"),
+                                      "srtt_us": r.get("srtt_us"),
+                                      "min_rtt_us": r.get("min_rtt_us"),
+                                      "inflight_hi": r.get("inflight_hi"),
+                                      "inflight_lo": r.get("inflight_lo")})
+            except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+                self.error = str(e)
+            self.stop.wait(STATE_POLL_S)
+
+
+def state_available(cc):
+    return cc in PROJECT_CCS and os.access(BBRCTL, os.X_OK)
+
+
+def capacity_mbit(link, duration_s):
+    """Mean capacity over the run (schedule integrated; steps and linear ramps)."""
+    sch = link.get("schedule")
+    if not sch:
+        return float(link.get("rate_mbit") or 0)
+    t = np.linspace(0, duration_s, 2001)
+    return float(np.mean([rate_at(sch, x) for x in t]))
+
+
+def rate_at(schedule, t_s):
+    rate = schedule[0]["mbit"]
+    prev_rate, for_t = rate, 0.0
+    for step in schedule:
+        st = step["t_ms"] / 1000
+        if t_s < st:
+            break
+        ramp = step.get("ramp_ms", 0) / 1000
+        if ramp and t_s < st + ramp:
+            return rate + (step["mbit"] - rate) * (t_s - st) / ramp
+        rate = step["mbit"]
+    return rate
+
+
+# ---- one run ----
+
+def run_one(sc, cc, outdir, progress=None):
+    """Run scenario sc (no sweep) under cc; return its metrics dict."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    flows = S.expand_flows(sc, cc)
+    kw = S.path_kwargs(sc, flows)
+    dur = sc["duration_s"]
+    queue = []
+    with cc_session(cc):
+        with EmulatedPath(workdir=outdir, **kw) as path:
+            t0 = time.monotonic()
+            poller = None
+            if state_available(cc):
+                poller = StatePoller(cc, t0)
+                poller.start()
+            last_q = [0.0]
+
+            def tick(elapsed):
+                if progress:
+                    progress(elapsed)
+                if path.backend == "kernel" and elapsed - last_q[0] >= QUEUE_POLL_S:
+                    last_q[0] = elapsed
+                    with contextlib.suppress(LabError):
+                        q = path.kernel_qdisc()
+                        queue.append((elapsed, q.get("backlog_bytes", 0) * 8
+                                      / (path.rate_mbit * 1e6) * 1e3))
+            try:
+                samples = run_flows(path, flows, dur, outdir, tick)
+            finally:
+                if poller:
+                    poller.stop.set()
+                    poller.join()
+            stats = path.stats()
+            log_q = None
+            if path.backend == "linkem" and path.log_path and path.log_path.exists():
+                log_q = queue_from_log(path)
+            backend = path.backend
+            rate = path.rate_mbit
+            buffer_bytes, bdp = path.buffer_bytes, path.bdp_bytes
+    (outdir / "stats.json").write_text(json.dumps(stats, indent=1))
+    state = poller.rows if poller else []
+    res = compute(sc, cc, flows, samples, stats, queue, log_q, state, backend)
+    res.update({"backend": backend, "buffer_bytes": buffer_bytes, "bdp_bytes": bdp,
+                "rate_mbit": rate})
+    return res, samples, state
+
+
+def queue_from_log(path):
+    """(t_s, queue_delay_ms) of forwarded data packets from linkem's log."""
+    try:
+        log = path.read_log()
+    except Exception as e:                      # noqa: BLE001 - reported, not fatal
+        return {"error": f"log unreadable: {e}"}
+    names = getattr(getattr(log, "dtype", None), "names", None) or list(getattr(log, "keys", lambda: [])())
+
+    def col(*cands):
+        for c in cands:
+            for n in names:
+                if n == c:
+                    return np.asarray(log[n])
+        return None
+    arr = col("arrival_ns", "t_arrival_ns", "arrival")
+    deq = col("dequeue_ns", "t_dequeue_ns", "dequeue")
+    if arr is None or deq is None:
+        return {"error": f"log fields {names} have no arrival/dequeue times"}
+    keep = np.ones(arr.shape, bool)
+    d = col("dir", "direction")
+    if d is not None:
+        keep &= d == 0
+    drop = col("drop_reason", "drop")
+    if drop is not None:
+        keep &= drop == 0
+    keep &= deq > 0
+    t_ns = arr[keep].astype(np.int64)
+    qd = (deq[keep].astype(np.int64) - t_ns) / 1e6
+    t0 = path.started_mono_ns or (int(t_ns[0]) if t_ns.size else 0)
+    return {"t_s": (t_ns - t0) / 1e9, "delay_ms": qd}
+
+
+def compute(sc, cc, flows, samples, stats, kqueue, log_q, state, backend):
+    dur, warm = sc["duration_s"], sc["warmup_s"]
+    edges, bins = M.goodput_bins(samples, dur)
+    for f in flows:
+        bins.setdefault(f["id"], np.zeros(len(edges) - 1))
+    active = {f["id"]: (f["start_s"], f["stop_s"]) for f in flows}
+    jw = M.jain_windows(edges, bins, active, warm, dur)
+    last = M.last_rows(samples)
+    cap = capacity_mbit(sc["link"], dur)
+    res = {"cc": cc, "flows": []}
+    for f in flows:
+        a, b = active[f["id"]]
+        i0, i1 = int(round(a / M.BIN_S)), int(round(b / M.BIN_S))
+        r = last.get(f["id"], {})
+        rtts = [s["rtt_us"] / 1e3 for s in samples if s["flow"] == f["id"] and s.get("rtt_us")]
+        res["flows"].append({
+            "id": f["id"], "cc": f["cc"], "sender": f["sender"],
+            "goodput_mbit": float(np.mean(bins[f["id"]][i0:max(i1, i0 + 1)])),
+            "retransmit_rate": M.retransmit_rate([r]) if r else None,
+            "rtt_ms": M.percentiles(rtts),
+            "min_rtt_ms": (r.get("min_rtt_us", 0) / 1e3) if r else None})
+    util = M.utilisation(bins, edges, cap, warm, dur) if cap else None
+    res["goodput_mbit"] = float(sum(float(np.mean(v[int(warm / M.BIN_S):])) for v in bins.values()))
+    res["utilisation"] = util
+    res["capacity_mbit"] = cap
+    res["retransmit_rate"] = M.retransmit_rate(list(last.values()))
+    res["jain_run"] = M.jain_run(bins, active)
+    jvals = [j for _, j in jw]
+    res["jain_windows"] = {"mean": float(np.mean(jvals)) if jvals else None,
+                           "min": float(np.min(jvals)) if jvals else None, "n": len(jvals)}
+    res["convergence_s"] = M.convergence_time(jw, max(a for a, _ in active.values()))
+    rtts = [s["rtt_us"] / 1e3 for s in samples if s.get("rtt_us")]
+    res["rtt_ms"] = M.percentiles(rtts)
+    res.update(bottleneck_rates(stats, backend))
+    # queueing delay: emulator log (ground truth) or tc backlog samples (kernel)
+    if isinstance(log_q, dict) and "delay_ms" in log_q:
+        sel = log_q["t_s"] >= warm
+        res["queue_delay_ms"] = M.percentiles(log_q["delay_ms"][sel])
+        res["queue_source"] = "emulator log"
+        res["_queue_series"] = _series_bin(log_q["t_s"], log_q["delay_ms"], dur)
+    else:
+        qs = [(t, q) for t, q in kqueue if t >= warm]
+        res["queue_delay_ms"] = M.percentiles([q for _, q in qs])
+        res["queue_source"] = ("tc backlog / rate" if backend == "kernel"
+                               else (log_q or {}).get("error", "none"))
+        res["_queue_series"] = kqueue
+    # STARTUP lock-on bandwidth from the exported state
+    lock = []
+    cookie_to_flow = {int(r["cookie"]): int(r["flow"]) for r in samples if r.get("cookie")}
+    for fid in sorted(set(cookie_to_flow.values())):
+        rows = [s for s in state if cookie_to_flow.get(int(s["cookie"] or 0)) == fid]
+        bw = M.lock_on_bw(rows)
+        if bw is not None:
+            lock.append(bw / 1e6)
+    res["lock_on_mbit"] = lock or None
+    res["state_source"] = "bbrctl stat" if state else "none (tcp_info only)"
+    res["valid"] = validity(stats, backend)
+    res["_bins"] = (edges, bins, active)
+    return res
+
+
+def _series_bin(t, v, dur, bin_s=M.BIN_S):
+    """Mean per bin of a per-packet series: [(t, value)]."""
+    out = []
+    n = int(dur / bin_s)
+    idx = np.floor(np.asarray(t) / bin_s).astype(int)
+    for i in range(n):
+        sel = idx == i
+        if np.any(sel):
+            out.append((i * bin_s, float(np.mean(np.asarray(v)[sel]))))
+    return out
+
+
+def bottleneck_rates(stats, backend):
+    """loss_rate = drops / arrivals, mark_rate = CE / forwarded, data direction."""
+    if backend == "kernel":
+        q = stats.get("qdisc", {})
+        arrived = q.get("packets", 0) + q.get("drops", 0)
+        marker = stats.get("marker") or {}
+        return {"loss_rate": (q.get("drops", 0) / arrived) if arrived else None,
+                "mark_rate": (marker.get("marked", 0) / q["packets"])
+                if marker and q.get("packets") else None}
+    fwd = stats.get("fwd", stats)
+    arrived = fwd.get("arrived") or fwd.get("arrived_pkts")
+    forwarded = fwd.get("forwarded") or fwd.get("forwarded_pkts")
+    dropped = fwd.get("dropped", 0)
+    if isinstance(dropped, dict):
+        dropped = sum(v for v in dropped.values() if isinstance(v, (int, float)))
+    ce = fwd.get("ce_marked", fwd.get("marked", 0)) or 0
+    return {"loss_rate": (dropped / arrived) if arrived else None,
+            "mark_rate": (ce / forwarded) if forwarded else None}
+
+
+def validity(stats, backend):
+    if backend == "kernel":
+        return {"valid": True, "why": "kernel shaper (hrtimer), no emulator lateness"}
+    v = stats.get("valid")
+    lat = stats.get("lateness_us") or stats.get("lateness") or {}
+    return {"valid": bool(v), "lateness_us": lat}
+
+
+# ---- a whole scenario ----
+
+def run_scenario(sc, out, ccs=None, progress=True):
+    """Run every sweep point under every CC; write the results folder."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    ccs = ccs or sc["ccs"]
+    pts = S.points(sc)
+    runs = []
+    total = len(pts) * len(ccs) * pts[0][1]["duration_s"]
+    done = [0.0]
+    started = time.monotonic()
+    for label, psc in pts:
+        for cc in ccs:
+            rundir = out / "runs" / (label.replace("/", "_") or "run") / cc
+            name = f"{label + ' ' if label else ''}{cc}"
+
+            if progress and not sys.stderr.isatty():
+                sys.stderr.write(f"{sc['name']}: {name} ({psc['duration_s']:g} s)\n")
+
+            def prog(elapsed, name=name, dur=psc["duration_s"]):
+                if not progress or not sys.stderr.isatty():
+                    return
+                frac = min(1.0, (done[0] + min(elapsed, dur)) / total)
+                sys.stderr.write(f"\r[{frac:4.0%}] {sc['name']}: {name:<28.28} "
+                                 f"{min(elapsed, dur):5.1f}/{dur:g} s  "
+                                 f"(elapsed {time.monotonic() - started:4.0f} s)  ")
+                sys.stderr.flush()
+            res, samples, state = run_one(psc, cc, rundir, prog)
+            done[0] += psc["duration_s"]
+            res["point"] = label
+            res["sweep_value"] = _sweep_value(sc, label)
+            runs.append((res, samples, state))
+    if progress and sys.stderr.isatty():
+        sys.stderr.write("\n")
+    write_results(sc, ccs, runs, out)
+    return [r for r, _, _ in runs]
+
+
+def _sweep_value(sc, label):
+    if not label:
+        return None
+    return next(v for v in sc["sweep"]["values"] if f"{sc['sweep']['param']}={v}" == label)
+
+
+def write_results(sc, ccs, runs, out):
+    from . import plots, report
+    with open(out / "timeseries.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["point", "cc", "t_s", "flow", "goodput_mbit", "running_jain"])
+        for res, _, _ in runs:
+            edges, bins, active = res["_bins"]
+            rj = M.running_jain(edges, bins, active)
+            for fid, v in bins.items():
+                for i, x in enumerate(v):
+                    w.writerow([res["point"], res["cc"], f"{edges[i + 1]:.1f}", fid, f"{x:.3f}",
+                                "" if np.isnan(rj[i]) else f"{rj[i]:.4f}"])
+    with open(out / "queue.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["point", "cc", "t_s", "queue_delay_ms"])
+        for res, _, _ in runs:
+            for t, q in res["_queue_series"]:
+                w.writerow([res["point"], res["cc"], f"{t:.3f}", f"{q:.3f}"])
+    with open(out / "state.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["point", "cc", "t_s", "cookie", "mode", "phase", "bw_mbit",
+                    "pacing_mbit", "cwnd_pkts", "inflight_pkts", "srtt_ms", "min_rtt_ms"])
+        for res, _, state in runs:
+            for s in state:
+                w.writerow([res["point"], res["cc"], f"{s['t_s']:.3f}", s["cookie"],
+                            s["mode_name"], s["phase_name"], (s["bw_bps"] or 0) / 1e6,
+                            s["pacing_bps"] / 1e6, s["cwnd"], s["inflight"],
+                            (s["srtt_us"] or 0) / 1e3, (s["min_rtt_us"] or 0) / 1e3])
+    summary = {"scenario": {k: v for k, v in sc.items()}, "ccs": ccs,
+               "runs": [{k: v for k, v in r.items() if not k.startswith("_")}
+                        for r, _, _ in runs]}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    pngs = plots.plot_all(sc, runs, out)
+    report.write(sc, ccs, [r for r, _, _ in runs], pngs, out)
