@@ -60,6 +60,9 @@ def run_flows(path, flows, duration_s, outdir, tick=None):
                 raise LabError(f"flow server exited ({p.returncode}): "
                                f"{(outdir / 'server0.err').read_text().strip()}")
         clients = []
+        # Time zero of the samples (the clients count from their own start,
+        # a few ms later); the queue series from the emulator log uses it.
+        path.flows_t0_ns = time.monotonic_ns()
         for i, ns in enumerate(path.snd_ns):
             mine = [f for f in flows if f.get("sender", 0) == i]
             if not mine:

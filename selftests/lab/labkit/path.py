@@ -409,7 +409,7 @@ class EmulatedPath:
         if not self.log_path:
             raise LabError("no per-packet log (kernel backend or log=False)")
         import linkem_log
-        return linkem_log.read(self.log_path)
+        return linkem_log.read_log(self.log_path)
 
     # ---- teardown ----
 

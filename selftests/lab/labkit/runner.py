@@ -203,34 +203,13 @@ def run_one(sc, cc, outdir, progress=None):
 
 def queue_from_log(path):
     """(t_s, queue_delay_ms) of forwarded data packets from linkem's log."""
+    import linkem_log
     try:
-        log = path.read_log()
-    except Exception as e:                      # noqa: BLE001 - reported, not fatal
+        t_ns, qd_us = linkem_log.queueing_delay_us(path.read_log(), linkem_log.DIR_FWD)
+    except Exception as e:                      # noqa: BLE001 - reported in the report
         return {"error": f"log unreadable: {e}"}
-    names = getattr(getattr(log, "dtype", None), "names", None) or list(getattr(log, "keys", lambda: [])())
-
-    def col(*cands):
-        for c in cands:
-            for n in names:
-                if n == c:
-                    return np.asarray(log[n])
-        return None
-    arr = col("arrival_ns", "t_arrival_ns", "arrival")
-    deq = col("dequeue_ns", "t_dequeue_ns", "dequeue")
-    if arr is None or deq is None:
-        return {"error": f"log fields {names} have no arrival/dequeue times"}
-    keep = np.ones(arr.shape, bool)
-    d = col("dir", "direction")
-    if d is not None:
-        keep &= d == 0
-    drop = col("drop_reason", "drop")
-    if drop is not None:
-        keep &= drop == 0
-    keep &= deq > 0
-    t_ns = arr[keep].astype(np.int64)
-    qd = (deq[keep].astype(np.int64) - t_ns) / 1e6
-    t0 = path.started_mono_ns or (int(t_ns[0]) if t_ns.size else 0)
-    return {"t_s": (t_ns - t0) / 1e9, "delay_ms": qd}
+    t0 = getattr(path, "flows_t0_ns", None) or path.started_mono_ns or (int(t_ns[0]) if t_ns.size else 0)
+    return {"t_s": (t_ns.astype(np.int64) - t0) / 1e9, "delay_ms": qd_us / 1e3}
 
 
 def compute(sc, cc, flows, samples, stats, kqueue, log_q, state, backend):
@@ -329,9 +308,9 @@ def bottleneck_rates(stats, backend):
 def validity(stats, backend):
     if backend == "kernel":
         return {"valid": True, "why": "kernel shaper (hrtimer), no emulator lateness"}
-    v = stats.get("valid")
-    lat = stats.get("lateness_us") or stats.get("lateness") or {}
-    return {"valid": bool(v), "lateness_us": lat}
+    lat = stats.get("lateness_us") or {}
+    return {"valid": bool(stats.get("valid")), "lateness_bound_us": stats.get("lateness_bound_us"),
+            "lateness_us": {k: lat.get(k) for k in ("p50", "p99", "p999", "max")}}
 
 
 # ---- a whole scenario ----
