@@ -219,6 +219,11 @@ class EmulatedPath:
                   f"net.ipv4.tcp_wmem=4096 16384 {mem}",
                   "net.ipv4.tcp_no_metrics_save=1",
                   f"net.core.rmem_max={mem}", f"net.core.wmem_max={mem}"])
+        if self.ecn:
+            # Senders request ECN (tcp_ecn=1) when the bottleneck marks; a CC
+            # with TCP_CONG_NEEDS_ECN negotiates it anyway.
+            for ns in self.snd_ns:
+                _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_ecn=1"])
         self.started_mono_ns = time.monotonic_ns()
 
     def tcp_mem_max_bytes(self):
