@@ -65,6 +65,10 @@ struct swift_cfg {
 	u32 _reserved;			/* 0 */
 };
 
+/* Fixed-point scale of decrease factors: 65536 == 1.0. */
+#define SWIFT_FACTOR_SCALE		16
+#define SWIFT_FACTOR_UNIT		(1u << SWIFT_FACTOR_SCALE)
+
 /* swift_state.status: why the last ACK did (not) use the delay target.
  * Anything but SWIFT_ST_ACTIVE means the socket ran plain BBRv3. */
 #define SWIFT_ST_NO_TARGET		0	/* no target configured */
@@ -79,20 +83,36 @@ struct swift_state {
 	u32 target_rtt_us;		/* target in force; 0 = none */
 	u32 stale_us;			/* sample age limit in force */
 	u32 network_rtt_us;		/* latest Network_RTT seen */
-	u32 decrease_round;		/* bbr3.round_count of the last decrease */
-	u32 last_factor;		/* last decrease factor, BBR_UNIT */
+	u32 decrease_delivered;		/* tp->delivered at the last decrease */
+	u32 last_factor;		/* last decrease factor, SWIFT_FACTOR_UNIT */
 	u32 decreases;			/* decreases applied (wraps) */
 	u32 fallback_acks;		/* ACKs run as plain BBRv3 with a target set (wraps) */
 	u32 cfg_round;			/* bbr3.round_count of the last cfg read */
 	u32 subpkt_cwnd_milli;		/* model's cwnd in 1/1000 pkt when < floor; 0 = off */
 	u32 flags;			/* cfg flags in force */
 	u8 status;			/* SWIFT_ST_* */
-	u8 has_decreased;		/* decrease_round is valid */
+	u8 has_decreased;		/* decrease_delivered is valid */
 	u8 _pad[6];
 };
 
 /* bbr_swift's state record from its iterator (`bbrctl stat bbr_swift`):
  * the bbr3 record followed by the Swift part. */
 #define BBR_SWIFT_STATE_REC_MAGIC	0x53574654u	/* "SWFT" */
+
+/* The sk_storage value of bbr_swift and its iterator record. Needs
+ * bbr3_state.h first. */
+#ifdef BBR3_STATE_H
+struct bbr_swift_sk {
+	struct bbr3_sk bbr;
+	struct swift_state sw;
+};
+
+struct bbr_swift_state_rec {
+	struct bbr3_state_rec bbr;	/* as bbr3's record */
+	u32 magic;			/* BBR_SWIFT_STATE_REC_MAGIC */
+	u32 version;			/* BBR_SWIFT_VERSION */
+	struct swift_state sw;
+};
+#endif
 
 #endif /* BBR_SWIFT_H */

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * swift_core.h: the BBR.Swift delay response on top of the BBRv3 core.
+ *
+ * BBR.Swift (Google, IETF 109 ICCRG) is BBRv3 with one more congestion
+ * signal: the Network_RTT that TCP ETS measures (RTT minus the receiver's
+ * ACK delay), compared with a configured target_RTT. When a fresh sample
+ * exceeds the target, the short-term model is cut by Swift's multiplicative
+ * decrease with beta = 0.8 and max_mdf = 0.5:
+ *
+ *     factor = max(1 - 0.8 * (Network_RTT - target_RTT) / Network_RTT, 0.5)
+ *
+ * applied, like BBRv3's loss and ECN responses, to the lower bounds bw_lo
+ * and inflight_lo, so pacing rate (from bw) and cwnd (capped by
+ * inflight_lo) both fall by the factor, while the long-term model
+ * (max_bw, inflight_hi) and PROBE_BW's probing (REFILL resets the lower
+ * bounds) stay BBRv3's. At most once per packet-timed round trip: a new
+ * decrease needs an ACK for data sent after the previous one (Swift's
+ * can_decrease), so the cut reacts to its own effect, not to the queue it
+ * already answered. Not during REFILL and UP: those probe on purpose and
+ * reset the lower bounds, exactly as BBRv3 ignores ECN there.
+ *
+ * With a target set and a fresh sample the DCTCP-style ECN response of
+ * BBRv3 is off (the delay is the signal). Without a fresh sample (no ETS
+ * peer, no storage, stale sample) the socket runs plain BBRv3, and the
+ * state says why (swift_state.status).
+ *
+ * Sub-packet windows: when a decrease would take the model's window below
+ * BBRv3's cwnd floor (BBR_CWND_MIN_TARGET_PKTS), inflight_lo stays at the
+ * floor and the rest of the cut goes into a fractional window
+ * (subpkt_cwnd_milli, down to SWIFT_SUBPKT_MIN_MILLI = 0.001 packet, as in
+ * Swift); the pacing rate is then that window per smoothed RTT, so a flow
+ * in a heavy incast sends less than one packet per RTT. Each round with
+ * Network_RTT at or below target grows it by SWIFT_SUBPKT_AI_MILLI until it
+ * reaches the floor again.
+ *
+ * Plain C, compiles natively (selftests/unit/test_swift*.c) and as BPF;
+ * needs bbr3_core.h and bbr_swift.h first. See docs/bbr_swift.md.
+ */
+#ifndef SWIFT_CORE_H
+#define SWIFT_CORE_H
+
+/* Swift's MD gain beta = 0.8, as an exact ratio (Kumar et al. 2020, and the
+ * BBR.Swift rule). */
+#define SWIFT_BETA_NUM			4u
+#define SWIFT_BETA_DEN			5u
+/* Swift's max_mdf = 0.5: no single decrease below half. */
+#define SWIFT_MIN_FACTOR		(SWIFT_FACTOR_UNIT / 2)
+/* Smallest fractional window, in 1/1000 packet: Swift's 0.001 packet. */
+#define SWIFT_SUBPKT_MIN_MILLI		1u
+#define SWIFT_MILLI_PER_PKT		1000u
+/* Growth of the fractional window per round at or below target: one packet
+ * per RTT, Swift's additive increase ai = 1. */
+#define SWIFT_SUBPKT_AI_MILLI		1000u
+/* Re-read the target configuration every this many rounds (bbrctl set
+ * reaches live sockets within a few RTTs). */
+#define SWIFT_CFG_REFRESH_ROUNDS	16u
+#define SWIFT_NSEC_PER_USEC		1000ULL
+#define SWIFT_USEC_PER_SEC		1000000ULL
+
+/* What the glue read from ets_sk_stor for this socket. */
+struct swift_sample {
+	u64 last_sample_ns;	/* 0 = no sample (or no ETS storage) */
+	u32 network_rtt_us;
+	u32 present;		/* the socket has ETS storage */
+};
+
+/* factor in SWIFT_FACTOR_UNIT; SWIFT_FACTOR_UNIT when at or below target. */
+static inline u32 swift_md_factor(u32 network_rtt_us, u32 target_rtt_us)
+{
+	u64 excess, cut;
+
+	if (target_rtt_us == SWIFT_TARGET_NONE || network_rtt_us <= target_rtt_us)
+		return SWIFT_FACTOR_UNIT;
+	excess = network_rtt_us - target_rtt_us;
+	cut = (excess * SWIFT_BETA_NUM * SWIFT_FACTOR_UNIT) /
+	      ((u64)network_rtt_us * SWIFT_BETA_DEN);
+	if (cut >= SWIFT_FACTOR_UNIT - SWIFT_MIN_FACTOR)
+		return SWIFT_MIN_FACTOR;
+	return SWIFT_FACTOR_UNIT - (u32)cut;
+}
+
+static inline u32 swift_scale(u32 x, u32 factor)
+{
+	return (u32)(((u64)x * factor) >> SWIFT_FACTOR_SCALE);
+}
+
+/* Why this ACK does or does not use the target (SWIFT_ST_*). */
+static inline u8 swift_classify(const struct swift_state *w,
+				const struct swift_sample *smp, u64 now_us)
+{
+	u64 sample_us;
+
+	if (w->target_rtt_us == SWIFT_TARGET_NONE)
+		return SWIFT_ST_NO_TARGET;
+	if (!smp->present || !smp->last_sample_ns || !smp->network_rtt_us)
+		return SWIFT_ST_NO_ETS;
+	sample_us = smp->last_sample_ns / SWIFT_NSEC_PER_USEC;
+	if (now_us > sample_us && now_us - sample_us > w->stale_us)
+		return SWIFT_ST_STALE;
+	return SWIFT_ST_ACTIVE;
+}
+
+/* Swift's can_decrease: an ACK for data sent after the last decrease. */
+static inline bool swift_can_decrease(const struct swift_state *w,
+				      const struct bbr_rs *rs)
+{
+	if (!w->has_decreased)
+		return true;
+	if (rs->delivered <= 0)
+		return false;	/* no valid sample: cannot tell */
+	return (s32)(rs->prior_delivered - w->decrease_delivered) >= 0;
+}
+
+/* REFILL and UP probe on purpose and reset the lower bounds afterwards. */
+static inline bool swift_probing(const struct bbr3 *b)
+{
+	return b->mode == BBR_PROBE_BW &&
+	       (b->cycle_idx == BBR_BW_PROBE_REFILL ||
+		b->cycle_idx == BBR_BW_PROBE_UP);
+}
+
+/* Cut bw_lo and inflight_lo by factor; below the cwnd floor the remainder
+ * goes into the fractional window. */
+static inline void swift_cut_lower_bounds(struct bbr3 *b, struct swift_state *w,
+					  const struct bbr_sock *sk, u32 factor)
+{
+	u32 floor_milli = BBR_CWND_MIN_TARGET_PKTS * SWIFT_MILLI_PER_PKT;
+	u64 win_milli;
+
+	bbr_init_lower_bounds(b, sk, true);
+	b->bw_lo = bbr_max_u32(swift_scale(b->bw_lo, factor), 1);
+
+	win_milli = w->subpkt_cwnd_milli ? w->subpkt_cwnd_milli :
+		    (u64)b->inflight_lo * SWIFT_MILLI_PER_PKT;
+	win_milli = (win_milli * factor) >> SWIFT_FACTOR_SCALE;
+	if (win_milli >= floor_milli) {
+		b->inflight_lo = (u32)(win_milli / SWIFT_MILLI_PER_PKT);
+		w->subpkt_cwnd_milli = 0;
+	} else {
+		b->inflight_lo = BBR_CWND_MIN_TARGET_PKTS;
+		w->subpkt_cwnd_milli = bbr_max_u32((u32)win_milli,
+						   SWIFT_SUBPKT_MIN_MILLI);
+	}
+}
+
+/* A round at or below target: grow the fractional window back. */
+static inline void swift_subpkt_grow(struct swift_state *w)
+{
+	u32 floor_milli = BBR_CWND_MIN_TARGET_PKTS * SWIFT_MILLI_PER_PKT;
+
+	if (!w->subpkt_cwnd_milli)
+		return;
+	w->subpkt_cwnd_milli += SWIFT_SUBPKT_AI_MILLI;
+	if (w->subpkt_cwnd_milli >= floor_milli)
+		w->subpkt_cwnd_milli = 0;
+}
+
+/*
+ * Before bbr_core_main(): classify, switch ECN off when the delay signal is
+ * in force, and apply at most one decrease per round trip. The cut is in
+ * the model, so this ACK's pacing rate and cwnd already follow it.
+ */
+static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
+				struct bbr_sock *sk, const struct bbr_rs *rs,
+				const struct swift_sample *smp)
+{
+	u32 factor;
+
+	w->status = swift_classify(w, smp, sk->now_us);
+	if (w->status != SWIFT_ST_ACTIVE) {
+		/* Plain BBRv3: no fractional window without the signal. */
+		w->subpkt_cwnd_milli = 0;
+		if (w->status != SWIFT_ST_NO_TARGET)
+			w->fallback_acks++;
+		return;
+	}
+	if (!(w->flags & SWIFT_CFG_F_KEEP_ECN)) {
+		sk->ecn_ok = 0;		/* no new ECN eligibility */
+		sk->ece = 0;
+		b->ecn_eligible = 0;	/* and no ECN response now */
+	}
+	if (b->inflight_lo == BBR_UNSET)
+		w->subpkt_cwnd_milli = 0;	/* lower bounds were reset */
+
+	w->network_rtt_us = smp->network_rtt_us;
+	w->last_sample_ns = smp->last_sample_ns;
+	factor = swift_md_factor(smp->network_rtt_us, w->target_rtt_us);
+	if (factor == SWIFT_FACTOR_UNIT) {
+		if (b->round_start)
+			swift_subpkt_grow(w);
+		return;
+	}
+	if (swift_probing(b) || !b->initialized || !swift_can_decrease(w, rs))
+		return;
+	swift_cut_lower_bounds(b, w, sk, factor);
+	w->has_decreased = 1;
+	w->decrease_delivered = sk->delivered;
+	w->last_factor = factor;
+	w->decreases++;
+}
+
+/* Pacing rate of a fractional window: subpkt_cwnd_milli packets per srtt,
+ * bytes per second. */
+static inline u64 swift_subpkt_rate_Bps(const struct swift_state *w,
+					const struct bbr_sock *sk)
+{
+	u64 rtt_us = sk->srtt_us ? sk->srtt_us : BBR_INIT_RTT_US;
+
+	return (u64)w->subpkt_cwnd_milli * sk->mss * SWIFT_USEC_PER_SEC /
+	       (SWIFT_MILLI_PER_PKT * rtt_us);
+}
+
+/* After bbr_core_main(): with a fractional window, cwnd stays at its floor
+ * (the core put it there) and the pacing rate carries the rest. */
+static inline void swift_after_ack(const struct bbr3 *b,
+				   const struct swift_state *w,
+				   struct bbr_sock *sk)
+{
+	u64 rate;
+
+	if (w->status != SWIFT_ST_ACTIVE || !w->subpkt_cwnd_milli)
+		return;
+	rate = swift_subpkt_rate_Bps(w, sk);
+	if (rate < 1)
+		rate = 1;
+	if (rate < sk->pacing_rate)
+		sk->pacing_rate = rate;
+}
+
+/* Target configuration in force: per-socket cfg, else cgroup, else default
+ * (the glue looks them up and passes the first found, or NULL). */
+static inline void swift_apply_cfg(struct swift_state *w,
+				   const struct swift_cfg *cfg, u32 round)
+{
+	w->target_rtt_us = cfg ? cfg->target_rtt_us : SWIFT_TARGET_RTT_DEFAULT_US;
+	w->stale_us = (cfg && cfg->stale_us) ? cfg->stale_us : SWIFT_STALE_DEFAULT_US;
+	w->flags = cfg ? cfg->flags : 0;
+	w->cfg_round = round;
+}
+
+static inline bool swift_cfg_due(const struct swift_state *w, u32 round)
+{
+	return round - w->cfg_round >= SWIFT_CFG_REFRESH_ROUNDS;
+}
+
+#endif /* SWIFT_CORE_H */
