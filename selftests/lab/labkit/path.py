@@ -10,8 +10,8 @@ Two backends build the same picture:
                     rate schedules and traces all come from linkem.
   backend="kernel"  no added delay: a router namespace with one veth per
                     end point and tbf (bfifo limit) on the router's egress
-                    towards the receiver(s). Uses flowgen's fastpath.py for
-                    the shaper and marker when it is present, else a plain tbf.
+                    towards the receiver(s); with loss or ECN, flowgen's
+                    fastpath.py (tbf plus a cls_bpf marker).
 
 Every namespace is lab<pid>-<n>{s<i>,r<j>,m}; addresses are /32s in
 198.18.0.0/15. A sender's own interface is never shaped (TSQ would hide
@@ -116,7 +116,7 @@ class EmulatedPath:
     def __init__(self, rate_mbit=50, rtt_ms=40, buffer_bdp=None, buffer_bytes=None,
                  buffer_pkts=None, senders=1, receivers=1, extra_delay_ms=None,
                  loss=None, ecn=None, schedule=None, trace=None, backend="auto",
-                 log=True, workdir=None, lateness_bound_us=1000, seed=1, fastpath_opts=None):
+                 log=True, workdir=None, lateness_bound_us=1000, seed=1):
         if not 1 <= senders <= MAX_ENDPOINTS or not 1 <= receivers <= MAX_ENDPOINTS:
             raise ValueError(f"senders and receivers must be 1..{MAX_ENDPOINTS}")
         if sum(x is not None for x in (buffer_bdp, buffer_bytes, buffer_pkts)) > 1:
@@ -144,8 +144,7 @@ class EmulatedPath:
         self._queue = ({"bytes": int(buffer_bytes)} if buffer_bytes is not None else
                        {"packets": int(buffer_pkts)} if buffer_pkts is not None else
                        {"bytes": self.buffer_bytes})
-        needs_linkem = bool(self.rtt_ms or any(self.extra_delay_ms) or loss or ecn
-                            or schedule or trace)
+        needs_linkem = bool(self.rtt_ms or any(self.extra_delay_ms) or schedule or trace)
         if backend == "auto":
             backend = "linkem" if (linkem_available() or needs_linkem) else "kernel"
         if backend not in ("linkem", "kernel"):
@@ -155,7 +154,6 @@ class EmulatedPath:
                              "use backend='linkem'")
         self.backend = backend
         self.lateness_bound_us, self.seed = lateness_bound_us, seed
-        self.fastpath_opts = fastpath_opts or {}
         self.want_log = log
         n = next(_counter)
         base = f"{NS_PREFIX}{os.getpid()}-{n}"
@@ -344,23 +342,36 @@ class EmulatedPath:
             self._shape_kernel(f"r{j}")
 
     def _shape_kernel(self, dev):
-        try:
-            import fastpath  # flowgen's module, when it has landed
-        except ImportError:
-            fastpath = None
-        if fastpath is not None and hasattr(fastpath, "install") and not self.fastpath_opts.get("plain"):
-            self._fastpath = fastpath.install(self.rtr_ns, dev, rate_mbit=self.rate_mbit,
-                                              buffer_bytes=self.buffer_bytes,
-                                              **{k: v for k, v in self.fastpath_opts.items()
-                                                 if k != "plain"})
-            return
         if self.loss or self.ecn:
-            raise LabError("kernel backend: loss and ECN marking need flowgen's fastpath.py")
+            self._shape_fastpath(dev)
+            return
         rate_bps = int(self.rate_mbit * 1e6)
         burst = max(TBF_BURST_MIN_BYTES, rate_bps // 8 * TBF_BURST_TIME_US // 1_000_000)
         _run(["ip", "netns", "exec", self.rtr_ns, "tc", "qdisc", "add", "dev", dev, "root",
               "handle", "1:", "tbf", "rate", f"{rate_bps}bit", "burst", str(burst),
               "limit", str(self.buffer_bytes)])
+
+    def _shape_fastpath(self, dev):
+        """tbf plus flowgen's cls_bpf marker for loss and ECN (fastpath.py)."""
+        try:
+            import fastpath
+        except ImportError:
+            raise LabError("kernel backend: loss and ECN need selftests/lab/fastpath.py") from None
+        ecn = None
+        if self.ecn:
+            mode = self.ecn.get("mode")
+            if mode == "sojourn":
+                ecn = {"mode": "step", "k_us": self.ecn["k_us"]}
+            elif mode == "phantom":
+                ecn = {"mode": "phantom_rate", "gamma": self.ecn["gamma"],
+                       "window_us": self.ecn.get("window_us", 5000)}
+            else:
+                raise LabError(f"kernel backend: ECN mode {mode!r} not supported "
+                               "(sojourn or phantom)")
+        fp = fastpath.FastPath(self.rtr_ns, dev, rate_mbit=self.rate_mbit,
+                               buffer_bytes=self.buffer_bytes, ecn=ecn, loss=self.loss)
+        fp.__enter__()
+        self._fastpath = fp
 
     def kernel_qdisc(self, dev="r0"):
         """tbf counters on the router (kernel backend): bytes, packets, drops, backlog."""
@@ -380,8 +391,10 @@ class EmulatedPath:
         if self.backend == "kernel":
             if self._stats is not None:
                 return self._stats
-            if self._fastpath is not None and hasattr(self._fastpath, "stats"):
-                return {"qdisc": self.kernel_qdisc(), "marker": self._fastpath.stats()}
+            if self._fastpath is not None:
+                c = self._fastpath.counters()
+                return {"qdisc": self.kernel_qdisc(),
+                        "marker": {**c, "marked": c.get("mark_step", 0) + c.get("mark_phantom", 0)}}
             return {"qdisc": self.kernel_qdisc()}
         if self._stats is None:
             self.stop_emulator()
@@ -423,12 +436,12 @@ class EmulatedPath:
         errors = []
         if self.backend == "kernel" and self.rtr_ns in self._created and self._stats is None:
             try:
-                self._stats = {"qdisc": self.kernel_qdisc()}
-            except LabError:
+                self._stats = self.stats()
+            except Exception:                           # noqa: BLE001 - stats are best effort here
                 pass
         if self._fastpath is not None:
             try:
-                self._fastpath.remove()
+                self._fastpath.close()
             except Exception as e:                      # noqa: BLE001 - report, go on
                 errors.append(f"fastpath removal: {e}")
             self._fastpath = None

@@ -289,9 +289,10 @@ def bottleneck_rates(stats, backend):
     """loss_rate = drops / arrivals, mark_rate = CE / forwarded, data direction."""
     if backend == "kernel":
         q = stats.get("qdisc", {})
-        arrived = q.get("packets", 0) + q.get("drops", 0)
         marker = stats.get("marker") or {}
-        return {"loss_rate": (q.get("drops", 0) / arrived) if arrived else None,
+        drops = q.get("drops", 0) + marker.get("drop_loss", 0)
+        arrived = marker.get("pkts") or (q.get("packets", 0) + q.get("drops", 0))
+        return {"loss_rate": (drops / arrived) if arrived else None,
                 "mark_rate": (marker.get("marked", 0) / q["packets"])
                 if marker and q.get("packets") else None}
     fwd = stats.get("fwd", stats)
