@@ -272,7 +272,11 @@ def bench_bpf(ccs, seconds):
                                 "id": pid, "type": p.get("type"), "run_cnt": dcnt,
                                 "ns_per_call": dns / dcnt if dcnt else None}
                     acks = progs.get(f"{cc}_main", {}).get("run_cnt")
+                    total_ns = sum(v["run_cnt"] * (v["ns_per_call"] or 0)
+                                   for v in progs.values() if v["type"] == "struct_ops")
                     out[key][cc] = {"mbps": r["mbps"], "bytes": r["bytes"], "programs": progs,
+                                    "struct_ops_ms_per_gb": total_ns / 1e6 / (r["bytes"] / 1e9),
+                                    "cpu_ms_per_gb": r["cpu_s_per_gb"] * 1e3,
                                     "cong_control_calls_per_mb": acks / (r["bytes"] / 1e6)
                                     if acks else None}
                     log(f"bpf {key} {cc}: " + ", ".join(
@@ -363,11 +367,43 @@ def hold_connections(topo, count, cc):
                 p.kill()
                 p.wait()
     return {"cc": cc, "connections": count, "open_seconds": open_s,
-            "slab_bytes_per_conn": (open_slab - base_slab) * 1024 / count,
+            "slab_bytes_per_conn": ((open_slab - base_slab) * 1024 / count
+                                    if count >= SLAB_MIN_CONNS else None),
             "slab_kb_after_close_minus_base": closed_slab - base_slab,
             "map_memlock_bytes_open": m.get("bytes_memlock") if m else None,
             "sockets_with_state": {"before": base_socks, "open": open_socks,
                                    "closed": closed_socks}}
+
+
+# Kernel allocation size classes (kmalloc and bpf_mem_alloc share them).
+SLAB_CLASSES_BYTES = [8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192]
+# Below this many connections, slab deltas drown in the noise of a busy machine.
+SLAB_MIN_CONNS = 1000
+
+
+def _slab_class(nbytes):
+    return next((c for c in SLAB_CLASSES_BYTES if c >= nbytes), nbytes)
+
+
+def storage_alloc_bytes(value_bytes):
+    """What the kernel allocates per socket for one sk_storage value, from BTF:
+    a bpf_local_storage_elem (header + the value at sdata.data) and, for a
+    socket's first storage map, the bpf_local_storage that lists them."""
+    types = json.loads(run(["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux",
+                            "-j"], timeout=120).stdout)["types"]
+    structs = {t["name"]: t for t in types if t.get("kind") == "STRUCT"
+               and t.get("name") in ("bpf_local_storage_elem", "bpf_local_storage",
+                                     "bpf_local_storage_data")}
+    sdata = next(m for m in structs["bpf_local_storage_elem"]["members"]
+                 if m["name"] == "sdata")["bits_offset"] // 8
+    data = next(m for m in structs["bpf_local_storage_data"]["members"]
+                if m["name"] == "data")["bits_offset"] // 8
+    elem = sdata + data + value_bytes
+    ls = structs["bpf_local_storage"]["size"]
+    return {"elem_bytes": elem, "elem_alloc_bytes": _slab_class(elem),
+            "local_storage_bytes": ls, "local_storage_alloc_bytes": _slab_class(ls),
+            "total_alloc_bytes": _slab_class(elem) + _slab_class(ls),
+            "max_value_bytes_for_elem_class_256": 256 - sdata - data}
 
 
 def bench_memory(conns):
@@ -376,6 +412,8 @@ def bench_memory(conns):
     m = sk_storage_map("bbr3")
     out["bbr3_sk_storage_value_bytes"] = m.get("bytes_value") if m else None
     out["bbr3_sk_storage_map_memlock_bytes"] = m.get("bytes_memlock") if m else None
+    if m:
+        out["bbr3_alloc_per_socket"] = storage_alloc_bytes(m["bytes_value"])
     rows = []
     with netlab.Topology(prefix=NS_PREFIX) as topo:
         netlab.netns_exec(topo.rcv_ns, ["sysctl", "-q", "-w", f"net.core.somaxconn={SOMAXCONN}",
@@ -385,15 +423,16 @@ def bench_memory(conns):
         for n in conns:
             for cc in ("bbr3", "cubic"):
                 r = hold_connections(topo, n, cc)
-                log(f"memory {cc} x{n}: {r['slab_bytes_per_conn']:.0f} B slab/conn, "
+                log(f"memory {cc} x{n}: {r['slab_bytes_per_conn']} B slab/conn, "
                     f"state sockets {r['sockets_with_state']}")
                 rows.append(r)
     out["runs"] = rows
     for n in conns:
         a = next(r for r in rows if r["cc"] == "bbr3" and r["connections"] == n)
         b = next(r for r in rows if r["cc"] == "cubic" and r["connections"] == n)
-        out[f"bbr3_minus_cubic_bytes_per_conn_{n}"] = (a["slab_bytes_per_conn"]
-                                                       - b["slab_bytes_per_conn"])
+        if a["slab_bytes_per_conn"] is not None and b["slab_bytes_per_conn"] is not None:
+            out[f"bbr3_minus_cubic_bytes_per_conn_{n}"] = (a["slab_bytes_per_conn"]
+                                                           - b["slab_bytes_per_conn"])
     return out
 
 
@@ -479,7 +518,9 @@ def print_table(res):
     bpf = res.get("bpf", {})
     for key in ("offloads_on", "offloads_off"):
         for cc, v in bpf.get(key, {}).items():
-            p(f"BPF run time, {cc}, {key.replace('_', ' ')} ({v['mbps']:.0f} Mbit/s)")
+            p(f"BPF run time, {cc}, {key.replace('_', ' ')} ({v['mbps']:.0f} Mbit/s): all its "
+              f"programs {v['struct_ops_ms_per_gb']:.1f} ms/GB of {v['cpu_ms_per_gb']:.0f} ms/GB "
+              f"CPU (goal {cc}_main <= {GOAL_CONG_CONTROL_NS} ns)")
             for name, pv in sorted(v["programs"].items()):
                 ns = f"{pv['ns_per_call']:.0f}" if pv["ns_per_call"] else "-"
                 p(f"  {name:22} {ns:>8} ns/call  {pv['run_cnt']:>10} calls")
@@ -490,9 +531,16 @@ def print_table(res):
           f"(goal <= {GOAL_BYTES_PER_SOCKET})")
         for r in mem.get("runs", []):
             s = r["sockets_with_state"]
-            p(f"  {r['cc']:6} x{r['connections']:<6} slab {r['slab_bytes_per_conn']:8.0f} B/conn"
+            per = r["slab_bytes_per_conn"]
+            per = f"{per:8.0f}" if per is not None else "   (n/a)"
+            p(f"  {r['cc']:6} x{r['connections']:<6} slab {per} B/conn"
               f"  after close {r['slab_kb_after_close_minus_base']:+6d} kB"
               f"  sockets with state before/open/closed {s['before']}/{s['open']}/{s['closed']}")
+        al = mem.get("bbr3_alloc_per_socket")
+        if al:
+            p(f"  allocated per socket (BTF): elem {al['elem_bytes']} B -> {al['elem_alloc_bytes']}"
+              f" B + local_storage {al['local_storage_bytes']} B -> "
+              f"{al['local_storage_alloc_bytes']} B = {al['total_alloc_bytes']} B")
         for k, v in mem.items():
             if k.startswith("bbr3_minus_cubic"):
                 p(f"  {k}: {v:.0f} B")
@@ -508,6 +556,19 @@ def print_table(res):
         p(f"\nHot path {hp['program']}: {hp['xlated_insns']} xlated insns, {hp['jited_bytes']} B "
           f"jited\n  helper/kfunc call sites {hp['helper_calls_in_code']}\n"
           f"  BPF-to-BPF call sites {hp['subprog_calls_in_code']}")
+    p("\nGoals (noisy unless the machine was quiet):")
+    for key in ("offloads_on", "offloads_off"):
+        r = res.get("cpu", {}).get(key, {}).get("bbr3/bbr")
+        if r:
+            p(f"  throughput bbr3/bbr {key.replace('_', ' ')}: median {r['mbps']['median']:.3f} "
+              f"(min {r['mbps']['min']:.3f}, max {r['mbps']['max']:.3f}); goal >= {GOAL_RATIO}")
+        b = res.get("bpf", {}).get(key, {}).get("bbr3", {}).get("programs", {}).get("bbr3_main")
+        if b and b["ns_per_call"]:
+            p(f"  cong_control {key.replace('_', ' ')}: {b['ns_per_call']:.0f} ns/call; "
+              f"goal <= {GOAL_CONG_CONTROL_NS}")
+    if mem:
+        p(f"  per-socket state: {mem.get('bbr3_sk_storage_value_bytes')} B value; "
+          f"goal <= {GOAL_BYTES_PER_SOCKET}")
     em = res.get("emulator", {})
     p(f"\nEmulator: {em.get('status')} {em.get('reason', '')}")
     p(f"\nJSON: {res['json_path']}")
