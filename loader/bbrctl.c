@@ -44,6 +44,11 @@ static void usage_main(FILE *f)
 "  list                   the congestion controls bbrctl has loaded\n"
 "  stat [NAME...]         one row per socket from the state iterators\n"
 "  params NAME            the runtime parameters NAME_params in .data\n"
+"  attach --cgroup P --cc NAME   new TCP sockets in cgroup P use NAME\n"
+"  detach --cgroup P      undo attach\n"
+"  swap [--obj PATH] NAME replace a loaded CC in place with a new build\n"
+"  swap --from A --to B [--port N] [--cgroup P] [--netns NS]\n"
+"                         switch live sockets from CC A to CC B\n"
 "  help [COMMAND]         this text, or the help of one command\n"
 "\n"
 "Options:\n"
@@ -51,7 +56,9 @@ static void usage_main(FILE *f)
 "                  next to the bbrctl binary if that exists, else\n"
 "                  " DEFAULT_OBJDIR " (here: %s)\n"
 "  --obj PATH      load the congestion control in PATH (repeatable; load only)\n"
-"  -j, --json      JSON on stdout (list, stat, params)\n"
+"  --cgroup PATH, --cc NAME, --from CC, --to CC, --port N, --netns NS\n"
+"                  arguments of attach, detach and swap (see their help)\n"
+"  -j, --json      JSON on stdout (list, stat, params, swap)\n"
 "  -p, --pretty    indent the JSON\n"
 "  -v, --verbose   more messages; twice: libbpf debug output\n"
 "  -h, --help      help; `bbrctl COMMAND --help` for one command\n"
@@ -142,6 +149,46 @@ PROC_AVAIL_CC "),\n"
 "Print the runtime parameters of a loaded congestion control: the global\n"
 "NAME_params (a struct of integers, e.g. struct bbr_params) in the\n"
 ".data map of its programs, decoded with that map's BTF.\n" },
+	{ "attach",
+"Usage: bbrctl attach --cgroup PATH --cc NAME\n"
+"\n"
+"Every TCP socket created in cgroup PATH from now on, active (connect) and\n"
+"passive (listeners and their children), uses congestion control NAME: a\n"
+"cgroup sock_ops program (cc_select.bpf.o from the object directory, one\n"
+"instance per cgroup) calls setsockopt(TCP_CONGESTION) at connect, listen\n"
+"and passive establishment. Its bpf_link is pinned at\n"
+PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
+"Several cgroups may have different CCs at once; other sockops programs on\n"
+"the cgroup keep running (multi-attach). NAME=bbr_swift also attaches the\n"
+"ETS program (ets.bpf.o, ets_sockops), pinned as .../" PIN_ETS ", and fails\n"
+"if it is unavailable.\n"
+"\n"
+"PATH is a cgroup v2 directory: absolute, or relative to the cgroup2 root\n"
+"(" CGROUP2_PURE " if it is cgroup2, else " CGROUP2_HYBRID ", which bbrctl\n"
+"mounts if nothing is mounted there). Fails (nothing attached) for a bad\n"
+"path, a CC that is not registered, or a cgroup that already has one.\n" },
+	{ "detach",
+"Usage: bbrctl detach --cgroup PATH\n"
+"\n"
+"Remove what `bbrctl attach` put on cgroup PATH. Sockets keep the CC they\n"
+"already have; new ones get the namespace default again.\n" },
+	{ "swap",
+"Usage: bbrctl swap [--obj PATH] NAME\n"
+"       bbrctl swap --from CC --to CC [--port N] [--cgroup PATH] [--netns NS] [--json]\n"
+"\n"
+"First form: replace the loaded NAME in place with a new build (PATH, or\n"
+"OBJDIR/NAME.bpf.o) by updating its pinned struct_ops link; the new object\n"
+"must register the same name. New sockets get the new build, existing ones\n"
+"keep the old one until they close or switch; network namespace defaults\n"
+"naming NAME are rewritten so they point at the new build.\n"
+"\n"
+"Second form: switch live sockets that use CC --from to CC --to with a TCP\n"
+"socket iterator (cc_swap.bpf.o) calling setsockopt(TCP_CONGESTION).\n"
+"Filters: --port N (local or remote port), --cgroup PATH (sockets created\n"
+"in that cgroup), --netns NS (sockets of /run/netns/NS; default: bbrctl's\n"
+"own netns). Prints one line per matching socket (cookie and result) and a\n"
+"summary: switched, failed, TIME_WAIT and request sockets skipped (they are\n"
+"not full sockets and cannot be switched). Exit 1 if any switch failed.\n" },
 	{ "help",
 "Usage: bbrctl help [COMMAND]\n" },
 };
@@ -606,12 +653,30 @@ struct command {
 	bool obj_ok;
 };
 
+static int cmd_attach(char **args, int nargs)
+{
+	return cmd_attach_impl(args, nargs);
+}
+
+static int cmd_detach(char **args, int nargs)
+{
+	return cmd_detach_impl(args, nargs);
+}
+
+static int cmd_swap(char **args, int nargs)
+{
+	return cmd_swap_impl(args, nargs);
+}
+
 static const struct command commands[] = {
 	{ "load",   cmd_load,   false, true },
 	{ "unload", cmd_unload, false, false },
 	{ "list",   cmd_list,   true,  false },
 	{ "stat",   cmd_stat,   true,  false },
 	{ "params", cmd_params, true,  false },
+	{ "attach", cmd_attach, false, false },
+	{ "detach", cmd_detach, false, false },
+	{ "swap",   cmd_swap,   true,  true },
 };
 
 static int cmd_help(char **args, int nargs)
@@ -633,10 +698,17 @@ static int cmd_help(char **args, int nargs)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_OBJDIR = 256, OPT_OBJ };
+	enum { OPT_OBJDIR = 256, OPT_OBJ, OPT_CGROUP, OPT_CC, OPT_FROM,
+	       OPT_TO, OPT_PORT, OPT_NETNS };
 	static const struct option longopts[] = {
 		{ "objdir",  required_argument, NULL, OPT_OBJDIR },
 		{ "obj",     required_argument, NULL, OPT_OBJ },
+		{ "cgroup",  required_argument, NULL, OPT_CGROUP },
+		{ "cc",      required_argument, NULL, OPT_CC },
+		{ "from",    required_argument, NULL, OPT_FROM },
+		{ "to",      required_argument, NULL, OPT_TO },
+		{ "port",    required_argument, NULL, OPT_PORT },
+		{ "netns",   required_argument, NULL, OPT_NETNS },
 		{ "json",    no_argument,       NULL, 'j' },
 		{ "pretty",  no_argument,       NULL, 'p' },
 		{ "verbose", no_argument,       NULL, 'v' },
@@ -663,6 +735,32 @@ int main(int argc, char **argv)
 		case OPT_OBJ:
 			g_opts.objs[g_opts.nobjs++] = optarg;
 			break;
+		case OPT_CGROUP:
+			g_opts.cgroup = optarg;
+			break;
+		case OPT_CC:
+			g_opts.cc = optarg;
+			break;
+		case OPT_FROM:
+			g_opts.from = optarg;
+			break;
+		case OPT_TO:
+			g_opts.to = optarg;
+			break;
+		case OPT_NETNS:
+			g_opts.netns = optarg;
+			break;
+		case OPT_PORT: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v < 1 || v > 65535) {
+				err("--port %s: not a port number 1..65535", optarg);
+				return EXIT_USAGE;
+			}
+			g_opts.port = (int)v;
+			break;
+		}
 		case 'j':
 			g_opts.json = true;
 			break;
@@ -712,11 +810,11 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (g_opts.json && !cmd->json_ok) {
-		err("%s: --json is only for list, stat and params", cmdname);
+		err("%s: --json is only for list, stat, params and swap", cmdname);
 		return EXIT_USAGE;
 	}
 	if (g_opts.nobjs && !cmd->obj_ok) {
-		err("%s: --obj is only for load", cmdname);
+		err("%s: --obj is only for load and swap", cmdname);
 		return EXIT_USAGE;
 	}
 	return cmd->fn(argv + optind + 1, argc - optind - 1);

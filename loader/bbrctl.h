@@ -20,6 +20,17 @@
 #define PIN_ROOT		BPFFS_MOUNT "/bbr-bpf"
 #define PIN_LINK		"link"
 #define PIN_ITER		"state_iter"
+/* PIN_ROOT/cgroup/<cgroup id>/{select,ets}: cgroup sockops links (attach.c).
+ * PIN_ROOT/shared: maps the ETS program pins (include/ets_shared.h).
+ * Both names are therefore reserved: no CC may be called so. */
+#define PIN_CGROUP_DIR		"cgroup"
+#define PIN_SHARED_DIR		"shared"
+#define PIN_SELECT		"select"
+#define PIN_ETS			"ets"
+/* cgroup v2 hierarchy: /sys/fs/cgroup when it is cgroup2, else the hybrid
+ * layout's /sys/fs/cgroup/unified, else bbrctl mounts one there. */
+#define CGROUP2_PURE		"/sys/fs/cgroup"
+#define CGROUP2_HYBRID		"/sys/fs/cgroup/unified"
 
 #define DEFAULT_OBJDIR		"/usr/local/lib/bbr-bpf"
 #define OBJ_SUFFIX		".bpf.o"
@@ -41,6 +52,11 @@ struct opts {
 	bool objdir_explicit;		/* --objdir given */
 	const char **objs;		/* --obj PATH (repeatable) */
 	int nobjs;
+	const char *cgroup;		/* --cgroup PATH */
+	const char *cc;			/* --cc NAME */
+	const char *from, *to;		/* swap --from/--to */
+	const char *netns;		/* swap --netns NAME */
+	int port;			/* swap --port N (0: any) */
 	bool json;
 	bool pretty;
 	int verbose;
@@ -126,5 +142,12 @@ int read_state_iter(const char *name, void **buf, size_t *len, bool quiet);
 long count_state_recs(const void *buf, size_t len);
 int cmd_stat_impl(char **names, int n);
 int cmd_params_impl(const char *name);
+
+/* ---- cgroup attachment and live swap (attach.c, swap.c) ---- */
+int cmd_attach_impl(char **args, int nargs);
+int cmd_detach_impl(char **args, int nargs);
+int cmd_swap_impl(char **args, int nargs);
+/* Resolve --cgroup PATH (absolute, or relative to the cgroup2 root). */
+int cgroup_resolve(const char *arg, char *out, size_t len, uint64_t *id);
 
 #endif /* BBRCTL_H */

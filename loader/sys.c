@@ -351,6 +351,10 @@ int list_pinned_names(char ***out)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
+		/* Not congestion controls: cgroup attachments, ETS maps. */
+		if (strcmp(de->d_name, PIN_CGROUP_DIR) == 0 ||
+		    strcmp(de->d_name, PIN_SHARED_DIR) == 0)
+			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", PIN_ROOT, de->d_name) >=
 		    (int)sizeof(path))
 			continue;

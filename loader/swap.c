@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * bbrctl swap: live replacement without reboot.
+ *
+ * (1) `bbrctl swap [--obj PATH] NAME`: a new build of NAME replaces the
+ *     registered one in place: load the new object, bpf_link__update_map()
+ *     on the pinned struct_ops link (the kernel insists on the same .name),
+ *     re-pin the state iterator over the new object's storage map, and
+ *     rewrite every network namespace default that names NAME (the default
+ *     holds a pointer to the old implementation, kernel-bpf-facts.md 3.2).
+ *     Existing sockets keep the old programs until they close or switch.
+ * (2) `bbrctl swap --from A --to B [--port N] [--cgroup PATH] [--netns NS]`:
+ *     switch live sockets with the iter/tcp program bpf/cc_swap.bpf.o. The
+ *     iterator walks the reader's network namespace, so with --netns bbrctl
+ *     enters /run/netns/NS (setns) before creating the iterator.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bbrctl.h"
+
+#define SWAP_OBJ		"cc_swap"
+#define SWAP_PROG		"cc_swap"
+#define NETNS_RUN_DIR		"/run/netns"
+#define SYSCTL_DEFAULT_CC	"/proc/sys/net/ipv4/tcp_congestion_control"
+#define CC_NAME_BUF		16	/* TCP_CA_NAME_MAX */
+
+/* Same helper as attach.c's, for .rodata of cc_swap. */
+static int rodata_set(struct bpf_object *obj, const char *var,
+		      const void *val, size_t size)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *t;
+	struct bpf_map *map = NULL, *m;
+	size_t msize;
+	char *data;
+	int id;
+
+	bpf_object__for_each_map(m, obj) {
+		const char *n = bpf_map__name(m);
+		size_t nl = strlen(n);
+
+		if (nl >= 7 && strcmp(n + nl - 7, ".rodata") == 0)
+			map = m;
+	}
+	id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+	if (!map || id < 0)
+		return -ENOENT;
+	data = bpf_map__initial_value(map, &msize);
+	t = btf__type_by_id(btf, id);
+	vs = btf_var_secinfos(t);
+	for (int i = 0; i < btf_vlen(t); i++, vs++) {
+		const struct btf_type *v = btf__type_by_id(btf, vs->type);
+
+		if (strcmp(btf__name_by_offset(btf, v->name_off), var))
+			continue;
+		if (!data || vs->offset + size > msize)
+			return -E2BIG;
+		memcpy(data + vs->offset, val, size);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* ---- (2) live sockets ---- */
+
+static int enter_netns(const char *name)
+{
+	char p[PATH_MAX];
+	int fd;
+
+	if (strchr(name, '/') || path_join(p, sizeof(p), NETNS_RUN_DIR,
+					  name)) {
+		err("swap: bad network namespace name \"%s\"", name);
+		return -EINVAL;
+	}
+	fd = open(p, O_RDONLY);
+	if (fd < 0) {
+		err("swap: no network namespace %s (%s): %s", name, p, strerror(errno));
+		return -ENOENT;
+	}
+	if (setns(fd, CLONE_NEWNET)) {
+		err("swap: entering network namespace %s failed: %s", name,
+		    strerror(errno));
+		close(fd);
+		return -EPERM;
+	}
+	close(fd);
+	return 0;
+}
+
+static int swap_sockets(void)
+{
+	char from[CC_NAME_BUF] = {}, to[CC_NAME_BUF] = {}, path[PATH_MAX];
+	char cg[PATH_MAX], buf[4096], line[256];
+	uint64_t cgid = 0, *bss = NULL;
+	uint32_t zero = 0;
+	uint16_t port = (uint16_t)g_opts.port;
+	struct bpf_object *obj = NULL;
+	struct bpf_program *prog;
+	struct bpf_link *link = NULL;
+	struct bpf_map *m, *bssmap = NULL;
+	size_t ll = 0, bsz;
+	FILE *out = stdout;
+	int fd = -1, ret = EXIT_FAIL, tries = 0;
+	ssize_t n;
+
+	if (!valid_cc_name(g_opts.from) || !valid_cc_name(g_opts.to)) {
+		err("swap: invalid congestion control name");
+		return EXIT_USAGE;
+	}
+	if (g_opts.port < 0 || g_opts.port > 65535) {
+		err("swap: --port %d is out of range 1..65535", g_opts.port);
+		return EXIT_USAGE;
+	}
+	if (g_opts.cgroup && cgroup_resolve(g_opts.cgroup, cg, sizeof(cg), &cgid))
+		return EXIT_FAIL;
+	if (g_opts.netns && enter_netns(g_opts.netns))
+		return EXIT_FAIL;
+	if (cc_available(g_opts.to) != 1) {
+		err("swap: unknown congestion control \"%s\": not in %s%s%s",
+		    g_opts.to, PROC_AVAIL_CC, g_opts.netns ? " of netns " : "",
+		    g_opts.netns ? g_opts.netns : "");
+		return EXIT_FAIL;
+	}
+	snprintf(from, sizeof(from), "%s", g_opts.from);
+	snprintf(to, sizeof(to), "%s", g_opts.to);
+	snprintf(path, sizeof(path), "%s/%s" OBJ_SUFFIX, g_opts.objdir, SWAP_OBJ);
+	obj = bpf_object__open_file(path, NULL);
+	if (!obj) {
+		err("swap: cannot open %s: %s", path, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (rodata_set(obj, "from_cc", from, sizeof(from)) ||
+	    rodata_set(obj, "to_cc", to, sizeof(to)) ||
+	    rodata_set(obj, "port", &port, sizeof(port)) ||
+	    rodata_set(obj, "cgroup_id", &cgid, sizeof(cgid))) {
+		err("swap: %s lacks the expected .rodata filter variables", path);
+		goto out;
+	}
+	if (bpf_object__load(obj)) {
+		err("swap: loading %s failed: %s", path, strerror(errno));
+		goto out;
+	}
+	prog = bpf_object__find_program_by_name(obj, SWAP_PROG);
+	link = prog ? bpf_program__attach_iter(prog, NULL) : NULL;
+	if (!link) {
+		err("swap: creating the TCP iterator failed: %s", strerror(errno));
+		goto out;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err("swap: bpf_iter_create failed: %s", strerror(errno));
+		goto out;
+	}
+	if (g_opts.json)
+		out = stderr;	/* per-socket lines go to stderr in JSON mode */
+	for (;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EAGAIN && tries++ < 100)
+			continue;
+		if (n < 0) {
+			err("swap: reading the iterator failed: %s", strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\n' || ll == sizeof(line) - 1) {
+				line[ll] = 0;
+				if (g_opts.verbose || !g_opts.json)
+					fprintf(out, "socket %s\n", line);
+				ll = 0;
+			} else {
+				line[ll++] = buf[i];
+			}
+		}
+	}
+	bpf_object__for_each_map(m, obj) {
+		const char *nm = bpf_map__name(m);
+
+		if (strlen(nm) >= 4 && strcmp(nm + strlen(nm) - 4, ".bss") == 0)
+			bssmap = m;
+	}
+	bsz = bssmap ? bpf_map__value_size(bssmap) : 0;
+	bss = bsz >= 5 * sizeof(uint64_t) ? calloc(1, bsz) : NULL;
+	if (!bss || bpf_map_lookup_elem(bpf_map__fd(bssmap), &zero, bss)) {
+		err("swap: cannot read the iterator's counters");
+		goto out;
+	}
+	/* .bss order: n_switched n_failed n_timewait n_reqsk n_other_cc */
+	if (g_opts.json)
+		printf("{\"from\":\"%s\",\"to\":\"%s\",\"netns\":%s%s%s,\"port\":%d,"
+		       "\"cgroup_id\":%llu,\"switched\":%llu,\"failed\":%llu,"
+		       "\"time_wait_skipped\":%llu,\"request_sock_skipped\":%llu,"
+		       "\"other_cc\":%llu}\n", from, to,
+		       g_opts.netns ? "\"" : "", g_opts.netns ? g_opts.netns : "null",
+		       g_opts.netns ? "\"" : "", g_opts.port,
+		       (unsigned long long)cgid, (unsigned long long)bss[0],
+		       (unsigned long long)bss[1], (unsigned long long)bss[2],
+		       (unsigned long long)bss[3], (unsigned long long)bss[4]);
+	else
+		printf("swap %s -> %s: %llu switched, %llu failed, %llu TIME_WAIT "
+		       "and %llu request sockets skipped (not full sockets), "
+		       "%llu matching sockets use another CC\n", from, to,
+		       (unsigned long long)bss[0], (unsigned long long)bss[1],
+		       (unsigned long long)bss[2], (unsigned long long)bss[3],
+		       (unsigned long long)bss[4]);
+	ret = bss[1] ? EXIT_FAIL : EXIT_OK;
+	if (bss[1])
+		err("swap: %llu sockets could not be switched (see the error lines)",
+		    (unsigned long long)bss[1]);
+out:
+	free(bss);
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(link);
+	bpf_object__close(obj);
+	return ret;
+}
+
+/* ---- (1) in place ---- */
+
+/* Rewrite the default CC of the current netns if it names name. */
+static void refresh_default(const char *name, const char *where)
+{
+	char cur[64] = "";
+	FILE *f = fopen(SYSCTL_DEFAULT_CC, "r+");
+
+	if (!f)
+		return;
+	if (fgets(cur, sizeof(cur), f)) {
+		cur[strcspn(cur, "\n")] = 0;
+		if (strcmp(cur, name) == 0) {
+			rewind(f);
+			if (fprintf(f, "%s\n", name) < 0 || fflush(f))
+				warn("refreshing the default CC of %s failed: %s",
+				     where, strerror(errno));
+			else
+				info("refreshed the default CC of %s", where);
+		}
+	}
+	fclose(f);
+}
+
+static void refresh_all_defaults(const char *name)
+{
+	int self = open("/proc/self/ns/net", O_RDONLY);
+	struct dirent *de;
+	DIR *d;
+
+	refresh_default(name, "the init netns");
+	d = opendir(NETNS_RUN_DIR);
+	if (!d || self < 0) {
+		if (d)
+			closedir(d);
+		if (self >= 0)
+			close(self);
+		return;
+	}
+	while ((de = readdir(d))) {
+		char p[PATH_MAX];
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		path_join(p, sizeof(p), NETNS_RUN_DIR, de->d_name);
+		fd = open(p, O_RDONLY);
+		if (fd < 0)
+			continue;
+		if (setns(fd, CLONE_NEWNET) == 0)
+			refresh_default(name, de->d_name);
+		close(fd);
+	}
+	closedir(d);
+	if (setns(self, CLONE_NEWNET))
+		warn("returning to the original netns failed: %s", strerror(errno));
+	close(self);
+}
+
+static int swap_in_place(const char *name)
+{
+	struct cc_target t;
+	char path[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
+	struct bpf_link *link = NULL, *it = NULL;
+	int ret = EXIT_FAIL;
+
+	memset(&t, 0, sizeof(t));
+	if (!valid_cc_name(name)) {
+		err("swap: invalid congestion control name \"%s\"", name);
+		return EXIT_USAGE;
+	}
+	path_join(dir, sizeof(dir), PIN_ROOT, name);
+	path_join(p, sizeof(p), dir, PIN_LINK);
+	link = bpf_link__open(p);
+	if (!link) {
+		err("swap: %s is not loaded by bbrctl (%s: %s); use `bbrctl load %s`",
+		    name, p, strerror(errno), name);
+		return EXIT_FAIL;
+	}
+	if (g_opts.nobjs > 1) {
+		err("swap: give at most one --obj");
+		goto out;
+	}
+	if (g_opts.nobjs)
+		snprintf(path, sizeof(path), "%s", g_opts.objs[0]);
+	else
+		snprintf(path, sizeof(path), "%s/%s" OBJ_SUFFIX, g_opts.objdir, name);
+	if (cc_open(&t, path, name))
+		goto out;
+	if (strcmp(t.name, name)) {
+		err("swap: %s holds congestion control \"%s\", not \"%s\": the "
+		    "kernel replaces only a CC of the same name", path, t.name, name);
+		goto out;
+	}
+	if (bpf_object__load(t.obj)) {
+		err("swap: loading %s failed: %s", path, strerror(errno));
+		goto out;
+	}
+	if (bpf_link__update_map(link, t.st_map)) {
+		err("swap: replacing %s in place failed: %s", name, strerror(errno));
+		goto out;
+	}
+	if (t.iter_prog) {
+		union bpf_iter_link_info li;
+		LIBBPF_OPTS(bpf_iter_attach_opts, io);
+
+		memset(&li, 0, sizeof(li));
+		li.map.map_fd = bpf_map__fd(t.stor_map);
+		io.link_info = &li;
+		io.link_info_len = sizeof(li);
+		it = bpf_program__attach_iter(t.iter_prog, &io);
+		path_join(p, sizeof(p), dir, PIN_ITER);
+		unlink(p);
+		if (!it || bpf_link__pin(it, p))
+			warn("swap: re-pinning the state iterator at %s failed: %s "
+			     "(stat shows no sockets of the new build)", p,
+			     strerror(errno));
+	}
+	refresh_all_defaults(name);
+	info("swapped %s in place with %s; existing sockets keep the previous "
+	     "build until they close or are switched", name, path);
+	ret = EXIT_OK;
+out:
+	bpf_link__destroy(it);
+	if (link) {
+		bpf_link__disconnect(link);
+		bpf_link__destroy(link);
+	}
+	cc_close(&t);
+	return ret;
+}
+
+int cmd_swap_impl(char **args, int nargs)
+{
+	if (check_privileges("swap") || check_kernel_btf())
+		return EXIT_FAIL;
+	if (g_opts.from || g_opts.to) {
+		if (!g_opts.from || !g_opts.to || nargs) {
+			err("swap: usage: bbrctl swap --from CC --to CC [--port N] "
+			    "[--cgroup PATH] [--netns NAME]");
+			return EXIT_USAGE;
+		}
+		return swap_sockets();
+	}
+	if (nargs != 1) {
+		err("swap: usage: bbrctl swap [--obj PATH] NAME, or "
+		    "bbrctl swap --from CC --to CC [filters]");
+		return EXIT_USAGE;
+	}
+	return swap_in_place(args[0]);
+}

@@ -1,0 +1,268 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""bbrctl attach / detach / swap: per-cgroup CC selection and live swap.
+
+Each test creates its own cgroup v2 directory (ctl<pid>...) under the cgroup2
+root and its own network namespace (ctl<pid>...), runs loopback TCP inside
+that namespace from a process placed in the cgroup, and deletes everything
+(cgroup, namespace, pins, loaded CCs) in finally blocks.
+
+Kernel CCs reno and cubic stand in for "two different CCs" in the attach
+tests, so that they do not depend on bbr3 being loadable; the in-place swap
+uses two builds of test_bbrctl's tiny Reno CC with one name.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+import netlab
+from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, cc_objs, make_target, \
+    struct_ops_maps, unique, wait_for  # noqa: F401 (cc_objs is a fixture)
+
+CGROUP2_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
+CGROUP2_MAGIC = "cgroup2fs"             # stat -f %T
+PIN_CGROUP = PIN_ROOT / "cgroup"
+PORT = 5301
+
+# A process in the netns (and cgroup) that listens, connects, accepts and
+# then answers lines on stdin: "cc" -> CCs of listener, client, child;
+# "tw" -> makes one extra connection and closes it client-first (TIME_WAIT).
+PEER = r"""
+import socket, sys
+port = int(sys.argv[1])
+def cc(s): return s.getsockopt(6, 13, 16).rstrip(b"\0").decode()
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", port)); l.listen(16)
+c = socket.create_connection(("127.0.0.1", port)); a, _ = l.accept()
+print("ready", flush=True)
+for line in sys.stdin:
+    cmd = line.strip()
+    if cmd == "cc":
+        print(cc(l), cc(c), cc(a), flush=True)
+    elif cmd == "tw":
+        c2 = socket.create_connection(("127.0.0.1", port)); a2, _ = l.accept()
+        c2.close(); a2.recv(1); a2.close(); print("ok", flush=True)
+    elif cmd == "xfer":
+        c.sendall(b"x" * 100000); got = 0
+        while got < 100000: got += len(a.recv(65536))
+        print("ok", got, flush=True)
+"""
+
+
+def cgroup2_root():
+    for root in CGROUP2_ROOTS:
+        out = subprocess.run(["stat", "-f", "-c", "%T", str(root)], capture_output=True,
+                             text=True).stdout.strip()
+        if out == CGROUP2_MAGIC:
+            return root
+    pytest.fail("no cgroup2 hierarchy mounted (bbrctl attach would mount one)")
+
+
+@contextmanager
+def cgroup(tag):
+    path = cgroup2_root() / f"ctl{os.getpid()}{tag}"
+    path.mkdir()
+    try:
+        yield path
+    finally:
+        bbrctl("detach", "--cgroup", str(path))     # harmless if not attached
+        for _ in range(50):
+            try:
+                path.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+@contextmanager
+def netns(tag):
+    name = f"ctl{os.getpid()}{tag}"
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)
+        yield name
+    finally:
+        subprocess.run(["ip", "netns", "del", name])
+
+
+@contextmanager
+def peer(ns, cg=None, port=PORT):
+    """PEER in netns ns, moved into cgroup cg before it opens any socket."""
+    pre = f"echo $$ > {cg}/cgroup.procs && " if cg else ""
+    # nsenter keeps /sys (ip netns exec would remount it and hide the cgroup).
+    argv = ["sh", "-c", pre + f"exec nsenter --net=/run/netns/{ns} "
+            f"{sys.executable} -c '{PEER}' {port}"]
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready", "peer did not start"
+        yield p
+    finally:
+        p.kill()
+        p.wait()
+
+
+def ask(p, cmd):
+    p.stdin.write(cmd + "\n")
+    p.stdin.flush()
+    return p.stdout.readline().split()
+
+
+def cgroup_progs(cg):
+    cp = subprocess.run(["bpftool", "-j", "cgroup", "show", str(cg)], capture_output=True,
+                        text=True, check=True)
+    return [e["name"] for e in json.loads(cp.stdout.strip() or "[]")]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    make_target("loader/bbrctl")
+    make_target("bpf/cc_select.bpf.o")
+    make_target("bpf/cc_swap.bpf.o")
+
+
+# ---- attach / detach --------------------------------------------------------------
+
+def test_attach_two_cgroups_different_ccs():
+    with cgroup("a") as cga, cgroup("b") as cgb, netns("n") as ns:
+        bbrctl("attach", "--cgroup", cga.name, "--cc", "reno", check=0)   # relative path
+        bbrctl("attach", "--cgroup", str(cgb), "--cc", "cubic", check=0)  # absolute path
+        assert cgroup_progs(cga) == ["cc_select"] and cgroup_progs(cgb) == ["cc_select"]
+        ids = sorted(p.name for p in PIN_CGROUP.iterdir())
+        print("pinned attachments:", ids)
+        assert str(cga.stat().st_ino) in ids and str(cgb.stat().st_ino) in ids
+        # the attachment outlives bbrctl: sockets made now get the CC
+        with peer(ns, cga, PORT) as pa, peer(ns, cgb, PORT + 1) as pb, \
+                peer(ns, None, PORT + 2) as pn:
+            got = (ask(pa, "cc"), ask(pb, "cc"), ask(pn, "cc"))
+            print("listener/client/child CC: cgroup a", got[0], "cgroup b", got[1],
+                  "no cgroup", got[2])
+            assert got[0] == ["reno"] * 3
+            assert got[1] == ["cubic"] * 3
+            # a new netns starts with the init netns default
+            assert got[2] == [Path("/proc/sys/net/ipv4/tcp_congestion_control")
+                              .read_text().strip()] * 3
+        bbrctl("detach", "--cgroup", cga.name, check=0)
+        assert cgroup_progs(cga) == [] and cgroup_progs(cgb) == ["cc_select"]
+        with peer(ns, cga) as pa:
+            assert ask(pa, "cc") != ["reno"] * 3, "detached cgroup still selects reno"
+        bbrctl("detach", "--cgroup", str(cgb), check=0)
+        assert cgroup_progs(cgb) == []
+        assert not (PIN_CGROUP / str(cga.stat().st_ino)).exists()
+
+
+def test_attach_errors_leave_nothing():
+    with cgroup("e") as cg:
+        cases = [
+            (["attach", "--cgroup", cg.name, "--cc", "nosuchcc0"], 1, "unknown congestion control"),
+            (["attach", "--cgroup", f"{cg.name}-missing", "--cc", "reno"], 1, "bad cgroup path"),
+            (["attach", "--cgroup", "/tmp", "--cc", "reno"], 1, "bad cgroup path"),
+            (["attach", "--cc", "reno"], 2, "--cgroup"),
+            (["attach", "--cgroup", cg.name], 2, "--cc"),
+            (["attach", "--cgroup", cg.name, "--cc", "x" * 16], 2, "invalid"),
+            (["detach", "--cgroup", cg.name], 1, "nothing attached"),
+        ]
+        for args, rc, msg in cases:
+            cp = bbrctl(*args, check=rc)
+            print(args, "->", rc, cp.stderr.strip())
+            assert msg in cp.stderr, f"{args}: message lacks {msg!r}: {cp.stderr}"
+            assert cgroup_progs(cg) == []
+        bbrctl("attach", "--cgroup", cg.name, "--cc", "reno", check=0)
+        cp = bbrctl("attach", "--cgroup", cg.name, "--cc", "cubic", check=1)
+        assert "already has a congestion control" in cp.stderr
+        assert cgroup_progs(cg) == ["cc_select"], "a failed attach changed the cgroup"
+        bbrctl("detach", "--cgroup", cg.name, check=0)
+
+
+# ---- swap of live sockets ---------------------------------------------------------
+
+def swap(ns, frm, to, port=PORT, rc=0):
+    cp = bbrctl("swap", "--json", "--netns", ns, "--from", frm, "--to", to,
+                "--port", port, check=rc)
+    return json.loads(cp.stdout)
+
+
+def test_swap_live_sockets_and_back():
+    with netns("s") as ns, peer(ns) as p:
+        # sockets start with the netns default (the init netns default)
+        first = ask(p, "cc")
+        print("before:", first)
+        start = first[0]
+        assert len(set(first)) == 1
+        ask(p, "tw")                        # one TIME_WAIT socket on PORT
+        r = swap(ns, start, "cubic")
+        print("swap", start, "-> cubic:", r)
+        assert r["switched"] == 3 and r["failed"] == 0, r
+        assert r["time_wait_skipped"] >= 1, r
+        assert ask(p, "cc") == ["cubic"] * 3
+        assert ask(p, "xfer") == ["ok", "100000"], "connection broken by the switch"
+        r = swap(ns, "cubic", start)
+        print("swap cubic ->", start, r)
+        assert r["switched"] == 3 and ask(p, "cc") == [start] * 3
+        assert ask(p, "xfer") == ["ok", "100000"]
+        # filters: another port matches nothing
+        r = swap(ns, start, "cubic", port=PORT + 7)
+        assert r["switched"] == 0 and ask(p, "cc") == [start] * 3
+
+
+def test_swap_errors():
+    with netns("x") as ns:
+        for args, rc, msg in [
+            (["swap", "--from", "cubic"], 2, "usage"),
+            (["swap", "--from", "cubic", "--to", "reno", "--netns", f"nx{os.getpid()}"], 1,
+             "no network namespace"),
+            (["swap", "--from", "cubic", "--to", "nosuchcc0", "--netns", ns], 1,
+             "unknown congestion control"),
+            (["swap", "--from", "cubic", "--to", "reno", "--port", "70000"], 2, "port"),
+            (["swap", f"nl{os.getpid()}"], 1, "not loaded"),
+        ]:
+            cp = bbrctl(*args, check=rc)
+            print(args, "->", rc, cp.stderr.strip())
+            assert msg in cp.stderr
+
+
+# ---- swap in place ------------------------------------------------------------------
+
+def link_map_id(name):
+    cp = subprocess.run(["bpftool", "-j", "link", "show", "pinned",
+                         str(PIN_ROOT / name / "link")], capture_output=True, text=True)
+    # bpftool 7.5 exits 255 after printing a struct_ops link: trust the JSON
+    assert cp.stdout.strip(), f"bpftool link show: {cp.stderr}"
+    return json.loads(cp.stdout)["map_id"]
+
+
+def test_swap_in_place(cc_objs):
+    name, v1 = cc_objs("sw")
+    _, v2 = cc_objs("sw2", name=name)
+    other, vx = cc_objs("swx")
+    try:
+        bbrctl("load", "--obj", v1, check=0)
+        m1 = link_map_id(name)
+        with netns("i") as ns:
+            subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw",
+                            f"net.ipv4.tcp_congestion_control={name}"], check=True)
+            with peer(ns) as p:
+                assert ask(p, "cc") == [name] * 3
+                cp = bbrctl("swap", "--obj", vx, name, check=1)
+                print("wrong name:", cp.stderr.strip())
+                assert "not" in cp.stderr and link_map_id(name) == m1
+                bbrctl("swap", "--obj", v2, name, check=0)
+                m2 = link_map_id(name)
+                print("struct_ops map before/after swap:", m1, m2)
+                assert m2 != m1
+                # old sockets keep the old build and still move data
+                assert ask(p, "xfer") == ["ok", "100000"]
+                assert m1 in struct_ops_maps()
+            with peer(ns) as p:           # new sockets via the refreshed default
+                assert ask(p, "cc") == [name] * 3
+            # old sockets gone and the default refreshed: the old map is freed
+            assert wait_for(lambda: m1 not in struct_ops_maps(), 5.0), \
+                f"old struct_ops map {m1} still held after its sockets closed"
+    finally:
+        bbrctl("unload", name)
+    assert name not in netlab.available_ccs()
