@@ -23,3 +23,10 @@ fuzz-ets-short: $(FUZZ_ETS_BIN)
 fuzz-ets-long: $(FUZZ_ETS_BIN)
 	./$(FUZZ_ETS_BIN) -runs=$(ETS_FUZZ_LONG_RUNS) -seed=1 -max_len=96 >$(FUZZ_ETS_BIN).long.log 2>&1; \
 		rc=$$?; tail -2 $(FUZZ_ETS_BIN).long.log; exit $$rc
+
+# Test helper for selftests/integration/test_ets*.py.
+ETS_ATTACH := selftests/integration/ets_attach
+ALL_TARGETS += $(ETS_ATTACH)
+CLEAN_FILES += $(ETS_ATTACH)
+$(ETS_ATTACH): selftests/integration/ets_attach.c
+	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBBPF_LIBS)

@@ -1,0 +1,385 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""ETS sockops (bpf/ets.bpf.o) between two namespaces.
+
+  * the bytes on the wire (tcpdump + scapy) for SYN, SYN-ACK, data and pure
+    ACKs against draft-yang-tcpm-ets-00 §3.2, and negotiation both ways;
+  * Network_RTT against the lab emulator (labkit.EmulatedPath, linkem) at a
+    known propagation delay with the receiver's delayed ACKs in play.
+
+The program is attached to a cgroup v2 child this test creates; client and
+server processes move themselves into it. Maps are pinned under a fresh
+directory of /sys/fs/bpf/bbr-bpf (not ETS_PIN_ROOT: a running bbr_swift's
+shared map is never touched). Values are read from the pinned sk_storage map
+by the client itself (lookup keyed by its socket fd).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "selftests" / "lab"))
+
+ETS_OBJ = REPO / "bpf" / "ets.bpf.o"
+ETS_ATTACH = REPO / "selftests" / "integration" / "ets_attach"
+PIN_PARENT = Path("/sys/fs/bpf/bbr-bpf")
+CGROUP2_CANDIDATES = [Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")]
+NS_PREFIX = f"ets{os.getpid()}"
+ADDR_A, ADDR_B = "198.18.200.1", "198.18.200.2"
+PORT = 5301
+CMD_TIMEOUT_S = 30
+
+ETS_KIND, ETS_EXID = 254, 0x4554
+# The emulated path: base RTT and tolerance from issue 5 (5 % or 50 us).
+EMU_RTT_MS = 40
+EMU_TOL_FRAC = 0.05
+EMU_TOL_FLOOR_US = 50
+# Client writes one small message every MSG_GAP_S: the server has nothing to
+# send back, so its ACK waits for the delayed-ACK timer (>= 40 ms, TCP_DELACK_MIN).
+MSG_GAP_S = 0.1
+MSG_COUNT = 30
+
+
+def run(argv, check=True, **kw):
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=CMD_TIMEOUT_S, **kw)
+    if check and r.returncode:
+        raise RuntimeError(f"{argv} failed: {r.stderr.strip()}")
+    return r
+
+
+def cgroup2_root():
+    for c in CGROUP2_CANDIDATES:
+        if (c / "cgroup.procs").exists() and (c / "cgroup.controllers").exists():
+            return c
+    pytest.fail("no cgroup2 hierarchy mounted (looked at %s)" % CGROUP2_CANDIDATES)
+
+
+class EtsAttached:
+    """cgroup2 child + ets_sockops attached + maps pinned; removed on exit."""
+
+    def __init__(self, tag):
+        if not ETS_OBJ.exists() or not ETS_ATTACH.exists():
+            pytest.fail(f"build first: {ETS_OBJ} / {ETS_ATTACH} missing (make)")
+        self.cg = cgroup2_root() / f"{NS_PREFIX}-{tag}"
+        self.pins = PIN_PARENT / f"{NS_PREFIX}-{tag}"
+
+    def __enter__(self):
+        PIN_PARENT.mkdir(parents=True, exist_ok=True)
+        self.cg.mkdir()
+        try:
+            out = run([str(ETS_ATTACH), str(ETS_OBJ), str(self.cg), str(self.pins)])
+            print(out.stdout.strip())
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        if self.pins.exists():
+            shutil.rmtree(self.pins, ignore_errors=True)
+            for f in self.pins.glob("*") if self.pins.exists() else []:
+                f.unlink()
+            if self.pins.exists():
+                self.pins.rmdir()
+        if self.cg.exists():
+            for pid in (self.cg / "cgroup.procs").read_text().split():
+                try:
+                    os.kill(int(pid), 9)
+                except ProcessLookupError:
+                    pass
+            for _ in range(50):
+                try:
+                    self.cg.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+
+    def stats(self):
+        """Sum of the per-netns counters (bpftool, BTF-formatted JSON)."""
+        out = run(["bpftool", "-j", "map", "dump", "pinned", str(self.pins / "ets_stats")])
+        tot = {}
+        for ent in json.loads(out.stdout):
+            for k, v in ent["formatted"]["value"].items():
+                if isinstance(v, list):
+                    tot[k] = [a + b for a, b in zip(tot.get(k, [0] * len(v)), v)]
+                else:
+                    tot[k] = tot.get(k, 0) + v
+        return tot
+
+
+class VethPair:
+    """Two namespaces ets<pid>a / ets<pid>b joined by a veth, TSO/GSO off."""
+
+    def __init__(self):
+        self.a, self.b = NS_PREFIX + "a", NS_PREFIX + "b"
+
+    def __enter__(self):
+        try:
+            for ns in (self.a, self.b):
+                run(["ip", "netns", "add", ns])
+                run(["ip", "-n", ns, "link", "set", "lo", "up"])
+            run(["ip", "-n", self.a, "link", "add", "eta", "type", "veth",
+                 "peer", "name", "etb", "netns", self.b])
+            for ns, dev, addr in ((self.a, "eta", ADDR_A), (self.b, "etb", ADDR_B)):
+                run(["ip", "-n", ns, "addr", "add", addr + "/24", "dev", dev])
+                run(["ip", "-n", ns, "link", "set", dev, "up"])
+                run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off",
+                     "gso", "off", "gro", "off"])
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        for ns in (self.a, self.b):
+            run(["ip", "netns", "pids", ns], check=False)
+            pids = run(["ip", "netns", "pids", ns], check=False).stdout.split()
+            for p in pids:
+                try:
+                    os.kill(int(p), 9)
+                except ProcessLookupError:
+                    pass
+            run(["ip", "netns", "del", ns], check=False)
+
+
+# Server and client run as `python3 -c` inside a namespace; each first moves
+# itself into the cgroup given (or stays outside it with "-").
+COMMON = r"""
+import ctypes, json, os, socket, struct, sys, time
+def join(cg):
+    if cg != "-":
+        open(cg + "/cgroup.procs", "w").write(str(os.getpid()))
+"""
+
+SERVER = COMMON + r"""
+join(sys.argv[1])
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(8)
+print("LISTEN", flush=True)
+c, _ = s.accept()
+while c.recv(65536):
+    pass
+"""
+
+# BPF_OBJ_GET = 7, BPF_MAP_LOOKUP_ELEM = 1; ets_sk per include/ets_shared.h.
+CLIENT = COMMON + r"""
+libc = ctypes.CDLL(None, use_errno=True)
+NR_BPF = 321
+def bpf(cmd, attr):
+    buf = ctypes.create_string_buffer(attr, 128)
+    r = libc.syscall(NR_BPF, cmd, buf, 128)
+    if r < 0:
+        raise OSError(ctypes.get_errno(), "bpf cmd %d" % cmd)
+    return r
+join(sys.argv[1])
+dst, port, pins, count, gap, size = sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
+path = ctypes.create_string_buffer((pins + "/ets_sk_stor").encode())
+mfd = bpf(7, struct.pack("=QII", ctypes.addressof(path), 0, 0))
+s = socket.create_connection((dst, port))
+key = ctypes.c_int(s.fileno()); val = ctypes.create_string_buffer(96)
+FMT = "=QIIIIQIIQIIII16x"
+for i in range(count):
+    s.sendall(b"x" * size)
+    time.sleep(gap)
+    try:
+        bpf(1, struct.pack("=IIQQQ", mfd, 0, ctypes.addressof(key), ctypes.addressof(val), 0))
+    except OSError as e:
+        print(json.dumps({"err": str(e)}), flush=True); continue
+    f = struct.unpack(FMT, val.raw[:struct.calcsize(FMT)])
+    print(json.dumps(dict(zip(["last_ns", "net", "total", "del", "min", "min_ns",
+                                "samples", "rejected", "lclk", "latest", "recent",
+                                "peer_mad", "flags"], f))), flush=True)
+s.close()
+"""
+
+
+def ns_py(ns, code, *args, **kw):
+    # nsenter, not `ip netns exec`: the latter remounts /sys, which hides
+    # the cgroup2 hierarchy and /sys/fs/bpf from the process.
+    return subprocess.Popen(["nsenter", f"--net=/run/netns/{ns}", sys.executable, "-c",
+                             code, *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+def transfer(cli_ns, srv_ns, srv_addr, cg_cli, cg_srv, pins, count, gap, size):
+    srv = ns_py(srv_ns, SERVER, cg_srv, srv_addr, PORT)
+    try:
+        line = srv.stdout.readline()
+        if "LISTEN" not in line:
+            pytest.fail(f"server did not start: {srv.stderr.read()}")
+        cli = ns_py(cli_ns, CLIENT, cg_cli, srv_addr, PORT, pins, count, gap, size)
+        out, err = cli.communicate(timeout=CMD_TIMEOUT_S + count * gap)
+        if cli.returncode:
+            pytest.fail(f"client failed: {err}")
+        return [json.loads(l) for l in out.splitlines() if l.strip()]
+    finally:
+        srv.kill()
+        srv.wait()
+
+
+def ets_opts(pkt):
+    """[(kind254 option bytes)] of a scapy TCP packet, ExID 0x4554 only."""
+    from scapy.layers.inet import TCP
+    res = []
+    for kind, val in pkt[TCP].options:
+        if kind == ETS_KIND or kind == "Experiment" or kind == 254:
+            raw = val if isinstance(val, (bytes, bytearray)) else None
+            if raw is None and isinstance(val, tuple):
+                raw = val[0].to_bytes(2, "big") + (val[1] if len(val) > 1 else b"")
+            if raw is not None and len(raw) >= 2 and int.from_bytes(raw[:2], "big") == ETS_EXID:
+                res.append(bytes([ETS_KIND, len(raw) + 2]) + bytes(raw))
+    return res
+
+
+def capture(ns, dev, pcap):
+    p = subprocess.Popen(["ip", "netns", "exec", ns, "tcpdump", "-U", "--immediate-mode", "-n", "-Z", "root", "-i", dev,
+                          "-w", str(pcap), "tcp", "port", str(PORT)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    return p
+
+
+def stop_capture(p):
+    time.sleep(0.3)
+    p.terminate()
+    p.wait(timeout=10)
+
+
+def read_pcap(pcap):
+    from scapy.all import rdpcap  # registers the Ether/IP/TCP layers
+    return rdpcap(str(pcap))
+
+
+def check_option(opt, syn, ack):
+    """Field checks of draft §3.2 on one ETS option; returns the fields."""
+    want_len = 16 if syn else 14
+    assert opt[0] == 254 and opt[1] == want_len, f"kind/len {opt[:2].hex()} want 254/{want_len}"
+    assert len(opt) == want_len
+    assert int.from_bytes(opt[2:4], "big") == ETS_EXID
+    tsval = int.from_bytes(opt[4:8], "big")
+    tsecr = int.from_bytes(opt[8:12], "big")
+    f = int.from_bytes(opt[12:14], "big")
+    unit, ecrdel, rsv = f >> 14, (f >> 1) & 0x1FFF, f & 1
+    assert rsv == 0, "reserved bit set"
+    if not ack:
+        assert tsecr == 0 and f == 0, f"no ACK: TSecr {tsecr} EcrDel field {f:#x} must be 0"
+    mad = int.from_bytes(opt[14:16], "big") if syn else None
+    return dict(tsval=tsval, tsecr=tsecr, unit=unit, ecrdel=ecrdel, mad=mad)
+
+
+def test_ets_wire_format_and_negotiation(tmp_path):
+    from scapy.layers.inet import TCP
+    with EtsAttached("wire") as att, VethPair() as vp:
+        pcap = tmp_path / "ets.pcap"
+        cap = capture(vp.a, "eta", pcap)
+        try:
+            rows = transfer(vp.a, vp.b, ADDR_B, str(att.cg), str(att.cg), att.pins,
+                            count=10, gap=0.05, size=3000)
+        finally:
+            stop_capture(cap)
+        pkts = [p for p in read_pcap(pcap) if TCP in p]
+        assert pkts, "nothing captured"
+        seen = {"syn": 0, "synack": 0, "data": 0, "pure_ack": 0}
+        syn_tsval = None
+        skbs = set()
+        for p in pkts:
+            t = p[TCP]
+            flags = int(t.flags)
+            syn, ack = bool(flags & 0x02), bool(flags & 0x10)
+            opts = ets_opts(p)
+            assert len(opts) == 1, f"{t.summary()}: {len(opts)} ETS options"
+            o = check_option(opts[0], syn, ack)
+            skbs.add((t.sport, o["tsval"]))
+            if syn and not ack:
+                seen["syn"] += 1
+                syn_tsval = o["tsval"]
+                assert o["mad"] == 0xFFFE, f"MaxACKDel {o['mad']:#x}: 200 ms saturates"
+            elif syn:
+                seen["synack"] += 1
+                assert o["tsecr"] == syn_tsval, "SYN-ACK must echo the SYN's TSval"
+                assert o["unit"] == 2, "SYN-ACK EcrDel is sent as invalid"
+            elif len(t.payload):
+                seen["data"] += 1
+            else:
+                seen["pure_ack"] += 1
+                assert o["tsecr"] != 0
+            # Option space: TCP header within 60 bytes (40 of options).
+            assert t.dataofs * 4 <= 60
+        print("ETS options per segment type:", seen)
+        assert seen["syn"] >= 1 and seen["synack"] >= 1
+        assert seen["data"] >= 10 and seen["pure_ack"] >= 5
+        st = att.stats()
+        print("counters:", st)
+        assert st["negotiated"] >= 2, st
+        # One option write per skb; a GSO skb's segments share its TSval.
+        assert st["sent"] >= len(skbs), (st["sent"], len(skbs))
+        assert st["missing"] == 0 and st["refused"] == 0
+        last = [r for r in rows if "net" in r][-1]
+        print("client's ets_sk at the end:", last)
+        assert last["flags"] & 0x04 and not last["flags"] & 0x08
+        assert last["samples"] > 0
+
+
+@pytest.mark.parametrize("side_with_prog", ["client", "server"])
+def test_ets_negotiation_one_sided(tmp_path, side_with_prog):
+    from scapy.layers.inet import TCP
+    with EtsAttached("one" + side_with_prog[0]) as att, VethPair() as vp:
+        pcap = tmp_path / "one.pcap"
+        cg_cli = str(att.cg) if side_with_prog == "client" else "-"
+        cg_srv = str(att.cg) if side_with_prog == "server" else "-"
+        cap = capture(vp.a, "eta", pcap)
+        try:
+            transfer(vp.a, vp.b, ADDR_B, cg_cli, cg_srv, att.pins, count=5, gap=0.05,
+                     size=1000)
+        finally:
+            stop_capture(cap)
+        pkts = [p for p in read_pcap(pcap) if TCP in p]
+        with_opt = [(p[TCP].flags, bool(ets_opts(p))) for p in pkts]
+        syn = [o for f, o in with_opt if int(f) & 0x12 == 0x02]
+        rest = [o for f, o in with_opt if int(f) & 0x12 != 0x02]
+        print(side_with_prog, "SYN has ETS:", syn, "later segments with ETS:",
+              sum(rest), "of", len(rest))
+        assert syn == [side_with_prog == "client"]
+        assert len(rest) > 5 and sum(rest) == 0, "no option after the SYN"
+        st = att.stats()
+        print("counters:", st)
+        assert st.get("negotiated", 0) == 0
+        if side_with_prog == "client":
+            assert st["refused"] >= 1
+
+
+def test_ets_network_rtt_against_emulator():
+    from labkit.path import EmulatedPath, linkem_available
+    if not linkem_available():
+        pytest.fail("linkem not built (make): the emulator provides the known delay")
+    with EtsAttached("emu") as att, \
+            EmulatedPath(rate_mbit=50, rtt_ms=EMU_RTT_MS, backend="linkem", log=False) as p:
+        rows = transfer(p.snd_ns[0], p.rcv_ns, p.rcv_addr, str(att.cg), str(att.cg),
+                        att.pins, count=MSG_COUNT, gap=MSG_GAP_S, size=200)
+        st = att.stats()
+    rows = [r for r in rows if "net" in r and r["samples"]]
+    assert len(rows) >= MSG_COUNT // 2, f"too few samples: {rows[:3]}"
+    # Skip the first rows (quickack at connection start).
+    tail = rows[5:]
+    rtt_us = EMU_RTT_MS * 1000
+    tol = max(EMU_TOL_FRAC * rtt_us, EMU_TOL_FLOOR_US)
+    nets = sorted(r["net"] for r in tail)
+    totals = sorted(r["total"] for r in tail)
+    med_net, med_tot = nets[len(nets) // 2], totals[len(totals) // 2]
+    worst = max(abs(n - rtt_us) for n in nets)
+    print(f"emulated RTT {rtt_us} us; Network_RTT median {med_net} us "
+          f"(error {med_net - rtt_us:+d} us, worst {worst} us, tol {tol:.0f}); "
+          f"Total_RTT median {med_tot} us; rcv delay median "
+          f"{sorted(r['del'] for r in tail)[len(tail) // 2]} us; counters {st}")
+    assert abs(med_net - rtt_us) <= tol
+    assert worst <= 2 * tol, "every Network_RTT sample near the emulated RTT"
+    # Delayed ACKs in play: Total_RTT well above the path's RTT.
+    assert med_tot >= rtt_us + 10000, "Total_RTT must include the receiver's ACK delay"
+    assert all(r["net"] <= r["total"] for r in tail)
