@@ -15,3 +15,11 @@ PYTEST_DIRS := $(filter-out selftests/lab/tests,$(PYTEST_DIRS)) selftests/lab/te
 
 $(FLOWGEN): selftests/lab/flowgen/flowgen.c
 	$(CC) $(USER_CFLAGS) -o $@ $< $(FLOWGEN_LIBS)
+
+# Outside bpf/ and selftests/progs/, so not caught by the Makefile's pattern
+# rule: same compiler and flags, and vmlinux.h from bpf/.
+ALL_TARGETS += $(MARKER_OBJ)
+CLEAN_FILES += $(MARKER_OBJ)
+
+$(MARKER_OBJ): selftests/lab/marker/marker.bpf.c bpf/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@

@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""Kernel fast path: tbf + the clsact BPF marker on a router's egress.
+
+Traffic from flowgen (kernel CCs only) between namespaces of a
+netlab.Topology with prefix "lfp"+pid; the FastPath replaces the topology's
+tbf on the bottleneck device and must leave nothing behind.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve()
+ROOT = HERE.parents[3]
+sys.path.insert(0, str(ROOT / "selftests"))
+sys.path.insert(0, str(ROOT / "selftests" / "lab"))
+sys.path.insert(0, str(HERE.parent))
+import netlab  # noqa: E402
+from fastpath import FastPath, MARKER_OBJ  # noqa: E402
+from test_flowgen import FLOWGEN, NS_PREFIX, PORT_LO, Server, run_client  # noqa: E402
+
+RATE_MBIT = 100
+BUFFER_BYTES = 500_000          # 40 ms at 100 Mbit/s: deep enough that ECN, not drops, rules
+K_US = 1000                     # step threshold: 12.5 kB of virtual queue
+PAYLOAD_RATIO = 1448 / 1514     # goodput per wire byte of a full frame (timestamps on)
+RUN_S = 3.0
+LOSS_P = 0.01
+BINOMIAL_SIGMAS = 4.5           # loss-count bound: false alarm < 1e-5
+
+
+def _need_root():
+    if os.geteuid() != 0:
+        pytest.fail("fast path tests need root (namespaces, tc, bpftool)")
+    for p in (FLOWGEN, MARKER_OBJ):
+        if not p.exists():
+            pytest.fail(f"{p} not built: run make")
+
+
+def _bulk(topo, n, cc="cubic", stop_s=RUN_S):
+    return [{"id": i, "dst": topo.rcv_addr, "port": PORT_LO + i % 4, "cc": cc,
+             "kind": "bulk", "start_s": 0, "stop_s": stop_s} for i in range(n)]
+
+
+def _goodput_mbit(rows, t1, t2):
+    """Aggregate goodput from bytes_acked between the samples nearest t1 and t2."""
+    per = {}
+    for r in rows:
+        per.setdefault(r["flow"], []).append((float(r["t_s"]), int(r["bytes_acked"])))
+    total = 0.0
+    for samples in per.values():
+        a = min(samples, key=lambda s: abs(s[0] - t1))
+        b = min(samples, key=lambda s: abs(s[0] - t2))
+        total += (b[1] - a[1]) * 8 / (b[0] - a[0]) / 1e6
+    return total
+
+
+def _qdiscs(ns, dev):
+    cp = netlab.netns_exec(ns, ["tc", "-j", "qdisc", "show", "dev", dev])
+    return [q["kind"] for q in json.loads(cp.stdout)]
+
+
+def _prog_alive(prog_id):
+    return subprocess.run(["bpftool", "prog", "show", "id", str(prog_id)],
+                          capture_output=True).returncode == 0
+
+
+def _run_marked(tmp_path, ecn, flows_fn, tag):
+    with netlab.Topology(rate_mbit=RATE_MBIT, prefix=NS_PREFIX) as topo:
+        netlab.netns_exec(topo.snd_ns, ["sysctl", "-q", "-w", "net.ipv4.tcp_ecn=1"])
+        with Server(topo.rcv_ns, topo.rcv_addr):
+            with FastPath(topo.rtr_ns, topo.bottleneck_dev, RATE_MBIT, BUFFER_BYTES,
+                          ecn=ecn) as fp:
+                d = tmp_path / tag
+                d.mkdir()
+                cp, summary, rows = run_client(topo.snd_ns, flows_fn(topo), d)
+                c = fp.counters()
+                prog_id = fp.prog_id
+            kinds = _qdiscs(topo.rtr_ns, topo.bottleneck_dev)
+    assert cp.returncode == 0, cp.stderr
+    assert "clsact" not in kinds and "tbf" not in kinds, f"left on device: {kinds}"
+    assert not _prog_alive(prog_id), f"marker program {prog_id} still loaded"
+    return c, summary, rows
+
+
+def test_step_marking_only_above_k(tmp_path):
+    """Light rr load never crosses K: no marks. 4 ECN cubic bulk flows: marks, no drops."""
+    _need_root()
+    ecn = {"mode": "step", "k_us": K_US}
+
+    # Light: one flow, one 100-byte request per round trip. The namespaces'
+    # RTT is tens of µs, so this is still tens of Mbit/s, but below the rate
+    # and never more than a packet or two at once: no queue beyond K.
+    def light(topo):
+        return [{"id": i, "dst": topo.rcv_addr, "port": PORT_LO, "cc": "cubic", "kind": "rr",
+                 "req_bytes": 100, "resp_bytes": 100, "count": 3000, "stop_s": 10}
+                for i in range(1)]
+    lo, lo_sum, _ = _run_marked(tmp_path, ecn, light, "light")
+    hi, hi_sum, rows = _run_marked(tmp_path, ecn, lambda t: _bulk(t, 4), "heavy")
+    goodput = _goodput_mbit(rows, 1.0, RUN_S - 0.2)
+    ideal = RATE_MBIT * PAYLOAD_RATIO
+    ce = sum(f["delivered_ce"] for f in hi_sum["flows"])
+    print(f"light: {lo}\nheavy: {hi}\nheavy goodput {goodput:.1f} Mbit/s "
+          f"(ideal {ideal:.1f}), delivered_ce {ce}")
+    assert all(f["completed"] for f in lo_sum["flows"])
+    assert lo["pkts"] > 2000 and lo["vq_over_k"] == 0 and lo["mark_step"] == 0
+    assert hi["vq_over_k"] > 0 and hi["mark_step"] > 0
+    assert hi["mark_step"] + hi["want_not_ect"] <= hi["vq_over_k"]
+    assert hi["want_not_ect"] <= 10, "ECN cubic data should all be ECT"
+    assert hi["shaper_drops"] <= 5, f"ECN flows dropped {hi['shaper_drops']} packets"
+    assert ce > 0, "senders saw no CE echo"
+    # A classic CC halving on CE at a 1 ms K with a µs base RTT leaves the
+    # link idle part of the time; still most of it must be used.
+    assert 0.7 * ideal <= goodput <= 1.03 * ideal
+
+
+def test_goodput_at_rate(tmp_path):
+    """No marking, no loss: 4 cubic flows get the tbf rate (payload share of frames)."""
+    _need_root()
+    with netlab.Topology(rate_mbit=RATE_MBIT, prefix=NS_PREFIX) as topo:
+        with Server(topo.rcv_ns, topo.rcv_addr):
+            with FastPath(topo.rtr_ns, topo.bottleneck_dev, RATE_MBIT, BUFFER_BYTES) as fp:
+                cp, _, rows = run_client(topo.snd_ns, _bulk(topo, 4), tmp_path)
+                c = fp.counters()
+    goodput = _goodput_mbit(rows, 1.0, RUN_S - 0.2)
+    ideal = RATE_MBIT * PAYLOAD_RATIO
+    print(f"goodput {goodput:.1f} Mbit/s of ideal {ideal:.1f}; counters {c}")
+    assert cp.returncode == 0, cp.stderr
+    assert c["mark_step"] == 0 and c["mark_phantom"] == 0 and c["drop_loss"] == 0
+    assert 0.95 * ideal <= goodput <= 1.03 * ideal
+
+
+def test_phantom_rate_marks_below_capacity(tmp_path):
+    """Phantom rate rule at gamma 0.9: a saturating load is marked, a light one is not."""
+    _need_root()
+    ecn = {"mode": "phantom_rate", "gamma": 0.9, "window_us": 5000}
+    hi, _, rows = _run_marked(tmp_path, ecn, lambda t: _bulk(t, 2, stop_s=2.0), "heavy")
+    print(f"phantom heavy: {hi}")
+    assert hi["mark_phantom"] > 0 and hi["mark_step"] == 0
+    assert hi["shaper_drops"] <= 5
+
+
+def test_random_loss_binomial(tmp_path):
+    """loss=1 %: dropped count within 4.5 sigma of n*p; Not-ECT traffic is never marked."""
+    _need_root()
+    with netlab.Topology(rate_mbit=RATE_MBIT, prefix=NS_PREFIX) as topo:
+        with Server(topo.rcv_ns, topo.rcv_addr):
+            with FastPath(topo.rtr_ns, topo.bottleneck_dev, RATE_MBIT, BUFFER_BYTES,
+                          ecn={"mode": "step", "k_us": K_US}, loss=LOSS_P,
+                          shaper="htb") as fp:
+                cp, summary, _ = run_client(topo.snd_ns, _bulk(topo, 2, "reno", 2.0), tmp_path)
+                c = fp.counters()
+            kinds = _qdiscs(topo.rtr_ns, topo.bottleneck_dev)
+    n, k = c["pkts"], c["drop_loss"]
+    sigma = math.sqrt(n * LOSS_P * (1 - LOSS_P))
+    retrans = sum(f["total_retrans"] for f in summary["flows"])
+    print(f"loss: {k} of {n} packets = {k / n:.4%} (p {LOSS_P:.2%}, bound ±{BINOMIAL_SIGMAS * sigma:.0f}), "
+          f"sender retransmits {retrans}, counters {c}")
+    assert cp.returncode == 0, cp.stderr
+    assert n > 5000
+    assert abs(k - n * LOSS_P) <= BINOMIAL_SIGMAS * sigma
+    assert retrans >= k * 0.5, "drops must show up as retransmissions"
+    assert c["mark_step"] == 0 and c["mark_phantom"] == 0
+    assert "clsact" not in kinds and "htb" not in kinds
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        FastPath("x", "y", 100, 100_000, ecn={"mode": "red"})
+    with pytest.raises(ValueError):
+        FastPath("x", "y", 100, 100_000, loss=1.5)
