@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """make bench: what running BBR in BPF costs, measured against the kernel's CCs.
 
-One run, one machine, five sections (docs/performance.md explains each):
+One run, one machine, six sections (docs/performance.md explains each):
 
   cpu       CPU-bound iperf3 bulk transfers over an unshaped veth pair between
             two namespaces, offloads (TSO/GSO/GRO) on and off, each CC (bbr3,
@@ -19,6 +19,7 @@ One run, one machine, five sections (docs/performance.md explains each):
             sk_storage value size (BTF), slab growth per connection, the
             marginal bytes bbr3 adds over cubic, sockets with state, and the
             same after closing (back to the baseline).
+  profile   perf cpu-clock samples (when perf works): share of CPU in the CC
   verifier  instructions processed and program size (selftests/tools/verifier_stats)
   emulator  selftests/lab/linkem/bench.py when it exists, else "not available"
 
@@ -474,6 +475,59 @@ def hot_path(cc):
     return None
 
 
+# Symbols that are the CC's own work in a perf profile. A BPF CC also pays
+# for the struct_ops trampoline (__bpf_prog_enter/exit) and its sk_storage.
+PROFILE_SYMS = {
+    "bpf": re.compile(r"^(bpf_prog_[0-9a-f]+_(bbr|swift)\w*|__bpf_prog_(enter|exit)\w*"
+                      r"|bpf_sk_storage_get|bpf_local_storage\w*|bpf_user_rnd_u32)$"),
+    "kernel": re.compile(r"^(bbr_\w+|bictcp_\w+|cubictcp_\w+|tcp_reno_\w+)$"),
+}
+PROFILE_FREQ_HZ = 4999
+
+
+def perf_works():
+    cp = run(["perf", "record", "-q", "-e", "cpu-clock", "-o", "/dev/null", "true"],
+             check=False, timeout=30)
+    return cp.returncode == 0
+
+
+def bench_profile(ccs, seconds):
+    """Share of the iperf3 processes' CPU samples spent in the CC itself."""
+    if not perf_works():
+        return {"status": "not available", "reason": "perf record -e cpu-clock failed"}
+    out = {"status": "ok", "note": ("perf cpu-clock samples of the iperf3 processes "
+                                    "(their softirq work included), offloads off")}
+    data = DEFAULT_JSON.with_name("perf.data")
+    with netlab.Topology(prefix=NS_PREFIX) as topo:
+        set_offloads(topo, False)
+        for cc in ccs:
+            perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F",
+                                     str(PROFILE_FREQ_HZ), "-a", "-o", str(data), "--",
+                                     "sleep", str(max(1, seconds - 1))],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                iperf_run(topo, cc, seconds)
+            finally:
+                perf.wait(timeout=seconds + 30)
+            rep = run(["perf", "report", "-i", str(data), "--comms", "iperf3", "--sort", "sym",
+                       "--stdio", "-F", "overhead,sym", "--percent-limit", "0",
+                       "--percentage", "relative"],
+                      check=False, timeout=120).stdout
+            syms = {}
+            for line in rep.splitlines():
+                m = re.match(r"\s*([\d.]+)%\s+\[[k.]\]\s+(\S+)", line)
+                if m:
+                    syms[m.group(2)] = syms.get(m.group(2), 0.0) + float(m.group(1))
+            pat = PROFILE_SYMS["bpf" if cc in BPF_CCS else "kernel"]
+            mine = {k: v for k, v in syms.items() if pat.match(k)}
+            out[cc] = {"cc_percent": sum(mine.values()),
+                       "top": dict(sorted(mine.items(), key=lambda kv: -kv[1])[:12]),
+                       "top_overall": dict(sorted(syms.items(), key=lambda kv: -kv[1])[:8])}
+            log(f"profile {cc}: {out[cc]['cc_percent']:.2f} % of iperf3 samples in the CC")
+    data.unlink(missing_ok=True)
+    return out
+
+
 def bench_emulator(quick):
     if not LINKEM_BENCH.is_file():
         return {"status": "not available", "reason": f"{LINKEM_BENCH.relative_to(ROOT)} missing"}
@@ -556,6 +610,15 @@ def print_table(res):
         p(f"\nHot path {hp['program']}: {hp['xlated_insns']} xlated insns, {hp['jited_bytes']} B "
           f"jited\n  helper/kfunc call sites {hp['helper_calls_in_code']}\n"
           f"  BPF-to-BPF call sites {hp['subprog_calls_in_code']}")
+    prof = res.get("profile", {})
+    if prof.get("status") == "ok":
+        p("\nProfile (perf, offloads off): share of iperf3 CPU samples in the CC")
+        for cc in res.get("ccs", []):
+            if cc in prof:
+                top = ", ".join(f"{k} {v:.2f}" for k, v in list(prof[cc]["top"].items())[:5])
+                p(f"  {cc:10} {prof[cc]['cc_percent']:5.2f} %   {top}")
+    elif prof:
+        p(f"\nProfile: {prof.get('status')} ({prof.get('reason')})")
     p("\nGoals (noisy unless the machine was quiet):")
     for key in ("offloads_on", "offloads_off"):
         r = res.get("cpu", {}).get(key, {}).get("bbr3/bbr")
@@ -581,7 +644,7 @@ def main():
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"default {DEFAULT_JSON}")
     ap.add_argument("--repeats", type=int, help="override repeats per CC")
     ap.add_argument("--seconds", type=int, help="override seconds per transfer")
-    ap.add_argument("--only", default="cpu,bpf,memory,verifier,emulator",
+    ap.add_argument("--only", default="cpu,bpf,profile,memory,verifier,emulator",
                     help="comma-separated sections to run")
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -626,6 +689,8 @@ def main():
                 res["cpu"] = bench_cpu(ccs, params["repeats"], params["seconds"])
             if "bpf" in only:
                 res["bpf"] = bench_bpf(ccs, params["bpf_seconds"])
+            if "profile" in only:
+                res["profile"] = bench_profile(ccs, params["bpf_seconds"])
             if "memory" in only:
                 res["memory"] = bench_memory(params["conns"])
     if "emulator" in only:
