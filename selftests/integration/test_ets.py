@@ -45,6 +45,8 @@ EMU_TOL_FLOOR_US = 50
 # send back, so its ACK waits for the delayed-ACK timer (>= 40 ms, TCP_DELACK_MIN).
 MSG_GAP_S = 0.1
 MSG_COUNT = 30
+# The server reads 80 ms after each read, longer than the delayed-ACK timer.
+SERVER_READ_DELAY_S = 0.08
 
 
 def run(argv, check=True, **kw):
@@ -164,8 +166,15 @@ s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(8)
 print("LISTEN", flush=True)
 c, _ = s.accept()
+# TCP_QUICKACK 0 puts the socket in pingpong mode: ACKs wait for the
+# delayed-ACK timer instead of the quickack budget of a new connection.
+# With read_delay > 0 the application reads late, so the ACK is not sent
+# when the data is read (tcp_cleanup_rbuf) but when the timer fires.
+read_delay = float(sys.argv[4])
+c.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 0)
 while c.recv(65536):
-    pass
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 0)
+    time.sleep(read_delay)
 """
 
 # BPF_OBJ_GET = 7, BPF_MAP_LOOKUP_ELEM = 1; ets_sk per include/ets_shared.h.
@@ -208,8 +217,9 @@ def ns_py(ns, code, *args, **kw):
                             stderr=subprocess.PIPE, text=True, **kw)
 
 
-def transfer(cli_ns, srv_ns, srv_addr, cg_cli, cg_srv, pins, count, gap, size):
-    srv = ns_py(srv_ns, SERVER, cg_srv, srv_addr, PORT)
+def transfer(cli_ns, srv_ns, srv_addr, cg_cli, cg_srv, pins, count, gap, size,
+             read_delay=0.0):
+    srv = ns_py(srv_ns, SERVER, cg_srv, srv_addr, PORT, read_delay)
     try:
         line = srv.stdout.readline()
         if "LISTEN" not in line:
@@ -362,7 +372,8 @@ def test_ets_network_rtt_against_emulator():
     with EtsAttached("emu") as att, \
             EmulatedPath(rate_mbit=50, rtt_ms=EMU_RTT_MS, backend="linkem", log=False) as p:
         rows = transfer(p.snd_ns[0], p.rcv_ns, p.rcv_addr, str(att.cg), str(att.cg),
-                        att.pins, count=MSG_COUNT, gap=MSG_GAP_S, size=200)
+                        att.pins, count=MSG_COUNT, gap=MSG_GAP_S, size=200,
+                        read_delay=SERVER_READ_DELAY_S)
         st = att.stats()
     rows = [r for r in rows if "net" in r and r["samples"]]
     assert len(rows) >= MSG_COUNT // 2, f"too few samples: {rows[:3]}"
