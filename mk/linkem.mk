@@ -8,4 +8,4 @@ PYTEST_DIRS := $(filter-out selftests/lab/tests,$(PYTEST_DIRS)) selftests/lab/te
 CLEAN_FILES += $(LINKEM)
 
 $(LINKEM): $(LINKEM_SRCS) $(LINKEM_HDRS)
-	$(CC) $(USER_CFLAGS) -o $@ $(LINKEM_SRCS) -lm
+	$(CC) $(USER_CFLAGS) -o $@ $(LINKEM_SRCS) -lm -pthread
