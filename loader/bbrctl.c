@@ -44,6 +44,7 @@ static void usage_main(FILE *f)
 "  list                   the congestion controls bbrctl has loaded\n"
 "  stat [NAME...]         one row per socket from the state iterators\n"
 "  params NAME            the runtime parameters NAME_params in .data\n"
+"  hwtstamp enable|disable|status IFACE   NIC RX hardware timestamps (ETS)\n"
 "  attach --cgroup P --cc NAME   new TCP sockets in cgroup P use NAME\n"
 "  detach --cgroup P      undo attach\n"
 "  swap [--obj PATH] NAME replace a loaded CC in place with a new build\n"
@@ -668,6 +669,9 @@ static int cmd_swap(char **args, int nargs)
 	return cmd_swap_impl(args, nargs);
 }
 
+/* loader/hwtstamp.c (ETS area): NIC RX hardware timestamps. */
+int cmd_hwtstamp(char **args, int nargs);
+
 static const struct command commands[] = {
 	{ "load",   cmd_load,   false, true },
 	{ "unload", cmd_unload, false, false },
@@ -677,6 +681,7 @@ static const struct command commands[] = {
 	{ "attach", cmd_attach, false, false },
 	{ "detach", cmd_detach, false, false },
 	{ "swap",   cmd_swap,   true,  true },
+	{ "hwtstamp", cmd_hwtstamp, false, false },
 };
 
 static int cmd_help(char **args, int nargs)
