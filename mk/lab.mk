@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# The lab (owner: lab helper): selftests/lab/labkit, selftests/lab/run,
+# selftests/lab/scenarios. `make lab` runs every shipped scenario and writes
+# one report folder per scenario under selftests/lab/results/ (gitignored).
+# The lab's tests join `make test` through PYTEST_DIRS.
+
+LAB_RUN       := selftests/lab/run
+LAB_SCENARIOS := $(sort $(wildcard selftests/lab/scenarios/*.toml))
+LAB_RESULTS   := selftests/lab/results
+
+PYTEST_DIRS := $(filter-out selftests/lab/tests,$(PYTEST_DIRS)) selftests/lab/tests
+
+lab: all
+	@mkdir -p $(LAB_RESULTS)
+	@set -e; for s in $(LAB_SCENARIOS); do \
+		echo "== $$s"; \
+		$(PYTHON) $(LAB_RUN) $$s --out $(LAB_RESULTS)/$$(basename $$s .toml); \
+	done

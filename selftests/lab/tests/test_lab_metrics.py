@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""labkit metrics and scenarios on synthetic data (no root, no network)."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from labkit import metrics as M  # noqa: E402
+from labkit import scenario as S  # noqa: E402
+
+
+def test_jain_bounds():
+    assert M.jain([10, 10, 10, 10]) == pytest.approx(1.0)
+    assert M.jain([40, 0, 0, 0]) == pytest.approx(0.25)        # 1/n
+    # (1+3)^2 / (2 * (1+9)) = 0.8
+    assert M.jain([1, 3]) == pytest.approx(0.8)
+    print("jain equal/one-hog/1:3 =", M.jain([1] * 4), M.jain([4, 0, 0, 0]), M.jain([1, 3]))
+
+
+def _cumulative(rate_mbit, t_end, start=0.0, step=0.1):
+    """Samples of a flow that delivers rate_mbit from start on."""
+    rows = []
+    t = start + step
+    while t <= t_end + 1e-9:
+        rows.append({"t_s": t, "bytes_acked": rate_mbit * 1e6 / 8 * (t - start)})
+        t += step
+    return rows
+
+
+def test_goodput_bins_constant_rate():
+    rows = [dict(r, flow=0) for r in _cumulative(20.0, 5.0)]
+    rows += [dict(r, flow=1) for r in _cumulative(10.0, 5.0, start=2.0)]
+    edges, bins = M.goodput_bins(rows, 5.0)
+    assert len(edges) == 51 and set(bins) == {0, 1}
+    assert np.allclose(bins[0], 20.0, atol=1e-6), bins[0]
+    assert np.allclose(bins[1][:20], 0.0) and np.allclose(bins[1][21:], 10.0), bins[1]
+    print("bins flow0", bins[0][:5], "flow1 around start", bins[1][18:23])
+
+
+def test_jain_windows_only_when_all_active():
+    rows = [dict(r, flow=0) for r in _cumulative(30.0, 6.0)]
+    rows += [dict(r, flow=1) for r in _cumulative(10.0, 6.0, start=2.0)]
+    edges, bins = M.goodput_bins(rows, 6.0)
+    active = {0: (0.0, 6.0), 1: (2.0, 6.0)}
+    jw = M.jain_windows(edges, bins, active, warmup_s=0.0, stop_s=6.0)
+    assert [w for w, _ in jw] == [2.0, 3.0, 4.0, 5.0]
+    assert all(j == pytest.approx(M.jain([30, 10])) for _, j in jw)
+    # run-level: each flow's mean while active
+    assert M.jain_run(bins, active) == pytest.approx(M.jain([30, 10]), rel=1e-3)
+    print("windows", jw)
+
+
+def test_convergence_time():
+    jw = [(1.0, 0.5), (2.0, 0.95), (3.0, 0.7), (4.0, 0.92), (5.0, 0.99), (6.0, 0.97)]
+    assert M.convergence_time(jw, arrival_s=1.0) == pytest.approx(3.0)   # from 4.0
+    assert M.convergence_time(jw[:3], arrival_s=1.0) is None             # ends unfair
+    assert M.convergence_time([(2.0, 0.99)], arrival_s=1.0) == pytest.approx(1.0)
+
+
+def test_utilisation_and_retransmit_rate():
+    rows = [dict(r, flow=0) for r in _cumulative(48.0, 4.0)]
+    edges, bins = M.goodput_bins(rows, 4.0)
+    u = M.utilisation(bins, edges, 50.0, 1.0, 4.0)
+    assert u == pytest.approx(48.0 / (50 * 1448 / 1500), rel=1e-6)
+    assert M.retransmit_rate([{"total_retrans": 5, "data_segs_out": 1000},
+                              {"total_retrans": 15, "data_segs_out": 1000}]) == pytest.approx(0.01)
+
+
+def test_lock_on_bw():
+    rows = [{"mode": 0, "bw_bps": 1e6}, {"mode": 0, "bw_bps": 4e7}, {"mode": 1, "bw_bps": 4.8e7},
+            {"mode": 2, "bw_bps": 4.9e7}]
+    assert M.lock_on_bw(rows) == 4.8e7
+    assert M.lock_on_bw([{"mode": 2, "bw_bps": 1}]) is None
+
+
+def test_running_jain_nan_until_two_flows():
+    rows = [dict(r, flow=0) for r in _cumulative(25.0, 4.0)]
+    rows += [dict(r, flow=1) for r in _cumulative(25.0, 4.0, start=1.0)]
+    edges, bins = M.goodput_bins(rows, 4.0)
+    rj = M.running_jain(edges, bins, {0: (0, 4), 1: (1, 4)})
+    assert np.all(np.isnan(rj[:19])) and np.allclose(rj[20:], 1.0, atol=1e-3)
+
+
+SCEN = """
+name = "t"
+duration_s = 10
+[link]
+rate_mbit = 50
+rtt_ms = 40
+buffer_bdp = 2
+[[flows]]
+count = 2
+[[flows]]
+count = 1
+sender = 1
+start_s = 2
+cc = "cubic"
+[sweep]
+param = "link.loss"
+values = [0.001, 0.01]
+"""
+
+
+def test_scenario_expand_and_sweep():
+    sc = S.loads(SCEN)
+    assert sc["ccs"] == ["bbr3", "bbr", "cubic"]
+    pts = S.points(sc)
+    assert [p[1]["link"]["loss"] for p in pts] == [0.001, 0.01]
+    flows = S.expand_flows(pts[0][1], "bbr3")
+    assert [(f["id"], f["cc"], f["sender"], f["start_s"], f["stop_s"]) for f in flows] == [
+        (0, "bbr3", 0, 0.0, 10.0), (1, "bbr3", 0, 0.0, 10.0), (2, "cubic", 1, 2.0, 10.0)]
+    kw = S.path_kwargs(pts[1][1], flows)
+    assert kw["senders"] == 2 and kw["loss"] == 0.01 and kw["buffer_bdp"] == 2
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("duration_s = 5\n[link]\nrate_mbit=1\n[[flows]]\ncount=1\nbogus=1", "unknown keys"),
+    ("duration_s = 5\n[link]\nrtt_ms=1\n[[flows]]\ncount=1", "rate_mbit"),
+    ("duration_s = 5\n[link]\nrate_mbit=1", "flows"),
+    ("duration_s = -1\n[link]\nrate_mbit=1\n[[flows]]\ncount=1", "duration_s"),
+])
+def test_scenario_errors(text, msg):
+    with pytest.raises(S.ScenarioError, match=msg):
+        S.loads(text)
+
+
+def test_shipped_scenarios_parse():
+    d = Path(__file__).resolve().parents[1] / "scenarios"
+    files = sorted(d.glob("*.toml"))
+    assert len(files) >= 12
+    for f in files:
+        sc = S.load(f)
+        for _, p in S.points(sc):
+            S.path_kwargs(p, S.expand_flows(p, "cubic"))
+    print("parsed", [f.name for f in files])
