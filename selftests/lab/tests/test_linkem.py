@@ -431,3 +431,86 @@ def test_teardown_when_body_raises():
     print(f"namespaces {e.ns} exist: {[ns_exists(ns) for ns in e.ns]}; linkem gone {gone}")
     assert not any(ns_exists(ns) for ns in e.ns)
     assert gone
+
+
+def test_ce_marking_by_queue_length():
+    """qlen marking at K = 10 packets: an ECT(0) packet is CE exactly when
+    the queue, itself included, holds more than 10 packets on arrival."""
+    require_root()
+    with Emu(pipe(10, 0, queue={"packets": 40}, ecn={"mode": "qlen", "k_pkts": 10})) as e:
+        sent, rx = e.udp(12e6, 1000, 1.0, tos=2)
+        stats, log = e.stop()
+    f = L.forwarded(log, 0)
+    f = L.select(f, f["proto"] == 17)
+    qpkts = f["qbytes"] // 1000 + 1          # all packets are 1000 bytes
+    ce = f["ecn_out"] == 3
+    print(f"{len(ce)} packets; queue >10: {(qpkts > 10).sum()} marked "
+          f"{(ce & (qpkts > 10)).sum()}; queue <=10: {(qpkts <= 10).sum()} marked "
+          f"{(ce & (qpkts <= 10)).sum()}; receiver CE {rx['ce']}")
+    assert (qpkts > 10).sum() > 50 and (qpkts <= 10).sum() > 10
+    assert np.array_equal(ce, qpkts > 10)
+    assert rx["ce"] == ce.sum()
+
+
+def test_phantom_queue_marking():
+    """Phantom queue at gamma 0.5 of 10 Mbit/s: a 3 Mbit/s ECT flow is
+    never marked; at 8 Mbit/s (above 5 Mbit/s, below capacity, so no real
+    queue) most packets are. The window is 50 ms because the Python sender
+    bursts up to ~8 packets, which a 5 ms window would rightly see as a
+    rate above gamma x C."""
+    require_root()
+    ecn = {"mode": "phantom", "gamma": 0.5, "window_us": 50000}
+    res = {}
+    for rate in (3e6, 8e6):
+        with Emu(pipe(10, 0, queue={"packets": 100}, ecn=ecn)) as e:
+            sent, rx = e.udp(rate, 1000, 1.0, tos=2)
+            stats, log = e.stop()
+        f = L.forwarded(log, 0)
+        f = L.select(f, f["proto"] == 17)
+        res[rate] = ((f["ecn_out"] == 3).mean(), f["qbytes"].max())
+    print(f"mark fraction / max queue bytes: 3 Mbit/s {res[3e6]}, 8 Mbit/s {res[8e6]}")
+    assert res[3e6][0] == 0
+    assert res[8e6][0] > 0.8
+
+
+def test_trace_opportunities():
+    """A mahimahi trace with an opportunity at every 2nd ms (6 Mbit/s):
+    saturated, each 1500-byte packet departs exactly on an opportunity."""
+    require_root()
+    with tempfile.NamedTemporaryFile("w", suffix=".trace", delete=False) as t:
+        t.write("".join(f"{ms}\n" for ms in range(2, 101, 2)))
+    try:
+        with Emu(pipe(None, 0, rate={"trace": t.name, "repeat": True},
+                      queue={"packets": 100})) as e:
+            sent, rx = e.udp(9e6, 1500, 1.0)
+            stats, log = e.stop()
+    finally:
+        os.unlink(t.name)
+    f = L.forwarded(log, 0)
+    f = L.select(f, (f["proto"] == 17) & (f["size"] == 1500))
+    dep_ms = (f["t_depart_ns"].astype(np.int64) - stats["origin_ns"]) / 1e6
+    d = np.diff(np.sort(dep_ms))
+    frac = np.abs(dep_ms - np.round(dep_ms / 2) * 2)
+    print(f"{len(dep_ms)} departures; off-grid max {frac.max():.6f} ms; "
+          f"median spacing {np.median(d):.3f} ms; rate {1500 * 8 / np.median(d) / 1e3:.2f} Mbit/s")
+    assert frac.max() < 1e-3
+    assert np.median(d) == pytest.approx(2.0, abs=1e-6)
+
+
+def test_gilbert_loss_bursts():
+    """Gilbert model p = 0.01, r = 0.25 (lossless good, all-lost bad): loss
+    rate p/(p+r) = 3.85 % and mean burst length 1/r = 4 packets, on 20000
+    packets within 30 % (bursts make the estimate noisier than Bernoulli's)."""
+    require_root()
+    with Emu(pipe(None, 0, loss={"model": "gilbert", "p": 0.01, "r": 0.25})) as e:
+        sent, rx = e.udp(100e6, 200, 0, count=20000)
+        stats, log = e.stop()
+    f = L.select(log, (log["dir"] == 0) & (log["drop"] != L.DROP_NOROUTE))
+    lost = f["drop"][np.argsort(f["t_arrive_ns"], kind="stable")] == L.DROP_LOSS
+    edges = np.diff(np.concatenate(([0], lost.astype(np.int8), [0])))
+    bursts = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+    rate = lost.mean()
+    print(f"loss rate {rate:.4f} (exp 0.0385), {len(bursts)} bursts, mean length "
+          f"{bursts.mean():.2f} (exp 4)")
+    assert abs(rate - 0.01 / 0.26) < 0.3 * 0.01 / 0.26
+    assert 4 * 0.7 < bursts.mean() < 4 * 1.3
