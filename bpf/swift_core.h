@@ -32,7 +32,9 @@
  * Swift); the pacing rate is then that window per smoothed RTT, so a flow
  * in a heavy incast sends less than one packet per RTT. Each round with
  * Network_RTT at or below target grows it by SWIFT_SUBPKT_AI_MILLI until it
- * reaches the floor again.
+ * reaches the floor again; it ends at once on a fallback. While it lasts,
+ * PROBE_BW's REFILL/UP cannot raise the pacing rate above it: no probing
+ * while the delay says the flow is many times over its share.
  *
  * Plain C, compiles natively (selftests/unit/test_swift*.c) and as BPF;
  * needs bbr3_core.h and bbr_swift.h first. See docs/bbr_swift.md.
@@ -180,8 +182,11 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 		sk->ece = 0;
 		b->ecn_eligible = 0;	/* and no ECN response now */
 	}
-	if (b->inflight_lo == BBR_UNSET)
-		w->subpkt_cwnd_milli = 0;	/* lower bounds were reset */
+	/* The fractional window outlives a reset of the lower bounds by
+	 * REFILL: a flow in heavy incast probes only once the delay is back
+	 * at target (then the window grows back by SWIFT_SUBPKT_AI_MILLI per
+	 * round). Without it, BBRv3's Reno-coexistence timer (rounds ~ BDP
+	 * in packets, a handful here) would refill every few rounds. */
 
 	w->network_rtt_us = smp->network_rtt_us;
 	w->last_sample_ns = smp->last_sample_ns;
@@ -219,7 +224,8 @@ static inline void swift_after_ack(const struct bbr3 *b,
 {
 	u64 rate;
 
-	if (w->status != SWIFT_ST_ACTIVE || !w->subpkt_cwnd_milli)
+	if (!b->initialized || w->status != SWIFT_ST_ACTIVE ||
+	    !w->subpkt_cwnd_milli)
 		return;
 	rate = swift_subpkt_rate_Bps(w, sk);
 	if (rate < 1)

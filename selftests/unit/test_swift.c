@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * BBR.Swift's delay response (bpf/swift_core.h) on the native BBRv3 core:
+ * the decrease formula, once per round trip, the 0.5 floor, nothing at or
+ * below target, the interplay with inflight_lo/hi and PROBE_BW, fallback to
+ * BBRv3 without a fresh sample, ECN off with a target, sub-packet pacing.
+ *
+ * Each ACK goes through the same three steps as in bpf/bbr_swift.bpf.c:
+ * swift_on_ack(), bbr_core_main(), swift_after_ack().
+ */
+#include "unit.h"
+#include "bbr_env.h"
+#include "bbr_swift.h"
+#include "swift_core.h"
+
+#define RTT_US		2048u	/* 2^11 us: exact bw arithmetic */
+#define BDP_PKTS	100u
+#define TARGET_US	100u
+#define NS_PER_US	1000ull
+
+struct swift_env {
+	struct env e;
+	struct swift_state w;
+	struct swift_sample smp;
+};
+
+/* A connection in PROBE_BW with a target and fresh samples of net_rtt_us. */
+static void senv_init(struct swift_env *s, u32 target_us, u32 net_rtt_us)
+{
+	struct swift_cfg cfg = { .target_rtt_us = target_us };
+
+	env_to_probe_bw(&s->e, BDP_PKTS, RTT_US);
+	memset(&s->w, 0, sizeof(s->w));
+	swift_apply_cfg(&s->w, &cfg, s->e.b->round_count);
+	s->smp.present = 1;
+	s->smp.network_rtt_us = net_rtt_us;
+	s->smp.last_sample_ns = s->e.sk.now_us * NS_PER_US;
+}
+
+/* One ACK for `pkts` sent when tp->delivered was prior_delivered, with a
+ * sample taken just now (unless the test froze it). */
+static void senv_ack(struct swift_env *s, u32 pkts, u32 prior_delivered,
+		     bool fresh)
+{
+	struct bbr_rs hook_rs = {};
+
+	hook_rs.prior_delivered = prior_delivered;
+	hook_rs.delivered = (s32)(s->e.sk.delivered + pkts - prior_delivered);
+	/* The kernel has counted this ACK in tp->delivered and the clock
+	 * before cong_control runs; env_ack_full() does both itself. */
+	s->e.sk.now_us += RTT_US / 4;
+	s->e.sk.delivered += pkts;
+	if (fresh)
+		s->smp.last_sample_ns = s->e.sk.now_us * NS_PER_US;
+	swift_on_ack(s->e.b, &s->w, &s->e.sk, &hook_rs, &s->smp);
+	s->e.sk.now_us -= RTT_US / 4;
+	s->e.sk.delivered -= pkts;
+	env_ack_full(&s->e, pkts, prior_delivered, RTT_US / 4, RTT_US / 4,
+		     RTT_US, 0);
+	swift_after_ack(s->e.b, &s->w, &s->e.sk);
+}
+
+/* A whole round in one ACK (everything acked was sent after the last one). */
+static void senv_round(struct swift_env *s, u32 pkts)
+{
+	senv_ack(s, pkts, s->e.sk.delivered, true);
+}
+
+/* 1 - 0.8 (N - T) / N, floored at 0.5, in SWIFT_FACTOR_UNIT. */
+TEST(swift_factor_formula)
+{
+	/* N = 200, T = 100: 1 - 0.8 * 0.5 = 0.6 */
+	ASSERT_LE(swift_md_factor(200, 100) - SWIFT_FACTOR_UNIT * 6 / 10, 1);
+	ASSERT_GE(swift_md_factor(200, 100), SWIFT_FACTOR_UNIT * 6 / 10);
+	/* N = 125, T = 100: 1 - 0.8 * 0.2 = 0.84 */
+	ASSERT_LE(swift_md_factor(125, 100) - SWIFT_FACTOR_UNIT * 84 / 100, 1);
+	/* N = 160, T = 100: 1 - 0.8 * 0.375 = 0.7 */
+	ASSERT_LE(swift_md_factor(160, 100) - SWIFT_FACTOR_UNIT * 7 / 10, 1);
+	/* N = 267, T = 100 would give 0.4996: the floor 0.5 */
+	ASSERT_EQ(swift_md_factor(267, 100), SWIFT_FACTOR_UNIT / 2);
+	ASSERT_EQ(swift_md_factor(1000000, 1), SWIFT_FACTOR_UNIT / 2);
+	/* at or below target, or no target: no decrease */
+	ASSERT_EQ(swift_md_factor(100, 100), SWIFT_FACTOR_UNIT);
+	ASSERT_EQ(swift_md_factor(50, 100), SWIFT_FACTOR_UNIT);
+	ASSERT_EQ(swift_md_factor(5000, SWIFT_TARGET_NONE), SWIFT_FACTOR_UNIT);
+	UNIT_REPORT("factor(200,100)=%u factor(125,100)=%u (unit %u)",
+		    swift_md_factor(200, 100), swift_md_factor(125, 100),
+		    SWIFT_FACTOR_UNIT);
+}
+
+/* A cut scales bw_lo and inflight_lo by the factor; cwnd and pacing follow
+ * on the same ACK. */
+TEST(swift_cut_bounds_model_once_per_round)
+{
+	struct swift_env s;
+	u32 max_bw, cwnd0, lo1, bw1, d0;
+	u64 rate0;
+
+	senv_init(&s, TARGET_US, 200);			/* factor 0.6 */
+	ASSERT_EQ(s.e.b->mode, BBR_PROBE_BW);
+	ASSERT_EQ(s.e.b->cycle_idx, BBR_BW_PROBE_DOWN);
+	max_bw = bbr_max_bw(s.e.b);
+	cwnd0 = s.e.sk.snd_cwnd;
+	rate0 = s.e.sk.pacing_rate;
+	d0 = s.e.sk.delivered;
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.w.status, SWIFT_ST_ACTIVE);
+	ASSERT_EQ(s.w.decreases, 1);
+	lo1 = s.e.b->inflight_lo;
+	bw1 = s.e.b->bw_lo;
+	ASSERT_LE(lo1, (u32)((u64)cwnd0 * 6 / 10) + 1);
+	ASSERT_GE(lo1, (u32)((u64)cwnd0 * 6 / 10) - 1);
+	ASSERT_EQ(bw1, swift_scale(max_bw, swift_md_factor(200, TARGET_US)));
+	ASSERT_LE(s.e.sk.snd_cwnd, lo1);
+	ASSERT_LT(s.e.sk.pacing_rate, rate0 * 7 / 10);
+	UNIT_REPORT("cwnd %u -> %u, inflight_lo %u, bw_lo/max_bw %.3f, pacing %llu -> %llu",
+		    cwnd0, s.e.sk.snd_cwnd, lo1, (double)bw1 / max_bw,
+		    (unsigned long long)rate0, (unsigned long long)s.e.sk.pacing_rate);
+
+	/* More ACKs for data sent before the cut: same round trip, no cut. */
+	senv_ack(&s, 10, d0, true);
+	senv_ack(&s, 10, d0 + BDP_PKTS - 1, true);
+	ASSERT_EQ(s.w.decreases, 1);
+	ASSERT_EQ(s.e.b->inflight_lo, lo1);
+	/* The first ACK for data sent after it: the second cut. */
+	senv_ack(&s, 10, s.w.decrease_delivered, true);
+	ASSERT_EQ(s.w.decreases, 2);
+	ASSERT_LE(s.e.b->inflight_lo, (u32)((u64)lo1 * 6 / 10) + 1);
+}
+
+/* The floor: a huge excess still only halves. */
+TEST(swift_floor_half)
+{
+	struct swift_env s;
+	u32 cwnd0, bw0;
+
+	senv_init(&s, TARGET_US, 100000);
+	cwnd0 = s.e.sk.snd_cwnd;
+	bw0 = bbr_max_bw(s.e.b);
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.w.last_factor, SWIFT_FACTOR_UNIT / 2);
+	ASSERT_EQ(s.e.b->inflight_lo, cwnd0 / 2);
+	ASSERT_EQ(s.e.b->bw_lo, bw0 / 2);
+}
+
+/* At or below target: the model is BBRv3's, untouched. */
+TEST(swift_no_decrease_at_or_below_target)
+{
+	struct swift_env s;
+	int i;
+
+	senv_init(&s, TARGET_US, TARGET_US);
+	for (i = 0; i < 5; i++)
+		senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.w.status, SWIFT_ST_ACTIVE);
+	ASSERT_EQ(s.w.decreases, 0);
+	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);
+	ASSERT_EQ(s.e.b->bw_lo, BBR_UNSET);
+	s.smp.network_rtt_us = TARGET_US - 30;
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.w.decreases, 0);
+}
+
+/* Probing still works: no cut in REFILL/UP, and REFILL resets the bounds a
+ * cut set, so inflight_hi / max_bw can grow again. */
+TEST(swift_probe_bw_resets_lower_bounds)
+{
+	struct swift_env s;
+	int i;
+
+	senv_init(&s, TARGET_US, 200);
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.w.decreases, 1);
+	ASSERT_NE(s.e.b->inflight_lo, BBR_UNSET);
+	/* Cruise along at target until the next probe starts. */
+	s.smp.network_rtt_us = TARGET_US;
+	for (i = 0; i < 400 && s.e.b->cycle_idx != BBR_BW_PROBE_REFILL; i++)
+		senv_round(&s, BDP_PKTS / 2);
+	ASSERT_EQ(s.e.b->cycle_idx, BBR_BW_PROBE_REFILL);
+	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);	/* BBRv3's reset */
+	ASSERT_EQ(s.e.b->bw_lo, BBR_UNSET);
+	/* Over target while probing: no cut (BBRv3 ignores ECN there too). */
+	s.smp.network_rtt_us = 400;
+	senv_round(&s, BDP_PKTS / 2);
+	ASSERT_TRUE(s.e.b->cycle_idx == BBR_BW_PROBE_REFILL ||
+		    s.e.b->cycle_idx == BBR_BW_PROBE_UP);
+	ASSERT_EQ(s.w.decreases, 1);
+	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);
+	/* inflight_hi is the long-term model: a cut never touches it. */
+	ASSERT_NE(s.e.b->inflight_hi, 0);
+}
+
+/* A cut bounds cwnd through inflight_lo even while inflight_hi is higher. */
+TEST(swift_cut_below_inflight_hi)
+{
+	struct swift_env s;
+
+	senv_init(&s, TARGET_US, 200);
+	s.e.b->inflight_hi = 3 * BDP_PKTS;
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.e.b->inflight_hi, 3 * BDP_PKTS);
+	ASSERT_LT(s.e.b->inflight_lo, s.e.b->inflight_hi);
+	ASSERT_LE(s.e.sk.snd_cwnd, s.e.b->inflight_lo);
+}
+
+/* No ETS sample, stale sample, no target: plain BBRv3, and the state says so. */
+TEST(swift_fallback_without_fresh_sample)
+{
+	struct swift_env s;
+
+	senv_init(&s, TARGET_US, 500);
+	s.smp.present = 0;				/* no ETS storage */
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.w.status, SWIFT_ST_NO_ETS);
+	ASSERT_EQ(s.w.fallback_acks, 1);
+	ASSERT_EQ(s.w.decreases, 0);
+	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);
+
+	s.smp.present = 1;
+	s.smp.last_sample_ns = 0;			/* storage, no sample yet */
+	senv_ack(&s, BDP_PKTS, s.e.sk.delivered, false);
+	ASSERT_EQ(s.w.status, SWIFT_ST_NO_ETS);
+
+	/* a sample older than the 100 ms default */
+	s.smp.last_sample_ns = (s.e.sk.now_us - SWIFT_STALE_DEFAULT_US - RTT_US) *
+			       NS_PER_US;
+	senv_ack(&s, BDP_PKTS, s.e.sk.delivered, false);
+	ASSERT_EQ(s.w.status, SWIFT_ST_STALE);
+	ASSERT_EQ(s.w.decreases, 0);
+	ASSERT_EQ(s.w.fallback_acks, 3);
+	/* fresh again: in force */
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.w.status, SWIFT_ST_ACTIVE);
+	ASSERT_EQ(s.w.decreases, 1);
+
+	/* no target at all: not counted as a fallback */
+	senv_init(&s, SWIFT_TARGET_NONE, 500);
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.w.status, SWIFT_ST_NO_TARGET);
+	ASSERT_EQ(s.w.fallback_acks, 0);
+	ASSERT_EQ(s.w.decreases, 0);
+}
+
+/* With the target in force BBRv3's ECN response is off; without a target
+ * it is BBRv3's. */
+TEST(swift_ecn_off_with_target)
+{
+	struct swift_env s;
+
+	bbr_test_params.ecn_enable = 1;
+	senv_init(&s, TARGET_US, TARGET_US);
+	s.e.sk.ecn_ok = 1;
+	s.e.b->ecn_eligible = 1;
+	s.e.sk.ece = 1;
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.e.b->ecn_eligible, 0);
+	ASSERT_EQ(s.e.b->ecn_in_round, 0);
+	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);
+
+	senv_init(&s, SWIFT_TARGET_NONE, TARGET_US);
+	s.e.sk.ecn_ok = 1;
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.e.b->ecn_eligible, 1);		/* BBRv3 as configured */
+	bbr_test_params.ecn_enable = 0;
+}
+
+/* Below the cwnd floor: cwnd stays at 4, pacing carries a fractional
+ * window, less than one packet per RTT; it grows back at target. */
+TEST(swift_subpacket_pacing)
+{
+	struct swift_env s;
+	u64 want;
+	int i;
+
+	senv_init(&s, TARGET_US, 100000);	/* every cut is the 0.5 floor */
+	for (i = 0; i < 40 && !(s.w.subpkt_cwnd_milli &&
+				s.w.subpkt_cwnd_milli < SWIFT_MILLI_PER_PKT); i++)
+		senv_round(&s, 4);
+	ASSERT_GT(s.w.subpkt_cwnd_milli, 0);
+	ASSERT_LT(s.w.subpkt_cwnd_milli, SWIFT_MILLI_PER_PKT);
+	ASSERT_EQ(s.e.b->inflight_lo, BBR_CWND_MIN_TARGET_PKTS);
+	ASSERT_EQ(s.e.sk.snd_cwnd, BBR_CWND_MIN_TARGET_PKTS);
+	want = (u64)s.w.subpkt_cwnd_milli * ENV_MSS_BYTES * 1000000u /
+	       (1000u * s.e.sk.srtt_us);
+	ASSERT_EQ(s.e.sk.pacing_rate, want);
+	/* less than one MSS per srtt */
+	ASSERT_LT(s.e.sk.pacing_rate * s.e.sk.srtt_us / 1000000u, ENV_MSS_BYTES);
+	UNIT_REPORT("sub-packet window %u/1000 pkt, pacing %llu B/s = %.3f pkt per RTT",
+		    s.w.subpkt_cwnd_milli, (unsigned long long)s.e.sk.pacing_rate,
+		    (double)s.e.sk.pacing_rate * s.e.sk.srtt_us / 1e6 / ENV_MSS_BYTES);
+	/* the floor of 0.001 packet holds */
+	for (i = 0; i < 20; i++)
+		senv_round(&s, 1);
+	ASSERT_GE(s.w.subpkt_cwnd_milli, SWIFT_SUBPKT_MIN_MILLI);
+	/* at target it grows back by one packet per round, then off */
+	s.smp.network_rtt_us = TARGET_US;
+	for (i = 0; i < 6 && s.w.subpkt_cwnd_milli; i++)
+		senv_round(&s, 1);
+	ASSERT_EQ(s.w.subpkt_cwnd_milli, 0);
+	ASSERT_GE(i, 3);
+	/* a fallback also ends it at once */
+	s.smp.network_rtt_us = 100000;
+	for (i = 0; i < 40 && !s.w.subpkt_cwnd_milli; i++)
+		senv_round(&s, 1);
+	ASSERT_GT(s.w.subpkt_cwnd_milli, 0);
+	s.smp.present = 0;
+	senv_round(&s, 1);
+	ASSERT_EQ(s.w.subpkt_cwnd_milli, 0);
+}
