@@ -152,6 +152,8 @@ static __always_inline __u32 queues_update(const struct marker_cfg *c, struct ma
 	__u64 win_ns = (__u64)c->window_us * NSEC_PER_USEC;
 	__u32 fired = 0;
 
+	if (!s->last_ns)	/* tbf starts with a full bucket: so does the model */
+		s->vq_bytes = -(__s64)c->burst_bytes;
 	s->last_ns = now;
 	s->vq_bytes -= drained_bytes(gap, c->rate_Bps);
 	if (s->vq_bytes < -(__s64)c->burst_bytes)

@@ -119,8 +119,11 @@ def test_200_mixed_flows(tmp_path):
     by_flow = defaultdict(list)
     for r in rows:
         by_flow[int(r["flow"])].append(r)
-    # Bytes of all flows acked between 0.5 s and 1.5 s (every bulk flow open then)
-    # against the bottleneck: the generator keeps a 200 Mbit/s link busy.
+    # Bytes of all flows acked between 0.45 s and 1.45 s (every bulk flow open
+    # then) against the bottleneck: the generator keeps a 200 Mbit/s link busy.
+    # Only a lower bound: bytes_acked is cumulative, so data SACKed during the
+    # start-up losses before 0.45 s is credited when the hole fills, inside
+    # the window (runs show 105-110 % of the ideal 191 Mbit/s here).
     def acked_at(fid, t):
         before = [(float(r["t_s"]), int(r["bytes_acked"])) for r in by_flow[fid]
                   if float(r["t_s"]) <= t]
