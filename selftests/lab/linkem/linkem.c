@@ -95,6 +95,8 @@ struct port {
 	int naddrs;
 	uint64_t extra_delay_ns;
 	int fd;
+	int nsfd;			/* kept to read the TUN counters at exit */
+	long long tun_tx_dropped, tun_rx_dropped;	/* -1: unknown */
 };
 
 enum rate_kind { RATE_NONE, RATE_CURVE, RATE_TRACE };
@@ -592,6 +594,9 @@ static void parse_port(struct port *pt, const struct jnode *j, int idx)
 	snprintf(where, sizeof(where), "ports[%d]", idx);
 	check_keys(j, where, keys);
 	copy_str(pt->name, sizeof(pt->name), get_str(j, "name", where, true), "port name");
+	if (strspn(pt->name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			     "0123456789_.-") != strlen(pt->name))
+		die("config: %s.name \"%s\": use letters, digits, _ . -", where, pt->name);
 	copy_str(pt->netns, sizeof(pt->netns), get_str(j, "netns", where, true), "netns");
 	copy_str(pt->dev, sizeof(pt->dev), get_str(j, "dev", where, true), "dev");
 	if (strchr(pt->netns, '/') || !strcmp(pt->netns, "..") || !strcmp(pt->netns, "."))
@@ -626,6 +631,7 @@ static void parse_port(struct port *pt, const struct jnode *j, int idx)
 	}
 	pt->extra_delay_ns = get_num(j, "extra_delay_us", where, 0, 0, 1e8) * NS_PER_US;
 	pt->fd = -1;
+	pt->nsfd = -1;
 }
 
 static void load_config(const char *file)
@@ -1265,7 +1271,7 @@ static void tun_create(struct port *pt, int self_ns)
 		die("namespace %s: %s", pt->netns, strerror(errno));
 	if (setns(nsfd, CLONE_NEWNET))
 		die("setns %s: %s", pt->netns, strerror(errno));
-	close(nsfd);
+	pt->nsfd = nsfd;
 	pt->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (pt->fd < 0)
 		die("open /dev/net/tun: %s", strerror(errno));
@@ -1387,6 +1393,45 @@ static void setup_realtime(void)
 		     strerror(errno));
 }
 
+/*
+ * Drops outside linkem: the TUN's tx_dropped counts packets the namespace
+ * sent while the device queue was full (linkem read too slowly), rx_dropped
+ * packets linkem wrote that the stack refused (backlog full). Read from
+ * /proc/thread-self/net/dev inside the port's namespace.
+ */
+static void read_tun_drops(struct port *pt, int self_ns)
+{
+	char line[512];
+	FILE *f;
+
+	pt->tun_tx_dropped = pt->tun_rx_dropped = -1;
+	if (pt->nsfd < 0 || setns(pt->nsfd, CLONE_NEWNET))
+		return;
+	f = fopen("/proc/thread-self/net/dev", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':'), *name = line;
+		unsigned long long v[16];
+
+		if (!c)
+			continue;
+		*c = 0;
+		while (*name == ' ')
+			name++;
+		if (strcmp(name, pt->dev))
+			continue;
+		if (sscanf(c + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+			   &v[8], &v[9], &v[10], &v[11]) == 12) {
+			pt->tun_rx_dropped = v[3];
+			pt->tun_tx_dropped = v[11];
+		}
+	}
+	if (f)
+		fclose(f);
+	if (setns(self_ns, CLONE_NEWNET))
+		warn("setns back: %s", strerror(errno));
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -1487,6 +1532,12 @@ static void write_stats(const char *file, uint64_t end)
 				*c = '\'';
 		fprintf(f, "%s\"%s\"", w ? ", " : "", warnings[w]);
 	}
+	fputs("],\n  \"ports\": [", f);
+	for (w = 0; w < cfg.nports; w++)
+		fprintf(f, "%s{\"name\": \"%s\", \"dev\": \"%s\", \"tun_tx_dropped\": %lld, "
+			"\"tun_rx_dropped\": %lld}", w ? ", " : "", cfg.ports[w].name,
+			cfg.ports[w].dev, cfg.ports[w].tun_tx_dropped,
+			cfg.ports[w].tun_rx_dropped);
 	fputs("],\n", f);
 	write_dir_stats(f, "fwd", &dirs[0], false);
 	write_dir_stats(f, "rev", &dirs[1], true);
@@ -1630,7 +1681,6 @@ int main(int argc, char **argv)
 	/* TUN fds are not persistent: exit (also via die) removes the devices */
 	for (i = 0; i < cfg.nports; i++)
 		tun_create(&cfg.ports[i], self_ns);
-	close(self_ns);
 	log_start();		/* before SCHED_FIFO: the writer stays SCHED_OTHER */
 	setup_realtime();
 
@@ -1646,6 +1696,8 @@ int main(int argc, char **argv)
 	run(deadline);
 
 	log_finish();
+	for (i = 0; i < cfg.nports; i++)
+		read_tun_drops(&cfg.ports[i], self_ns);
 	if (stats_file)
 		write_stats(stats_file, now_ns());
 	for (i = 0; i < cfg.nports; i++)

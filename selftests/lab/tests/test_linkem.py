@@ -247,6 +247,9 @@ def test_rate_accuracy():
     print(f"sent {sent} received {rx['n']} forwarded {stats['fwd']['forwarded']}; "
           f"departure rate {dep:.3f} Mbit/s, release rate {rel:.3f} Mbit/s "
           f"(configured 50), min queue wait {qwait.min():.0f} us")
+    tun = {p["name"]: (p["tun_tx_dropped"], p["tun_rx_dropped"]) for p in stats["ports"]}
+    print(f"TUN (tx, rx) drops outside linkem: {tun}")
+    assert tun == {"s1": (0, 0), "r1": (0, 0)}
     assert qwait.min() > 100, "queue ran empty: the offered load did not saturate"
     assert abs(dep - 50) / 50 < 0.001
     assert abs(rel - 50) / 50 < 0.01
