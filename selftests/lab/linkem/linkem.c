@@ -1159,9 +1159,11 @@ static void release_due(uint64_t now)
 		struct pkt *p = &pool[idx];
 		struct dir_state *d = &dirs[p->dir];
 		uint64_t sched = p->release;
-		ssize_t w = write(cfg.ports[p->out].fd, p->data, p->len);
+		ssize_t w;
 
+		/* the stack receives the packet inside write(): stamp it before */
 		p->release = now_ns();
+		w = write(cfg.ports[p->out].fd, p->data, p->len);
 		if (w != p->len) {
 			drop_pkt(idx, LEM_DROP_WRITE);
 			continue;
@@ -1322,6 +1324,8 @@ static size_t estimate_pool(void)
 		for (i = 0; i < cfg.nports; i++)
 			max_delay += 2 * (double)cfg.ports[i].extra_delay_ns / cfg.nports;
 		need += rate * max_delay / (8 * 1000) * 2;	/* delay line, 1000 B avg */
+		if (p->rate_kind == RATE_NONE)
+			continue;	/* no server, so the queue is never used */
 		if (p->q_limit_pkts)
 			need += p->q_limit_pkts;
 		else if (p->q_limit_bytes)
