@@ -155,6 +155,7 @@ struct config {
 
 struct pkt {
 	uint64_t arrive, deq, depart, release;
+	uint64_t seq;		/* arrival order: ties in the delay line keep it */
 	uint32_t qbytes, delay_us;
 	uint16_t len;
 	uint8_t in, out, dir, ecn_in, drop;
@@ -196,6 +197,7 @@ static size_t heap_n;
 static struct dir_state dirs[2];
 static uint64_t origin_ns;	/* t = 0 of schedules and traces */
 static bool origin_set;
+static uint64_t arrival_seq;
 static uint64_t start_ns;
 static volatile sig_atomic_t stop_flag;
 static int log_fd = -1;
@@ -960,6 +962,13 @@ static void drop_pkt(uint32_t idx, int reason)
 
 /* ---------- delay line (min-heap on release time) ---------- */
 
+static inline bool rel_before(uint32_t a, uint32_t b)
+{
+	if (pool[a].release != pool[b].release)
+		return pool[a].release < pool[b].release;
+	return pool[a].seq < pool[b].seq;
+}
+
 static void heap_push(uint32_t idx)
 {
 	size_t i = heap_n++;
@@ -967,7 +976,7 @@ static void heap_push(uint32_t idx)
 	while (i) {
 		size_t parent = (i - 1) / 2;
 
-		if (pool[heap[parent]].release <= pool[idx].release)
+		if (!rel_before(idx, heap[parent]))
 			break;
 		heap[i] = heap[parent];
 		i = parent;
@@ -985,9 +994,9 @@ static uint32_t heap_pop(void)
 
 		if (c >= heap_n)
 			break;
-		if (c + 1 < heap_n && pool[heap[c + 1]].release < pool[heap[c]].release)
+		if (c + 1 < heap_n && rel_before(heap[c + 1], heap[c]))
 			c++;
-		if (pool[last].release <= pool[heap[c]].release)
+		if (!rel_before(heap[c], last))
 			break;
 		heap[i] = heap[c];
 		i = c;
@@ -1212,6 +1221,7 @@ static void receive(int port_idx)
 			return;
 		free_n--;
 		p->arrive = now_ns();
+		p->seq = arrival_seq++;
 		if (!origin_set)
 			set_origin(p->arrive);
 		p->len = len;
