@@ -251,6 +251,16 @@ def test_rate_accuracy():
     print(f"TUN (tx, rx) drops outside linkem: {tun}")
     assert tun == {"s1": (0, 0), "r1": (0, 0)}
     assert qwait.min() > 100, "queue ran empty: the offered load did not saturate"
+    lat = stats["lateness_us"]
+    n_fwd = stats["fwd"]["forwarded"] + stats["rev"]["forwarded"]
+    print(f"lateness us p50 {lat['p50']} p99 {lat['p99']} p99.9 {lat['p999']} max "
+          f"{lat['max']}, valid {stats['valid']} (bound {stats['lateness_bound_us']})")
+    # the log and the counters agree, and `valid` follows the bound
+    assert stats["log_lost"] == 0
+    assert len(log["size"]) == stats["fwd"]["arrived"] + stats["rev"]["arrived"]
+    assert lat["count"] == n_fwd == int((log["drop"] == 0).sum())
+    assert sum(c for _, c in lat["hist"]) == lat["count"]
+    assert stats["valid"] == (lat["p999"] <= stats["lateness_bound_us"])
     assert abs(dep - 50) / 50 < 0.001
     assert abs(rel - 50) / 50 < 0.01
     assert rx["n"] == len(f["size"])
