@@ -527,3 +527,28 @@ def test_gilbert_loss_bursts():
           f"{bursts.mean():.2f} (exp 4)")
     assert abs(rate - 0.01 / 0.26) < 0.3 * 0.01 / 0.26
     assert 4 * 0.7 < bursts.mean() < 4 * 1.3
+
+
+def test_ect1_only_marking():
+    """ect1_only: above K, ECT(1) packets are CE and ECT(0) packets are not."""
+    require_root()
+    with Emu(pipe(10, 0, queue={"packets": 60}, ecn={"mode": "sojourn", "k_us": 2000},
+                  ect1_only=True)) as e:
+        rx0 = e.bg(e.ns[1], RECEIVER, RCV_ADDR, UDP_PORT + 1, 4)
+        assert rx0.stdout.readline() == "BOUND\n"
+        e.bg(e.ns[0], SENDER, RCV_ADDR, UDP_PORT + 1, 6e6, 1000, 1.2, 2, 0)
+        sent, rx1 = e.udp(6e6, 1000, 1.2, tos=1)
+        rx0 = json.loads(rx0.communicate(timeout=20)[0].strip().splitlines()[-1])
+        stats, log = e.stop()
+    f = L.forwarded(log, 0)
+    f = L.select(f, f["proto"] == 17)
+    soj = f["t_dequeue_ns"].astype(np.int64) - f["t_arrive_ns"].astype(np.int64)
+    above = soj > 2000 * 1000
+    ce = f["ecn_out"] == 3
+    e1, e0 = f["ecn_in"] == 1, f["ecn_in"] == 2
+    print(f"above K: ECT(1) {(above & e1).sum()} marked {(above & e1 & ce).sum()}, "
+          f"ECT(0) {(above & e0).sum()} marked {(above & e0 & ce).sum()}; "
+          f"receivers CE: ECT(1) flow {rx1['ce']}, ECT(0) flow {rx0['ce']}")
+    assert (above & e1).sum() > 100 and (above & e0).sum() > 100
+    assert np.array_equal(ce & e1, above & e1)
+    assert not (ce & e0).any() and rx0["ce"] == 0
