@@ -1,59 +1,67 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-"""bbr-bpf demo (`make run`): one bulk transfer through the project's CC.
+"""bbr-bpf demo (`make run`): the project's bbr3 against CUBIC on an emulated path.
 
-Registers the congestion control in a BPF object, builds a sender, a router
-and a receiver namespace on 198.18.0.0/15 with a tbf bottleneck on the
-router, sends for a while under that CC, prints what happened, and removes
-everything it created again - also on error or Ctrl-C.
+Runs the lab's default scenario (embedded below): two bulk flows over a
+50 Mbit/s bottleneck with 40 ms base RTT and a 2 BDP buffer, emulated by
+linkem, first with every flow under bbr3 (registered from bpf/bbr3.bpf.o for
+the run and unregistered after it), then under cubic. About 30 s in all.
+Prints the scorecard and where the plots and report are; removes every
+namespace, process and registration it created, also on error or Ctrl-C.
 
-Needs root. Try it without the real algorithm:
-    scripts/demo.py --obj selftests/progs/bbrbpf_test_cc.bpf.o --cc bbrbpf_test
+Needs root and a built tree (`make setup && make`). Other scenarios:
+selftests/lab/run SCENARIO (docs/lab.md).
 """
 
 import argparse
-import json
-import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "selftests"))
+sys.path.insert(0, str(REPO / "selftests" / "lab"))
 
-import netlab  # noqa: E402
+from labkit import linkem_available, report, runner, scenario  # noqa: E402
+from labkit.path import LINKEM_BIN, LabError  # noqa: E402
 
-DEFAULT_OBJ = REPO / "bpf" / "bbr3.bpf.o"
-DEFAULT_CC = "bbr3"
-DEFAULT_RATE_MBIT = 100
-DEFAULT_SECONDS = 10.0
-TCP_PAYLOAD_BYTES = 1448        # per full-size frame, with timestamps
-ETH_FRAME_BYTES = 1514          # what the shaper charges per frame
-BITS_PER_BYTE = 8
+DEFAULT_SCENARIO = """
+name = "demo"
+description = "The make-run demo: two flows, 50 Mbit/s, 40 ms base RTT, 2 BDP buffer."
+duration_s = 12
+warmup_s = 3
+ccs = ["bbr3", "cubic"]
+
+[link]
+rate_mbit = 50
+rtt_ms = 40
+buffer_bdp = 2
+
+[[flows]]
+count = 1
+sender = 0
+start_s = 0
+
+[[flows]]
+count = 1
+sender = 1
+start_s = 1
+"""
+RESULTS = REPO / "selftests" / "lab" / "results"
+TABLE_COLUMNS = ("cc", "goodput Mbit/s", "util %", "retx %", "queue p50/p95/p99 ms",
+                 "rtt p50 ms", "Jain run", "conv s", "valid")
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[1].replace("\n", " "),
-        epilog="Example: scripts/demo.py --obj selftests/progs/bbrbpf_test_cc.bpf.o "
-               "--cc bbrbpf_test --seconds 3",
-)
-    p.add_argument("--obj", type=Path, default=DEFAULT_OBJ,
-                   help="BPF object holding the congestion control (default: %(default)s)")
-    p.add_argument("--cc", default=DEFAULT_CC,
-                   help="its name, the .name of its struct tcp_congestion_ops (default: %(default)s)")
-    p.add_argument("--rate-mbit", type=float, default=DEFAULT_RATE_MBIT,
-                   help="bottleneck rate at the router, Mbit/s (default: %(default)s)")
-    p.add_argument("--buffer-bytes", type=int, default=None,
-                   help="bottleneck FIFO size, bytes (default: rate x "
-                        f"{netlab.DEFAULT_BUFFER_RTT_MS} ms)")
-    p.add_argument("--seconds", type=float, default=DEFAULT_SECONDS,
-                   help="how long to send, seconds (default: %(default)s)")
-    p.add_argument("--loader", choices=("auto", "bbrctl", "bpftool"), default="auto",
-                   help="how to register: auto uses loader/bbrctl if it is built "
-                        "and has `load --obj`, else bpftool (default: %(default)s)")
-    p.add_argument("--json", action="store_true",
-                   help="print the full result as JSON instead of the summary")
+        description=__doc__.split("\n\n")[0],
+        epilog="Example: scripts/demo.py --cc bbr3,bbr,cubic --seconds 20")
+    p.add_argument("--cc", default=None,
+                   help="comma-separated CCs to compare (default: bbr3,cubic)")
+    p.add_argument("--seconds", type=float, default=None,
+                   help="length of each CC's run, seconds (default: 12)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="results folder (default: selftests/lab/results/demo-TIME)")
     return p.parse_args(argv)
 
 
@@ -64,48 +72,48 @@ def terminate_on_sigterm():
     signal.signal(signal.SIGTERM, handler)
 
 
-def print_summary(topo, res, stats):
-    ti = res["tcp_info"]
-    ceiling_mbit = topo.rate_mbit * TCP_PAYLOAD_BYTES / ETH_FRAME_BYTES
-    rows = [
-        ("congestion control", f"{res['cc']} (getsockopt TCP_CONGESTION on the sender)"),
-        ("bytes sent", f"{res['bytes_sent']:,}"),
-        ("bytes received", f"{res['bytes_received']:,}"),
-        ("duration", f"{res['seconds']:.2f} s"),
-        ("goodput", f"{res['mbps']:.2f} Mbit/s ({res['mbps'] / topo.rate_mbit:.1%} of "
-                    f"{topo.rate_mbit:g} Mbit/s; payload ceiling {ceiling_mbit:.2f})"),
-        ("retransmits", f"{ti['retransmits']} segments ({ti['bytes_retrans']:,} bytes)"),
-        ("bottleneck drops", f"{stats['drops']} of {stats['packets']} packets"),
-        ("srtt / min rtt", f"{ti['rtt_us'] / 1000:.2f} ms / {ti['min_rtt_us'] / 1000:.3f} ms"),
-        ("cwnd at end", f"{ti['snd_cwnd_pkts']} packets"),
-        ("pacing rate at end", f"{ti['pacing_rate_bytes_per_s'] * BITS_PER_BYTE / 1e6:.2f} Mbit/s"),
-    ]
-    width = max(len(name) for name, _ in rows)
-    for name, value in rows:
-        print(f"  {name:<{width}}  {value}")
+def check_prerequisites(ccs):
+    import os
+    if os.geteuid() != 0:
+        raise LabError("must run as root (namespaces, TUN devices, BPF struct_ops)")
+    if not linkem_available():
+        raise LabError(f"{LINKEM_BIN}: not built; run `make`")
+    for cc in ccs:
+        obj = runner.PROJECT_CCS.get(cc)
+        if obj is not None and not obj.is_file():
+            raise LabError(f"{obj}: not built; run `make`")
+
+
+def short_table(runs):
+    rows = report.scorecard_rows(runs)
+    idx = [rows[0].index(c) for c in TABLE_COLUMNS]
+    return report.text_table([tuple(r[i] for i in idx) for r in rows])
 
 
 def run(args):
-    if os.geteuid() != 0:
-        raise netlab.NetlabError("must run as root (namespaces, qdiscs and BPF struct_ops)")
-    if not args.obj.is_file():
-        raise netlab.NetlabError(f"{args.obj}: no such BPF object; build it with `make`")
-    reg = netlab.register_cc(args.obj, args.cc, loader=args.loader)
-    with reg, netlab.Topology(rate_mbit=args.rate_mbit, buffer_bytes=args.buffer_bytes) as topo:
-        if not args.json:
-            print(f"registered {reg.cc_name} from {args.obj} ({type(reg).__name__}, "
-                  f"pinned at {reg.pin_dir})")
-            print(f"{topo.snd_addr} -> router, tbf {topo.rate_mbit:g} Mbit/s, "
-                  f"{topo.buffer_bytes:,} B FIFO -> {topo.rcv_addr}; sending for "
-                  f"{args.seconds:g} s ...", flush=True)
-        res = netlab.run_transfer(topo, reg.cc_name, seconds=args.seconds)
-        stats = topo.bottleneck_stats()
-        if args.json:
-            print(json.dumps({**res, "bottleneck": stats}, indent=2))
-        else:
-            print_summary(topo, res, stats)
-    if not args.json:
-        print(f"cleaned up: {reg.cc_name} unregistered, namespaces deleted")
+    sc = scenario.loads(DEFAULT_SCENARIO, "demo scenario")
+    if args.seconds:
+        if args.seconds <= sc["warmup_s"]:
+            raise ValueError(f"--seconds must exceed the {sc['warmup_s']:g} s warm-up")
+        sc["duration_s"] = args.seconds
+    ccs = [c.strip() for c in args.cc.split(",") if c.strip()] if args.cc else sc["ccs"]
+    check_prerequisites(ccs)
+    out = args.out or RESULTS / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
+    link = sc["link"]
+    print(f"demo: 2 flows (the second starts at 1 s), {link['rate_mbit']} Mbit/s, "
+          f"{link['rtt_ms']} ms base RTT, {link['buffer_bdp']} BDP buffer, "
+          f"{sc['duration_s']:g} s per CC: {', '.join(ccs)}", flush=True)
+    runs = runner.run_scenario(sc, out, ccs)
+    print()
+    print(short_table(runs))
+    invalid = [r["cc"] for r in runs if not r["valid"]["valid"]]
+    if invalid:
+        print(f"\nnote: the emulator flagged late packet releases in the {', '.join(invalid)} "
+              "run(s) (a busy machine); their delay figures are less exact.")
+    print(f"\nplot:   {out / 'throughput.png'}")
+    print(f"queue:  {out / 'queue.png'}")
+    print(f"report: {out / 'report.md'}")
+    print("cleaned up: namespaces deleted, emulator stopped, project CCs unregistered")
 
 
 def main(argv=None):
@@ -113,11 +121,11 @@ def main(argv=None):
     terminate_on_sigterm()
     try:
         run(args)
-    except (netlab.NetlabError, ValueError) as e:
+    except (LabError, ValueError) as e:
         print(f"demo: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("demo: interrupted; cleaned up", file=sys.stderr)
+        print("\ndemo: interrupted; cleaned up", file=sys.stderr)
         return 130
     return 0
 

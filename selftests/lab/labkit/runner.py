@@ -59,11 +59,16 @@ def kernel_lock(wait_s=LOCK_WAIT_S):
     fd = os.open(KERNEL_LOCK, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         deadline = time.monotonic() + wait_s
+        told = False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                if not told:
+                    sys.stderr.write(f"waiting for {KERNEL_LOCK} (another bbr-bpf run "
+                                     "is registering CCs) ...\n")
+                    told = True
                 if time.monotonic() > deadline:
                     raise LabError(f"{KERNEL_LOCK} held by someone else for {wait_s:.0f} s")
                 time.sleep(0.2)
@@ -242,7 +247,10 @@ def compute(sc, cc, flows, samples, stats, kqueue, log_q, state, backend):
     jvals = [j for _, j in jw]
     res["jain_windows"] = {"mean": float(np.mean(jvals)) if jvals else None,
                            "min": float(np.min(jvals)) if jvals else None, "n": len(jvals)}
-    res["convergence_s"] = M.convergence_time(jw, max(a for a, _ in active.values()))
+    # Convergence counts from the last arrival, in windows from there on.
+    last_arrival = max(a for a, _ in active.values())
+    jw_conv = M.jain_windows(edges, bins, active, last_arrival, dur)
+    res["convergence_s"] = M.convergence_time(jw_conv, last_arrival)
     rtts = [s["rtt_us"] / 1e3 for s in samples if s.get("rtt_us")]
     res["rtt_ms"] = M.percentiles(rtts)
     res.update(bottleneck_rates(stats, backend))
