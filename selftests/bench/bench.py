@@ -633,7 +633,12 @@ def print_table(res):
         p(f"  per-socket state: {mem.get('bbr3_sk_storage_value_bytes')} B value; "
           f"goal <= {GOAL_BYTES_PER_SOCKET}")
     em = res.get("emulator", {})
-    p(f"\nEmulator: {em.get('status')} {em.get('reason', '')}")
+    p(f"\nEmulator (linkem): {em.get('status')} {em.get('reason', em.get('error', ''))}")
+    for r in (em.get("result") or {}).get("results", []):
+        p(f"  {r.get('rate_mbit'):>5} Mbit/s: goodput {r.get('goodput_mbit')} Mbit/s "
+          f"(ratio {r.get('goodput_ratio')}), lateness p50/p99/p99.9/max "
+          f"{r.get('lateness_p50_us')}/{r.get('lateness_p99_us')}/{r.get('lateness_p999_us')}/"
+          f"{r.get('lateness_max_us')} us, valid {r.get('valid')}")
     p(f"\nJSON: {res['json_path']}")
 
 
