@@ -336,7 +336,7 @@ def run_scenario(sc, out, ccs=None, progress=True):
     started = time.monotonic()
     for label, psc in pts:
         for cc in ccs:
-            rundir = out / "runs" / (label.replace("/", "_") or "run") / cc
+            rundir = out / "runs" / (_dirname(label) or "run") / cc
             name = f"{label + ' ' if label else ''}{cc}"
 
             if progress and not sys.stderr.isatty():
@@ -359,6 +359,10 @@ def run_scenario(sc, out, ccs=None, progress=True):
         sys.stderr.write("\n")
     write_results(sc, ccs, runs, out)
     return [r for r, _, _ in runs]
+
+
+def _dirname(label):
+    return "".join(c if c.isalnum() or c in "._=-" else "_" for c in label).strip("_")
 
 
 def _sweep_value(sc, label):
