@@ -135,6 +135,7 @@ struct pipe_cfg {
 	uint64_t k_pkts, k_bytes;
 	double gamma;
 	uint64_t window_ns;
+	bool phantom_ramp;	/* mark with probability rising 0 -> 1 over gamma C -> C */
 	bool ect1_only;
 };
 
@@ -176,6 +177,7 @@ struct dir_state {
 	double used_bits;	/* link credit consumed, W units */
 	uint64_t busy_until;	/* departure of the last packet served */
 	uint64_t rng;
+	uint64_t mark_rng;	/* own stream: marking never shifts loss decisions */
 	int gil_bad;
 	uint64_t nth_count;
 	/* phantom queue: departures within the window */
@@ -537,7 +539,7 @@ static void parse_loss(struct pipe_cfg *p, const struct jnode *l, const char *wh
 static void parse_ecn(struct pipe_cfg *p, const struct jnode *e, const char *where)
 {
 	static const char *const keys[] = { "mode", "k_us", "k_pkts", "k_bytes",
-					    "gamma", "window_us", NULL };
+					    "gamma", "window_us", "ramp", NULL };
 	const char *mode;
 
 	if (!e || e->type == J_NULL)
@@ -560,6 +562,9 @@ static void parse_ecn(struct pipe_cfg *p, const struct jnode *e, const char *whe
 		p->gamma = need_num(e, "gamma", where, 0.01, 10);
 		p->window_ns = get_num(e, "window_us", where, PHANTOM_WINDOW_DEFAULT_US,
 				       10, 1e7) * NS_PER_US;
+		p->phantom_ramp = get_bool(e, "ramp", where, false);
+		if (p->phantom_ramp && p->gamma >= 1)
+			die("config: %s.ecn phantom ramp needs gamma < 1", where);
 	} else {
 		die("config: %s.ecn.mode \"%s\" unknown (sojourn, qlen, phantom)",
 		    where, mode);
@@ -1110,8 +1115,13 @@ static bool phantom_over(struct dir_state *d, uint64_t t, uint32_t bits)
 	d->win[(d->win_head + d->win_n) % d->win_cap] = (struct win_ent){ t, bits };
 	d->win_n++;
 	d->win_bits += bits;
-	cap = link_rate(c, (double)(t - origin_ns));
-	return d->win_bits > c->gamma * cap * c->window_ns;
+	cap = link_rate(c, (double)(t - origin_ns)) * c->window_ns;
+	if (c->phantom_ramp) {
+		double u = cap > 0 ? d->win_bits / cap : 1.0;
+
+		return rng_u01(&d->mark_rng) < (u - c->gamma) / (1 - c->gamma);
+	}
+	return d->win_bits > c->gamma * cap;
 }
 
 /* Start serving queued packets whose service starts no later than now. */
@@ -1383,6 +1393,7 @@ static void alloc_state(void)
 		dirs[d].rng = (cfg.seed + 1) * 0x9E3779B97F4A7C15ull + d * 0xD1B54A32D192ED03ull;
 		if (!dirs[d].rng)
 			dirs[d].rng = 1;
+		dirs[d].mark_rng = dirs[d].rng ^ 0xA0761D6478BD642Full;
 		if (cfg.pipe[d].ecn == ECN_PHANTOM) {
 			dirs[d].win = alloc_zero(n * sizeof(struct win_ent));
 			dirs[d].win_cap = n;

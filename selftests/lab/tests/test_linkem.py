@@ -552,3 +552,23 @@ def test_ect1_only_marking():
     assert (above & e1).sum() > 100 and (above & e0).sum() > 100
     assert np.array_equal(ce & e1, above & e1)
     assert not (ce & e0).any() and rx0["ce"] == 0
+
+
+def test_phantom_queue_probability_ramp():
+    """Phantom ramp, gamma 0.5 of 10 Mbit/s, 50 ms window: at 7.5 Mbit/s the
+    marking probability is (0.75 - 0.5) / 0.5 = 0.5; at 3 Mbit/s it is 0."""
+    require_root()
+    ecn = {"mode": "phantom", "gamma": 0.5, "window_us": 50000, "ramp": True}
+    frac = {}
+    for rate in (3e6, 7.5e6):
+        with Emu(pipe(10, 0, queue={"packets": 100}, ecn=ecn)) as e:
+            sent, rx = e.udp(rate, 1000, 1.5, tos=2)
+            stats, log = e.stop()
+        f = L.forwarded(log, 0)
+        f = L.select(f, f["proto"] == 17)
+        t = f["t_dequeue_ns"]
+        steady = t > t.min() + 0.1e9            # the window has filled
+        frac[rate] = float((f["ecn_out"][steady] == 3).mean())
+    print(f"mark fraction: 3 Mbit/s {frac[3e6]:.3f} (exp 0), 7.5 Mbit/s {frac[7.5e6]:.3f} (exp 0.5)")
+    assert frac[3e6] == 0
+    assert 0.35 < frac[7.5e6] < 0.65
