@@ -308,7 +308,7 @@ int path_join(char *buf, size_t len, const char *a, const char *b)
 const char *resolve_objdir(void)
 {
 	static char dir[PATH_MAX];
-	char exe[PATH_MAX], cand[PATH_MAX + 8], *slash;
+	char exe[PATH_MAX], cand[PATH_MAX + 16], *slash;
 	struct stat st;
 	ssize_t n;
 
@@ -319,6 +319,11 @@ const char *resolve_objdir(void)
 		if (slash) {
 			*slash = '\0';
 			snprintf(cand, sizeof(cand), "%s/../bpf", exe);
+			if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode) &&
+			    realpath(cand, dir))
+				return dir;
+			/* installed: PREFIX/sbin/bbrctl, PREFIX/lib/bbr-bpf */
+			snprintf(cand, sizeof(cand), "%s/../lib/bbr-bpf", exe);
 			if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode) &&
 			    realpath(cand, dir))
 				return dir;

@@ -266,3 +266,54 @@ def test_swap_in_place(cc_objs):
     finally:
         bbrctl("unload", name)
     assert name not in netlab.available_ccs()
+
+
+# ---- make install and the boot script ------------------------------------------------
+
+def test_make_install_destdir(tmp_path):
+    stage = tmp_path / "stage"
+    cp = subprocess.run(["make", "-C", str(Path(BBRCTL).parents[1]), "--no-print-directory",
+                         "install", f"DESTDIR={stage}", "PREFIX=/opt/bbrt"],
+                        capture_output=True, text=True, timeout=300)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    want = ["opt/bbrt/sbin/bbrctl", "opt/bbrt/lib/bbr-bpf/bbr3.bpf.o",
+            "opt/bbrt/lib/bbr-bpf/cc_select.bpf.o", "opt/bbrt/lib/bbr-bpf/cc_swap.bpf.o",
+            "opt/bbrt/lib/bbr-bpf/bbr-bpf-boot", "opt/bbrt/share/doc/bbr-bpf/bbrctl.md",
+            "opt/bbrt/lib/systemd/system/bbr-bpf.service", "etc/bbr-bpf/bbr-bpf.conf"]
+    missing = [w for w in want if not (stage / w).is_file()]
+    assert not missing, f"not installed: {missing}"
+    unit = (stage / "opt/bbrt/lib/systemd/system/bbr-bpf.service").read_text()
+    assert "@" not in unit and "/opt/bbrt/lib/bbr-bpf/bbr-bpf-boot start /etc/" in unit
+    out = subprocess.run([str(stage / "opt/bbrt/sbin/bbrctl"), "--help"], capture_output=True,
+                         text=True, check=True).stdout
+    assert f"(here: {stage}/opt/bbrt/lib/bbr-bpf)" in out, "installed bbrctl misses its objects"
+    for cmd in ("load", "unload", "list", "stat", "params", "attach", "detach", "swap"):
+        assert f"  {cmd}" in out and bbrctl("help", cmd, check=0).stdout.startswith("Usage")
+
+
+def test_boot_script_all_or_nothing(cc_objs, tmp_path):
+    boot = Path(BBRCTL).parents[1] / "packaging" / "bbr-bpf-boot"
+    name, obj = cc_objs("bt")
+    with cgroup("boot") as cg:
+        good = tmp_path / "good.conf"
+        good.write_text(f"# test\nload --obj {obj} {name}\nattach --cgroup {cg.name} --cc {name}\n")
+        bad = tmp_path / "bad.conf"
+        bad.write_text(f"load --obj {obj} {name}\nattach --cgroup {cg.name} --cc {name}\n"
+                       f"attach --cgroup {cg.name}-missing --cc {name}\n")
+        env = dict(os.environ, PATH=f"{Path(BBRCTL).parent}:{os.environ['PATH']}")
+        try:
+            cp = subprocess.run([str(boot), "start", str(bad)], capture_output=True, text=True,
+                                env=env, timeout=60)
+            print("bad config:", cp.returncode, cp.stderr.strip())
+            assert cp.returncode == 1 and "undoing" in cp.stderr
+            assert name not in netlab.available_ccs() and cgroup_progs(cg) == []
+            cp = subprocess.run([str(boot), "start", str(good)], capture_output=True, text=True,
+                                env=env, timeout=60)
+            assert cp.returncode == 0, cp.stderr
+            assert name in netlab.available_ccs() and cgroup_progs(cg) == ["cc_select"]
+            cp = subprocess.run([str(boot), "stop", str(good)], capture_output=True, text=True,
+                                env=env, timeout=60)
+            assert cp.returncode == 0, cp.stderr
+            assert name not in netlab.available_ccs() and cgroup_progs(cg) == []
+        finally:
+            bbrctl("unload", name)
