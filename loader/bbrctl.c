@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -43,6 +44,7 @@ static void usage_main(FILE *f)
 "  unload NAME... | all   unregister and remove the pins\n"
 "  list                   the congestion controls bbrctl has loaded\n"
 "  stat [NAME...]         one row per socket from the state iterators\n"
+"  top [--interval S] [--count N] [NAME...]   stat as a refreshing table\n"
 "  params NAME            the runtime parameters NAME_params in .data\n"
 "  hwtstamp enable|disable|status IFACE   NIC RX hardware timestamps (ETS)\n"
 "  attach --cgroup P --cc NAME   new TCP sockets in cgroup P use NAME\n"
@@ -59,7 +61,7 @@ static void usage_main(FILE *f)
 "  --obj PATH      load the congestion control in PATH (repeatable; load only)\n"
 "  --cgroup PATH, --cc NAME, --from CC, --to CC, --port N, --netns NS\n"
 "                  arguments of attach, detach and swap (see their help)\n"
-"  -j, --json      JSON on stdout (list, stat, params, swap)\n"
+"  -j, --json      JSON on stdout (list, stat, top, params, swap)\n"
 "  -p, --pretty    indent the JSON\n"
 "  -v, --verbose   more messages; twice: libbpf debug output\n"
 "  -h, --help      help; `bbrctl COMMAND --help` for one command\n"
@@ -150,6 +152,13 @@ PROC_AVAIL_CC "),\n"
 "Print the runtime parameters of a loaded congestion control: the global\n"
 "NAME_params (a struct of integers, e.g. struct bbr_params) in the\n"
 ".data map of its programs, decoded with that map's BTF.\n" },
+	{ "top",
+"Usage: bbrctl top [--interval S] [--count N] [--json] [NAME...]\n"
+"\n"
+"`stat` repeated every --interval seconds (default 1, 0.1..3600) as a\n"
+"refreshing table with a time header; --count N stops after N screens\n"
+"(default: until interrupted). With --json one array per refresh, one per\n"
+"line, and no screen clearing.\n" },
 	{ "attach",
 "Usage: bbrctl attach --cgroup PATH --cc NAME\n"
 "\n"
@@ -654,6 +663,44 @@ struct command {
 	bool obj_ok;
 };
 
+static int cmd_top(char **args, int nargs)
+{
+	struct timespec ts;
+	char when[64];
+	int ret = EXIT_OK;
+	bool tty = isatty(STDOUT_FILENO);
+
+	for (int i = 0; i < nargs; i++)
+		if (!valid_cc_name(args[i])) {
+			err("top: invalid congestion control name \"%s\"", args[i]);
+			return EXIT_USAGE;
+		}
+	if (check_privileges("top"))
+		return EXIT_FAIL;
+	for (long k = 0; g_opts.count <= 0 || k < g_opts.count; k++) {
+		if (k) {
+			ts.tv_sec = (time_t)g_opts.interval_s;
+			ts.tv_nsec = (long)((g_opts.interval_s - ts.tv_sec) * 1e9);
+			nanosleep(&ts, NULL);
+		}
+		if (!g_opts.json) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			format_unix_ns((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+				       when, sizeof(when));
+			printf("%sbbrctl top  %s  every %.1f s\n\n", tty ? "\033[H\033[2J" : "",
+			       when, g_opts.interval_s);
+		}
+		if (cmd_stat_impl(args, nargs))
+			ret = EXIT_FAIL;
+		if (g_opts.json)
+			putchar('\n');
+		else if (!tty)
+			putchar('\n');
+		fflush(stdout);
+	}
+	return ret;
+}
+
 static int cmd_attach(char **args, int nargs)
 {
 	return cmd_attach_impl(args, nargs);
@@ -678,6 +725,7 @@ static const struct command commands[] = {
 	{ "list",   cmd_list,   true,  false },
 	{ "stat",   cmd_stat,   true,  false },
 	{ "params", cmd_params, true,  false },
+	{ "top",    cmd_top,    true,  false },
 	{ "attach", cmd_attach, false, false },
 	{ "detach", cmd_detach, false, false },
 	{ "swap",   cmd_swap,   true,  true },
@@ -704,7 +752,7 @@ static int cmd_help(char **args, int nargs)
 int main(int argc, char **argv)
 {
 	enum { OPT_OBJDIR = 256, OPT_OBJ, OPT_CGROUP, OPT_CC, OPT_FROM,
-	       OPT_TO, OPT_PORT, OPT_NETNS };
+	       OPT_TO, OPT_PORT, OPT_NETNS, OPT_INTERVAL, OPT_COUNT };
 	static const struct option longopts[] = {
 		{ "objdir",  required_argument, NULL, OPT_OBJDIR },
 		{ "obj",     required_argument, NULL, OPT_OBJ },
@@ -714,6 +762,8 @@ int main(int argc, char **argv)
 		{ "to",      required_argument, NULL, OPT_TO },
 		{ "port",    required_argument, NULL, OPT_PORT },
 		{ "netns",   required_argument, NULL, OPT_NETNS },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "count",   required_argument, NULL, OPT_COUNT },
 		{ "json",    no_argument,       NULL, 'j' },
 		{ "pretty",  no_argument,       NULL, 'p' },
 		{ "verbose", no_argument,       NULL, 'v' },
@@ -755,6 +805,27 @@ int main(int argc, char **argv)
 		case OPT_NETNS:
 			g_opts.netns = optarg;
 			break;
+		case OPT_INTERVAL: {
+			char *end;
+
+			g_opts.interval_s = strtod(optarg, &end);
+			if (*end || end == optarg || !(g_opts.interval_s >= 0.1) ||
+			    g_opts.interval_s > 3600) {
+				err("--interval %s: seconds between 0.1 and 3600", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		}
+		case OPT_COUNT: {
+			char *end;
+
+			g_opts.count = strtol(optarg, &end, 10);
+			if (*end || end == optarg || g_opts.count < 1) {
+				err("--count %s: a positive number of screens", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		}
 		case OPT_PORT: {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -790,6 +861,8 @@ int main(int argc, char **argv)
 	}
 	if (!g_opts.objdir)
 		g_opts.objdir = resolve_objdir();
+	if (g_opts.interval_s == 0)
+		g_opts.interval_s = 1.0;
 	setup_libbpf_logging();
 
 	if (optind >= argc) {
@@ -815,7 +888,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (g_opts.json && !cmd->json_ok) {
-		err("%s: --json is only for list, stat, params and swap", cmdname);
+		err("%s: --json is only for list, stat, top, params and swap", cmdname);
 		return EXIT_USAGE;
 	}
 	if (g_opts.nobjs && !cmd->obj_ok) {

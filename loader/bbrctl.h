@@ -57,6 +57,8 @@ struct opts {
 	const char *from, *to;		/* swap --from/--to */
 	const char *netns;		/* swap --netns NAME */
 	int port;			/* swap --port N (0: any) */
+	double interval_s;		/* top --interval */
+	long count;			/* top --count (0: forever) */
 	bool json;
 	bool pretty;
 	int verbose;

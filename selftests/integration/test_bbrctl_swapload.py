@@ -127,6 +127,10 @@ def run_flows(swaps):
                 t = time.monotonic() - t_start
                 if i == 0:
                     r = swap_sockets(p.snd_ns[0], "cubic", "bbr3")
+                    top = bbrctl("top", "--count", "1", "bbr3", check=0).stdout
+                    print("bbrctl top after cubic -> bbr3:\n" + top)
+                    r["top_rows"] = sum(1 for ln in top.splitlines()
+                                        if f":{PORT}" in ln)
                 elif i == 1:
                     bbrctl("swap", "bbr3", check=0)
                     r = {"in_place": True}
@@ -176,6 +180,7 @@ def test_swap_under_load():
           f"{b_worst * 1000:.1f} ms; 2 RTT = {MAX_STALL_S * 1000:.0f} ms")
     assert not b_err and not b_short, "the baseline run itself lost data"
     assert events[0][2]["switched"] == FLOWS and events[0][2]["failed"] == 0, events[0]
+    assert events[0][2]["top_rows"] >= FLOWS, "bbrctl top does not show the switched flows"
     assert events[2][2]["switched"] == FLOWS and events[2][2]["failed"] == 0, events[2]
     assert not errors, f"connection errors: {errors[:5]}"
     assert not short, f"flows that lost bytes or did not end: {short[:5]}"
