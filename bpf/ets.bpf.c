@@ -41,6 +41,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define TCPHDR_ACK		0x10
 #define TCPOPT_SACK		5
 #define ENOMSG			42	/* include/uapi/asm-generic/errno.h */
+#define ENOSPC			28
 /* include/net/tcp.h TCP_DELACK_MAX: the kernel's delayed-ACK bound, 200 ms;
  * what we advertise as MaxACKDel unless ets_cfg says otherwise. */
 #define ETS_DELACK_MAX_US	200000
@@ -110,7 +111,11 @@ static __always_inline struct ets_sk *ets_get(struct bpf_sock_ops *skops,
 				  create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
 }
 
-/* Find the ETS option in the current segment (flags 0) or the SYN. */
+/* Find the ETS option in the current segment (flags 0) or the SYN. The
+ * buffer holds any option (40 bytes), so an over-long option is copied and
+ * rejected by ets_parse() by its length; one that runs past the header
+ * fails the kernel's search (-EFAULT): truncated. */
+#define ETS_LOAD_BUF_BYTES	40
 static __always_inline int ets_load(struct bpf_sock_ops *skops, u8 *buf,
 				    u64 flags)
 {
@@ -118,7 +123,7 @@ static __always_inline int ets_load(struct bpf_sock_ops *skops, u8 *buf,
 	buf[1] = 4;		/* search by a 2-byte ExID */
 	buf[2] = ETS_OPT_EXID >> 8;
 	buf[3] = ETS_OPT_EXID & 0xff;
-	return bpf_load_hdr_opt(skops, buf, ETS_OPT_LEN_SYN_BYTES, flags);
+	return bpf_load_hdr_opt(skops, buf, ETS_LOAD_BUF_BYTES, flags);
 }
 
 static __always_inline void cb_flags(struct bpf_sock_ops *skops, bool on)
@@ -160,7 +165,7 @@ static __always_inline void disable(struct bpf_sock_ops *skops,
 static __always_inline void on_opt_len(struct bpf_sock_ops *skops)
 {
 	u8 tcp_flags = skops->skb_tcp_flags;
-	u8 buf[ETS_OPT_LEN_SYN_BYTES];
+	u8 buf[ETS_LOAD_BUF_BYTES];
 	struct ets_sk *e;
 
 	if ((tcp_flags & (TCPHDR_SYN | TCPHDR_ACK)) == (TCPHDR_SYN | TCPHDR_ACK)) {
@@ -191,7 +196,7 @@ static __always_inline void on_write(struct bpf_sock_ops *skops)
 	u8 tcp_flags = skops->skb_tcp_flags;
 	bool syn = tcp_flags & TCPHDR_SYN, ack = tcp_flags & TCPHDR_ACK;
 	u32 tsval = (u32)(tx_time_ns(skops) / 1000);
-	u8 buf[ETS_OPT_LEN_SYN_BYTES] = {};
+	u8 buf[ETS_LOAD_BUF_BYTES] = {};
 	struct ets_stats *st;
 	struct ets_opt syn_opt;
 	struct ets_sk *e;
@@ -238,7 +243,7 @@ static __always_inline void on_write(struct bpf_sock_ops *skops)
 static __always_inline void on_active_estab(struct bpf_sock_ops *skops)
 {
 	struct ets_stats *st = stats_get(skops);
-	u8 buf[ETS_OPT_LEN_SYN_BYTES];
+	u8 buf[ETS_LOAD_BUF_BYTES];
 	struct ets_opt o;
 	struct ets_sk *e;
 	int len;
@@ -268,7 +273,7 @@ static __always_inline void on_active_estab(struct bpf_sock_ops *skops)
 static __always_inline void on_passive_estab(struct bpf_sock_ops *skops)
 {
 	struct ets_stats *st = stats_get(skops);
-	u8 buf[ETS_OPT_LEN_SYN_BYTES];
+	u8 buf[ETS_LOAD_BUF_BYTES];
 	struct ets_opt o;
 	struct ets_sk *e;
 	int len;
@@ -360,7 +365,7 @@ static __always_inline void publish(struct ets_sk *e, struct ets_sample *s,
 
 static __always_inline void on_parse(struct bpf_sock_ops *skops)
 {
-	u8 buf[ETS_OPT_LEN_SYN_BYTES];
+	u8 buf[ETS_LOAD_BUF_BYTES];
 	struct ets_stats *st;
 	struct ets_sample s = {};
 	struct ets_opt o;
@@ -381,8 +386,13 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 		CNT(st, missing);
 		return;
 	}
-	if (len < 0) {		/* -ENOSPC: longer than any -00 option */
-		CNT(st, rej_parse[ETS_ERR_LEN]);
+	if (len < 0) {
+		/* -ENOSPC: longer than any -00 option; else (-EFAULT) an
+		 * option running past the header: truncated. */
+		if (len == -ENOSPC)
+			CNT(st, rej_parse[ETS_ERR_LEN]);
+		else
+			CNT(st, rej_parse[ETS_ERR_SHORT]);
 		e->rejected++;
 		return;
 	}
@@ -408,6 +418,10 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 	if (err == ETS_SAMPLE_OK) {
 		publish(e, &s, arrival);
 		CNT(st, samples);
+	} else if (err == ETS_SAMPLE_UNIT && o.unit == ETS_UNIT_INVALID) {
+		/* The peer had no valid EcrDel (e.g. no data from us since
+		 * its TS.Recent moved): legitimate, not a rejection. */
+		CNT(st, ecrdel_invalid);
 	} else if (err != ETS_SAMPLE_NO_ACK && err != ETS_SAMPLE_TSECR_ZERO) {
 		if (err > 0 && err < ETS_SAMPLE__MAX)
 			CNT(st, rej_sample[err]);

@@ -73,6 +73,8 @@ struct ets_stats {
 	u64 hw_rx;		/* arrivals stamped with the NIC clock */
 	u64 rej_parse[5];	/* [enum ets_parse_err], [0] unused */
 	u64 rej_sample[7];	/* [enum ets_sample_err], [0] unused */
+	u64 ecrdel_invalid;	/* peer sent EcrDelUnit 2 (it had no valid
+				 * delay): Total_RTT only, not a rejection */
 };
 
 /*
@@ -80,7 +82,8 @@ struct ets_stats {
  * entry, key 0). hw_off_ns converts the NIC's PHC stamps to
  * CLOCK_MONOTONIC (mono = phc + hw_off_ns); the BPF side uses hardware
  * RX stamps only while hw_off_valid is 1. max_ack_del_us is what we
- * advertise as MaxACKDel (0 = the kernel's 40 ms TCP_DELACK_MAX bound).
+ * advertise as MaxACKDel (0 = the kernel's TCP_DELACK_MAX, 200 ms,
+ * which saturates the field at 0xFFFE).
  */
 #define ETS_CFG_MAP_NAME	"ets_cfg"
 
