@@ -12,7 +12,10 @@ PYTEST_DIRS := $(filter-out selftests/lab/tests,$(PYTEST_DIRS)) selftests/lab/te
 
 lab: all
 	@mkdir -p $(LAB_RESULTS)
-	@set -e; for s in $(LAB_SCENARIOS); do \
+	@failed=""; for s in $(LAB_SCENARIOS); do \
 		echo "== $$s"; \
-		$(PYTHON) $(LAB_RUN) $$s --out $(LAB_RESULTS)/$$(basename $$s .toml); \
-	done
+		$(PYTHON) $(LAB_RUN) $$s --out $(LAB_RESULTS)/$$(basename $$s .toml) \
+			|| failed="$$failed $$(basename $$s .toml)"; \
+	done; \
+	echo "reports: $(LAB_RESULTS)/*/report.md"; \
+	if [ -n "$$failed" ]; then echo "lab: failed:$$failed" >&2; exit 1; fi
