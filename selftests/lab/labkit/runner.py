@@ -159,15 +159,16 @@ def rate_at(schedule, t_s):
 
 # ---- one run ----
 
-def run_one(sc, cc, outdir, progress=None):
-    """Run scenario sc (no sweep) under cc; return its metrics dict."""
+def run_one(sc, cc, outdir, progress=None, registered=False):
+    """Run scenario sc (no sweep) under cc: (metrics, samples, state rows).
+    registered: the caller holds cc_session(cc) already."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     flows = S.expand_flows(sc, cc)
     kw = S.path_kwargs(sc, flows)
     dur = sc["duration_s"]
     queue = []
-    with cc_session(cc):
+    with contextlib.nullcontext() if registered else cc_session(cc):
         with EmulatedPath(workdir=outdir, **kw) as path:
             t0 = time.monotonic()
             poller = None
@@ -334,27 +335,30 @@ def run_scenario(sc, out, ccs=None, progress=True):
     total = len(pts) * len(ccs) * pts[0][1]["duration_s"]
     done = [0.0]
     started = time.monotonic()
-    for label, psc in pts:
-        for cc in ccs:
-            rundir = out / "runs" / (_dirname(label) or "run") / cc
-            name = f"{label + ' ' if label else ''}{cc}"
+    # CC outer: a project CC is registered (and the kernel lock held) once
+    # for all its sweep points, not once per point.
+    for ci, cc in enumerate(ccs):
+        with cc_session(cc):
+            for pi, (label, psc) in enumerate(pts):
+                rundir = out / "runs" / (_dirname(label) or "run") / cc
+                name = f"{label + ' ' if label else ''}{cc}"
+                if progress and not sys.stderr.isatty():
+                    sys.stderr.write(f"{sc['name']}: {name} ({psc['duration_s']:g} s)\n")
 
-            if progress and not sys.stderr.isatty():
-                sys.stderr.write(f"{sc['name']}: {name} ({psc['duration_s']:g} s)\n")
-
-            def prog(elapsed, name=name, dur=psc["duration_s"]):
-                if not progress or not sys.stderr.isatty():
-                    return
-                frac = min(1.0, (done[0] + min(elapsed, dur)) / total)
-                sys.stderr.write(f"\r[{frac:4.0%}] {sc['name']}: {name:<28.28} "
-                                 f"{min(elapsed, dur):5.1f}/{dur:g} s  "
-                                 f"(elapsed {time.monotonic() - started:4.0f} s)  ")
-                sys.stderr.flush()
-            res, samples, state = run_one(psc, cc, rundir, prog)
-            done[0] += psc["duration_s"]
-            res["point"] = label
-            res["sweep_value"] = _sweep_value(sc, label)
-            runs.append((res, samples, state))
+                def prog(elapsed, name=name, dur=psc["duration_s"]):
+                    if not progress or not sys.stderr.isatty():
+                        return
+                    frac = min(1.0, (done[0] + min(elapsed, dur)) / total)
+                    sys.stderr.write(f"\r[{frac:4.0%}] {sc['name']}: {name:<28.28} "
+                                     f"{min(elapsed, dur):5.1f}/{dur:g} s  "
+                                     f"(elapsed {time.monotonic() - started:4.0f} s)  ")
+                    sys.stderr.flush()
+                res, samples, state = run_one(psc, cc, rundir, prog, registered=True)
+                done[0] += psc["duration_s"]
+                res["point"] = label
+                res["sweep_value"] = _sweep_value(sc, label)
+                runs.append(((pi, ci), (res, samples, state)))
+    runs = [r for _, r in sorted(runs, key=lambda x: x[0])]
     if progress and sys.stderr.isatty():
         sys.stderr.write("\n")
     write_results(sc, ccs, runs, out)
