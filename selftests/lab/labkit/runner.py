@@ -32,7 +32,7 @@ import numpy as np
 from . import metrics as M
 from . import scenario as S
 from .flows import run_flows
-from .path import REPO, EmulatedPath, LabError, linkem_available
+from .path import REPO, EmulatedPath, LabError
 
 KERNEL_LOCK = "/tmp/bbrbpf-kernel.lock"
 BBRCTL = REPO / "loader" / "bbrctl"
