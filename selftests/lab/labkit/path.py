@@ -98,7 +98,8 @@ class EmulatedPath:
 
     rate_mbit       bottleneck rate (both directions' data path: fwd); or use
     schedule        [{"t_ms":0,"mbit":100},{"t_ms":1000,"mbit":10,"ramp_ms":400}]
-    trace           mahimahi trace file (linkem only)
+    trace           mahimahi trace file (linkem only; rate_mbit then only
+                    sizes BDP-relative buffers)
     rtt_ms          base RTT; linkem adds rtt/2 per direction
     extra_delay_ms  per-sender extra RTT (list, linkem only)
     buffer_bdp / buffer_bytes / buffer_pkts   bottleneck FIFO (one of them)
@@ -121,8 +122,9 @@ class EmulatedPath:
             raise ValueError(f"senders and receivers must be 1..{MAX_ENDPOINTS}")
         if sum(x is not None for x in (buffer_bdp, buffer_bytes, buffer_pkts)) > 1:
             raise ValueError("give at most one of buffer_bdp, buffer_bytes, buffer_pkts")
-        if rate_mbit is None and not schedule and not trace:
-            raise ValueError("give rate_mbit, schedule or trace")
+        if rate_mbit is None and not schedule:
+            raise ValueError("give rate_mbit or schedule (with a trace, rate_mbit is "
+                             "the nominal rate that sizes the buffer in BDP)")
         if loss is not None and not 0 <= loss < 1:
             raise ValueError(f"loss must be a probability in [0, 1), got {loss}")
         self.rate_mbit = rate_mbit if rate_mbit else _peak_rate(schedule)
