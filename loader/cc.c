@@ -138,7 +138,11 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name)
 			err("object not found: %s: %s", path, strerror(errno));
 		return ret;
 	}
-	t->obj = bpf_object__open_file(path, NULL);
+	/* Maps pinned by name (bbr_swift's ETS storage and target config)
+	 * live under the shared directory the ETS program pins into, never
+	 * in the bpffs root. */
+	LIBBPF_OPTS(bpf_object_open_opts, oopts, .pin_root_path = PIN_ROOT "/" PIN_SHARED_DIR);
+	t->obj = bpf_object__open_file(path, &oopts);
 	if (!t->obj) {
 		ret = -errno;
 		err("cannot open BPF object %s: %s", path, strerror(-ret));

@@ -28,6 +28,7 @@ static int stats_for(const char *path)
 {
 	struct bpf_object *obj;
 	struct bpf_program *prog;
+	struct bpf_map *map;
 	char *logs[64] = {0};
 	int n = 0, err, i;
 
@@ -36,6 +37,10 @@ static int stats_for(const char *path)
 		fprintf(stderr, "verifier_stats: %s: %s\n", path, strerror(errno));
 		return 1;
 	}
+	/* Measure, never pin: maps pinned by name would otherwise land in
+	 * the bpffs root and outlive this tool. */
+	bpf_object__for_each_map(map, obj)
+		bpf_map__set_pin_path(map, NULL);
 	bpf_object__for_each_program(prog, obj) {
 		if (n == 64)
 			break;
