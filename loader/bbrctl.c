@@ -468,6 +468,43 @@ out:
 
 /* ---- unload ----------------------------------------------------------------- */
 
+/*
+ * Maps pinned by name under PIN_ROOT/shared (the ETS storage and Swift's
+ * target config) are shared by the CC objects and the ETS sockops program.
+ * Once no CC is loaded by bbrctl and no cgroup attachment remains, nothing
+ * can use them any more: unpin them so an unload leaves bpffs clean.
+ */
+static void release_shared_pins(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + NAME_MAX + 2];
+	char **names = NULL;
+	struct dirent *de;
+	DIR *d;
+	int n;
+
+	n = list_pinned_names(&names);
+	free_names(names, n > 0 ? n : 0);
+	if (n != 0)
+		return;
+	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, PIN_CGROUP_DIR);
+	if (rmdir(dir) != 0 && errno != ENOENT)
+		return;			/* attachments remain */
+	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, PIN_SHARED_DIR);
+	d = opendir(dir);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (unlink(path) != 0)
+				warn("cannot unpin %s: %s", path, strerror(errno));
+		}
+		closedir(d);
+		rmdir(dir);
+	}
+	rmdir(PIN_ROOT);		/* fails harmlessly when not empty */
+}
+
 static int cmd_unload(char **args, int nargs)
 {
 	char **names = NULL;
@@ -502,6 +539,7 @@ static int cmd_unload(char **args, int nargs)
 			if (cc_unload_pinned(names[i]))
 				ret = EXIT_FAIL;
 		free_names(names, n);
+		release_shared_pins();
 		return ret;
 	}
 	/* Check every name first, so a typo unloads nothing. */
@@ -525,6 +563,7 @@ static int cmd_unload(char **args, int nargs)
 	for (i = 0; i < nargs; i++)
 		if (cc_unload_pinned(args[i]))
 			ret = EXIT_FAIL;
+	release_shared_pins();
 	return ret;
 }
 
