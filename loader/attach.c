@@ -102,7 +102,7 @@ int cgroup_resolve(const char *arg, char *out, size_t len, uint64_t *id)
 }
 
 /* Write size bytes at global var in the object's section sec (before load). */
-static int set_global(struct bpf_object *obj, const char *sec,
+int set_global(struct bpf_object *obj, const char *sec,
 		      const char *var, const void *val, size_t size)
 {
 	const struct btf *btf = bpf_object__btf(obj);

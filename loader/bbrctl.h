@@ -94,6 +94,11 @@ void format_unix_ns(int64_t unix_ns, char *buf, size_t len);
 /* Sorted names of the directories under PIN_ROOT; returns count or -1. */
 int list_pinned_names(char ***names);
 void free_names(char **names, int n);
+struct bpf_object;
+/* attach.c: write a global variable of section sec (".rodata", ".data")
+ * in an opened, not yet loaded object. */
+int set_global(struct bpf_object *obj, const char *sec, const char *var,
+	       const void *val, size_t size);
 int path_join(char *buf, size_t len, const char *a, const char *b);
 
 /* ---- loading and unloading (cc.c) ---- */

@@ -37,44 +37,6 @@
 #define SYSCTL_DEFAULT_CC	"/proc/sys/net/ipv4/tcp_congestion_control"
 #define CC_NAME_BUF		16	/* TCP_CA_NAME_MAX */
 
-/* Same helper as attach.c's, for .rodata of cc_swap. */
-static int rodata_set(struct bpf_object *obj, const char *var,
-		      const void *val, size_t size)
-{
-	const struct btf *btf = bpf_object__btf(obj);
-	const struct btf_var_secinfo *vs;
-	const struct btf_type *t;
-	struct bpf_map *map = NULL, *m;
-	size_t msize;
-	char *data;
-	int id;
-
-	bpf_object__for_each_map(m, obj) {
-		const char *n = bpf_map__name(m);
-		size_t nl = strlen(n);
-
-		if (nl >= 7 && strcmp(n + nl - 7, ".rodata") == 0)
-			map = m;
-	}
-	id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
-	if (!map || id < 0)
-		return -ENOENT;
-	data = bpf_map__initial_value(map, &msize);
-	t = btf__type_by_id(btf, id);
-	vs = btf_var_secinfos(t);
-	for (int i = 0; i < btf_vlen(t); i++, vs++) {
-		const struct btf_type *v = btf__type_by_id(btf, vs->type);
-
-		if (strcmp(btf__name_by_offset(btf, v->name_off), var))
-			continue;
-		if (!data || vs->offset + size > msize)
-			return -E2BIG;
-		memcpy(data + vs->offset, val, size);
-		return 0;
-	}
-	return -ENOENT;
-}
-
 /* ---- (2) live sockets ---- */
 
 static int enter_netns(const char *name)
@@ -144,10 +106,10 @@ static int swap_sockets(void)
 		err("swap: cannot open %s: %s", path, strerror(errno));
 		return EXIT_FAIL;
 	}
-	if (rodata_set(obj, "from_cc", from, sizeof(from)) ||
-	    rodata_set(obj, "to_cc", to, sizeof(to)) ||
-	    rodata_set(obj, "port", &port, sizeof(port)) ||
-	    rodata_set(obj, "cgroup_id", &cgid, sizeof(cgid))) {
+	if (set_global(obj, ".rodata", "from_cc", from, sizeof(from)) ||
+	    set_global(obj, ".rodata", "to_cc", to, sizeof(to)) ||
+	    set_global(obj, ".rodata", "port", &port, sizeof(port)) ||
+	    set_global(obj, ".rodata", "cgroup_id", &cgid, sizeof(cgid))) {
 		err("swap: %s lacks the expected .rodata filter variables", path);
 		goto out;
 	}
