@@ -52,6 +52,10 @@ FUZZ_SHORT  := fuzz-core-short
 PYTEST_DIRS := selftests/integration
 CLEAN_FILES :=
 
+# The fragments below define targets of their own (bench, lab...); without
+# this, the first of them would become what a bare `make` runs.
+.DEFAULT_GOAL := all
+
 -include $(sort $(wildcard mk/*.mk))
 
 all: $(ALL_TARGETS)
