@@ -239,8 +239,13 @@ static __always_inline void on_write(struct bpf_sock_ops *skops)
 
 /* ---- handshake ----------------------------------------------------- */
 
-/* Active side, skb = the SYN-ACK. */
-static __always_inline void on_active_estab(struct bpf_sock_ops *skops)
+/*
+ * The handshake is over: enable ETS if both ends agreed. Active side: skb is
+ * the SYN-ACK, which must answer the offer our SYN made. Passive side: skb is
+ * the ACK that completed the handshake; the client only puts ETS on it when
+ * our SYN-ACK answered its offer, so its presence is the agreement.
+ */
+static __always_inline void on_estab(struct bpf_sock_ops *skops, bool active)
 {
 	struct ets_stats *st = stats_get(skops);
 	u8 buf[ETS_LOAD_BUF_BYTES];
@@ -252,43 +257,19 @@ static __always_inline void on_active_estab(struct bpf_sock_ops *skops)
 	if (!e)
 		return;
 	len = ets_load(skops, buf, 0);
-	if (!(e->flags & ETS_F_OFFERED) || len < 0 ||
-	    ets_parse(buf, len, true, &o) != ETS_OK) {
-		disable(skops, e);
-		CNT(st, refused);
-		return;
-	}
-	e->flags |= ETS_F_PEER_OFFERED | ETS_F_ENABLED;
-	e->peer_max_ack_delay_us = o.max_ack_del_us;
-	e->ts_recent_us = o.tsval_us;
-	ets_rcv_latest(&e->ts_latest_us, &e->ts_latest_clock_ns, true, false,
-		       o.tsval_us, bpf_ktime_get_ns());
-	cb_flags(skops, true);
-	CNT(st, negotiated);
-}
-
-/* Passive side, skb = the ACK that completed the handshake. The client
- * only puts ETS on it when our SYN-ACK answered its offer, so its
- * presence is the agreement. */
-static __always_inline void on_passive_estab(struct bpf_sock_ops *skops)
-{
-	struct ets_stats *st = stats_get(skops);
-	u8 buf[ETS_LOAD_BUF_BYTES];
-	struct ets_opt o;
-	struct ets_sk *e;
-	int len;
-
-	e = ets_get(skops, true);
-	if (!e)
-		return;
-	len = ets_load(skops, buf, 0);
-	if (len < 0 || ets_parse(buf, len, false, &o) != ETS_OK) {
+	if ((active && !(e->flags & ETS_F_OFFERED)) || len < 0 ||
+	    ets_parse(buf, len, active, &o) != ETS_OK) {
 		disable(skops, e);
 		CNT(st, refused);
 		return;
 	}
 	e->flags |= ETS_F_OFFERED | ETS_F_PEER_OFFERED | ETS_F_ENABLED;
 	e->ts_recent_us = o.tsval_us;
+	if (active) {
+		e->peer_max_ack_delay_us = o.max_ack_del_us;
+		ets_rcv_latest(&e->ts_latest_us, &e->ts_latest_clock_ns, true,
+			       false, o.tsval_us, bpf_ktime_get_ns());
+	}
 	cb_flags(skops, true);
 	CNT(st, negotiated);
 }
@@ -443,10 +424,10 @@ int ets_sockops(struct bpf_sock_ops *skops)
 			cb_flags(skops, true);
 		break;
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
-		on_active_estab(skops);
+		on_estab(skops, true);
 		break;
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
-		on_passive_estab(skops);
+		on_estab(skops, false);
 		break;
 	case BPF_SOCK_OPS_HDR_OPT_LEN_CB:
 		on_opt_len(skops);
