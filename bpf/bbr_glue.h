@@ -30,6 +30,8 @@
  *   BBR_GLUE_HOOK_MAIN_POST(sk, v, s, r)  after bbr_core_main(), before
  *                                         the outputs are written back
  *   BBR_GLUE_HOOK_REC(rec, v)             fill the record's own part
+ *   BBR_GLUE_HOOK_TRACE(e, v)             fill a trace event's own part
+ *                                         (struct bbr_trace_ev, bbr_trace.h)
  * A CC with hooks includes vmlinux.h and the core itself first (defining
  * BBR_CFG as <prefix>_params), declares its value type and hook functions,
  * then includes this file; the includes here are guarded.
@@ -134,6 +136,9 @@ struct {
 	__type(key, int);
 	__type(value, BBR_GLUE_VALUE);
 } BBR_GLUE_SYM(sk_stor) SEC(".maps");
+
+/* Ring-buffer events for `bbrctl trace` (maps <prefix>_trace_rb/_ctl). */
+#include "bbr_trace.h"
 
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
 {
@@ -271,13 +276,19 @@ void BBR_GLUE_PROG(BBR_GLUE_SYM(main), struct sock *sk, u32 ack, int flag,
 	      const struct rate_sample *rs)
 {
 	BBR_GLUE_VALUE *v = bbr_glue_value(sk);
+	struct bbr_trace_ctl *tc = bbr_trace_on();
 	struct bbr3_sk *sks;
 	struct bbr_sock s = {};
 	struct bbr_rs r = {};
+	u8 prev_mode = 0, prev_phase = 0;
 
 	if (!v)
 		return;
 	sks = BBR_GLUE_CORE(v);
+	if (tc) {
+		prev_mode = sks->st.mode;
+		prev_phase = sks->st.cycle_idx;
+	}
 	bbr_sock_load(&s, sk);
 	s.ack = ack;
 	s.ece = !!(flag & TCP_FLAG_ECE);
@@ -286,6 +297,8 @@ void BBR_GLUE_PROG(BBR_GLUE_SYM(main), struct sock *sk, u32 ack, int flag,
 	BBR_GLUE_HOOK_MAIN_PRE(sk, v, &s, &r);
 	bbr_core_main(sks, &s, &r);
 	BBR_GLUE_HOOK_MAIN_POST(sk, v, &s, &r);
+	if (tc)
+		bbr_trace_ack(sk, v, &s, &r, tc, prev_mode, prev_phase);
 	bbr_sock_store(sk, &s);
 }
 

@@ -123,6 +123,17 @@ static __always_inline void swift_hook_rec(struct bbr_swift_state_rec *rec,
 	__builtin_memcpy(&rec->sw, &v->sw, sizeof(rec->sw));
 }
 
+/* `bbrctl trace`: Network_RTT, target and the last decrease factor. */
+static __always_inline void swift_hook_trace(struct bbr_trace_ev *e,
+					     const struct bbr_swift_sk *v)
+{
+	e->network_rtt_us = v->sw.network_rtt_us;
+	e->target_rtt_us = v->sw.target_rtt_us;
+	e->swift_factor = v->sw.last_factor;
+	e->swift_decreases = v->sw.decreases;
+	e->swift_status = v->sw.status;
+}
+
 #define BBR_GLUE_VALUE		struct bbr_swift_sk
 #define BBR_GLUE_CORE(v)	(&(v)->bbr)
 #define BBR_GLUE_REC_T		struct bbr_swift_state_rec
@@ -132,4 +143,5 @@ static __always_inline void swift_hook_rec(struct bbr_swift_state_rec *rec,
 #define BBR_GLUE_HOOK_MAIN_POST(sk, v, s, r)	\
 	swift_after_ack(&(v)->bbr.st, &(v)->sw, s)
 #define BBR_GLUE_HOOK_REC(rec, v)		swift_hook_rec(rec, v)
+#define BBR_GLUE_HOOK_TRACE(e, v)		swift_hook_trace(e, v)
 #include "bbr_glue.h"

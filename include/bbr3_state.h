@@ -216,4 +216,61 @@ struct bbr3_state_rec {
 	struct bbr3 st;
 };
 
+/*
+ * Tracing (bpf/bbr_trace.h, `bbrctl trace`): one struct bbr_trace_ev per
+ * event in the ring <prefix>_trace_rb; the control word is the only entry
+ * of the array <prefix>_trace_ctl. Both are pinned as
+ * /sys/fs/bpf/bbr-bpf/NAME/{trace_rb,trace_ctl}.
+ */
+#define BBR_TRACE_VERSION	1	/* bump when struct bbr_trace_ev changes */
+
+#define BBR_TRACE_CTL_ON	0x1	/* a reader is draining the ring */
+#define BBR_TRACE_CTL_PER_ACK	0x2	/* one event per ACK, not per round */
+
+struct bbr_trace_ctl {
+	u32 flags;			/* BBR_TRACE_CTL_* */
+	u32 owner_pid;			/* pid of the `bbrctl trace` that set them */
+	u64 dropped;			/* events lost to a full ring (wraps) */
+};
+
+#define BBR_TRACE_EV_ROUND	0	/* first ACK of a packet-timed round */
+#define BBR_TRACE_EV_ACK	1	/* any ACK (--per-ack) */
+#define BBR_TRACE_EV_MODE	2	/* mode or PROBE_BW phase changed */
+
+#define BBR_TRACE_F_ROUND_START	0x1	/* this ACK started a round */
+#define BBR_TRACE_F_MODE_CHANGE	0x2	/* mode/phase differs from before it */
+
+struct bbr_trace_ev {
+	u64 t_ns;			/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	u64 cookie;			/* SO_COOKIE; 0 if never generated */
+	u64 pacing_Bps;			/* sk_pacing_rate after the ACK, bytes/s */
+	u32 bw;				/* model bw = min(max bw, bw_lo), BW_UNIT */
+	u32 bw_lo;			/* BW_UNIT; 0 = unset */
+	u32 bw_hi;			/* max of the 2-slot filter, BW_UNIT */
+	u32 mss_bytes;			/* to turn BW_UNIT into bytes/s */
+	u32 cwnd_pkts;
+	u32 inflight_pkts;
+	u32 min_rtt_us;			/* 0 = none yet */
+	u32 rtt_us;			/* this ACK's RTT sample; 0 = none */
+	u32 srtt_us;
+	u32 inflight_lo;		/* pkts; 0 = unset */
+	u32 inflight_hi;		/* pkts; 0 = unset */
+	u32 delivered;			/* tp->delivered (loss/CE rates per round) */
+	u32 lost;			/* tp->lost */
+	u32 delivered_ce;		/* tp->delivered_ce */
+	u32 round_count;		/* the model's round counter (wraps) */
+	u32 network_rtt_us;		/* bbr_swift: latest ETS Network_RTT; else 0 */
+	u32 swift_factor;		/* bbr_swift: last decrease, 65536 == 1.0 */
+	u32 swift_decreases;		/* bbr_swift: decreases so far (wraps) */
+	u32 target_rtt_us;		/* bbr_swift: target in force; 0 = none */
+	u16 version;			/* BBR_TRACE_VERSION */
+	u8 ev;				/* BBR_TRACE_EV_* */
+	u8 mode;			/* BBR_STARTUP .. BBR_PROBE_RTT */
+	u8 phase;			/* cycle_idx, meaningful in PROBE_BW */
+	u8 flags;			/* BBR_TRACE_F_* */
+	u8 swift_status;		/* bbr_swift: SWIFT_ST_*; else 0 */
+	u8 ca_state;			/* TCP_CA_* */
+	u32 _pad;
+};
+
 #endif /* BBR3_STATE_H */

@@ -45,6 +45,8 @@ static void usage_main(FILE *f)
 "  list                   the congestion controls bbrctl has loaded\n"
 "  stat [NAME...]         one row per socket from the state iterators\n"
 "  top [--interval S] [--count N] [NAME...]   stat as a refreshing table\n"
+"  trace [NAME...] [--per-ack] [--csv] [--duration S] [--output FILE]\n"
+"                         stream model events (per round, per ACK)\n"
 "  params NAME            the runtime parameters NAME_params in .data\n"
 "  hwtstamp enable|disable|status IFACE   NIC RX hardware timestamps (ETS)\n"
 "  attach --cgroup P --cc NAME   new TCP sockets in cgroup P use NAME\n"
@@ -159,6 +161,32 @@ PROC_AVAIL_CC "),\n"
 "refreshing table with a time header; --count N stops after N screens\n"
 "(default: until interrupted). With --json one array per refresh, one per\n"
 "line, and no screen clearing.\n" },
+	{ "trace",
+"Usage: bbrctl trace [NAME...] [--per-ack] [--csv] [--duration S] [--output FILE]\n"
+"\n"
+"Stream the model events of the loaded congestion controls NAME (default:\n"
+"every loaded one with a trace ring) until SIGINT/SIGTERM or S seconds,\n"
+"then flush and exit 0. One event per round trip per socket plus one on\n"
+"every mode/PROBE_BW phase change; --per-ack: one per ACK. Output: JSON\n"
+"lines (one object per line), or CSV with a header (--csv), on stdout or\n"
+"in FILE; nothing else is written to stdout (messages go to stderr).\n"
+"\n"
+"Fields: t_ns (CLOCK_MONOTONIC), cookie (SO_COOKIE; 0 if the socket's\n"
+"cookie was never generated), cc, ev (round|ack|mode), mode\n"
+"(STARTUP|DRAIN|PROBE_BW|PROBE_RTT), phase (DOWN|CRUISE|REFILL|UP, \"\"\n"
+"outside PROBE_BW), bw_bps, pacing_bps, cwnd_pkts, inflight_pkts,\n"
+"min_rtt_us, rtt_us (this ACK's sample, 0 = none), inflight_lo_pkts,\n"
+"inflight_hi_pkts (0 = unset), bw_lo_bps (0 = unset), bw_hi_bps, loss_ppm,\n"
+"ce_ppm (of the last completed round), network_rtt_us (bbr_swift, 0 if\n"
+"no ETS sample), swift_factor_ppm (0 unless bbr_swift cut since the\n"
+"round started), then srtt_us, round, delivered, lost, delivered_ce,\n"
+"target_rtt_us, swift_status, ca_state, round_start.\n"
+"\n"
+"The command sets an enable flag in " PIN_ROOT "/NAME/" PIN_TRACE_CTL "\n"
+"and clears it on exit; without a reader the CC pays one load and branch\n"
+"per ACK. One reader per CC at a time. The events come from the ring\n"
+PIN_ROOT "/NAME/" PIN_TRACE_RB "; events lost to a full ring are counted\n"
+"on stderr at exit.\n" },
 	{ "attach",
 "Usage: bbrctl attach --cgroup PATH --cc NAME\n"
 "\n"
@@ -758,6 +786,11 @@ static int cmd_swap(char **args, int nargs)
 /* loader/hwtstamp.c (ETS area): NIC RX hardware timestamps. */
 int cmd_hwtstamp(char **args, int nargs);
 
+static int cmd_trace(char **args, int nargs)
+{
+	return cmd_trace_impl(args, nargs);
+}
+
 static const struct command commands[] = {
 	{ "load",   cmd_load,   false, true },
 	{ "unload", cmd_unload, false, false },
@@ -765,6 +798,7 @@ static const struct command commands[] = {
 	{ "stat",   cmd_stat,   true,  false },
 	{ "params", cmd_params, true,  false },
 	{ "top",    cmd_top,    true,  false },
+	{ "trace",  cmd_trace,  false, false },
 	{ "attach", cmd_attach, false, false },
 	{ "detach", cmd_detach, false, false },
 	{ "swap",   cmd_swap,   true,  true },
@@ -788,6 +822,9 @@ static int cmd_help(char **args, int nargs)
 	return EXIT_OK;
 }
 
+/* Options of `trace` (numbered apart from main's own enum). */
+enum { OPT_PER_ACK = 512, OPT_CSV, OPT_DURATION, OPT_OUTPUT };
+
 int main(int argc, char **argv)
 {
 	enum { OPT_OBJDIR = 256, OPT_OBJ, OPT_CGROUP, OPT_CC, OPT_FROM,
@@ -803,6 +840,10 @@ int main(int argc, char **argv)
 		{ "netns",   required_argument, NULL, OPT_NETNS },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "count",   required_argument, NULL, OPT_COUNT },
+		{ "per-ack", no_argument,       NULL, OPT_PER_ACK },
+		{ "csv",     no_argument,       NULL, OPT_CSV },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "output",  required_argument, NULL, OPT_OUTPUT },
 		{ "json",    no_argument,       NULL, 'j' },
 		{ "pretty",  no_argument,       NULL, 'p' },
 		{ "verbose", no_argument,       NULL, 'v' },
@@ -861,6 +902,26 @@ int main(int argc, char **argv)
 			g_opts.count = strtol(optarg, &end, 10);
 			if (*end || end == optarg || g_opts.count < 1) {
 				err("--count %s: a positive number of screens", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		}
+		case OPT_PER_ACK:
+			g_opts.per_ack = true;
+			break;
+		case OPT_CSV:
+			g_opts.csv = true;
+			break;
+		case OPT_OUTPUT:
+			g_opts.output = optarg;
+			break;
+		case OPT_DURATION: {
+			char *end;
+
+			g_opts.duration_s = strtod(optarg, &end);
+			if (*end || end == optarg || !(g_opts.duration_s > 0) ||
+			    g_opts.duration_s > 86400 * 365) {
+				err("--duration %s: seconds, more than 0", optarg);
 				return EXIT_USAGE;
 			}
 			break;

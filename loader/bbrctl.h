@@ -20,6 +20,10 @@
 #define PIN_ROOT		BPFFS_MOUNT "/bbr-bpf"
 #define PIN_LINK		"link"
 #define PIN_ITER		"state_iter"
+/* PIN_ROOT/<name>/{trace_rb,trace_ctl}: the trace ring and its control
+ * word (bpf/bbr_trace.h), if the object has them (trace.c). */
+#define PIN_TRACE_RB		"trace_rb"
+#define PIN_TRACE_CTL		"trace_ctl"
 /* PIN_ROOT/cgroup/<cgroup id>/{select,ets}: cgroup sockops links (attach.c).
  * PIN_ROOT/shared: maps the ETS program pins (include/ets_shared.h).
  * Both names are therefore reserved: no CC may be called so. */
@@ -59,6 +63,10 @@ struct opts {
 	int port;			/* swap --port N (0: any) */
 	double interval_s;		/* top --interval */
 	long count;			/* top --count (0: forever) */
+	bool per_ack;			/* trace --per-ack */
+	bool csv;			/* trace --csv */
+	double duration_s;		/* trace --duration (0: until a signal) */
+	const char *output;		/* trace --output FILE */
 	bool json;
 	bool pretty;
 	int verbose;
@@ -111,7 +119,9 @@ struct cc_target {
 	struct bpf_map *stor_map;	/* <name>_sk_stor, or NULL */
 	struct bpf_link *link;
 	struct bpf_link *iter_link;
-	bool dir_created, link_pinned, iter_pinned;
+	struct bpf_map *trace_rb;	/* <name>_trace_rb, or NULL */
+	struct bpf_map *trace_ctl;	/* <name>_trace_ctl, or NULL */
+	bool dir_created, link_pinned, iter_pinned, trace_pinned;
 };
 
 /* Open (not load) an object; want_name may be NULL with an explicit path. */
@@ -149,6 +159,11 @@ int read_state_iter(const char *name, void **buf, size_t *len, bool quiet);
 long count_state_recs(const void *buf, size_t len);
 int cmd_stat_impl(char **names, int n);
 int cmd_params_impl(const char *name);
+/* ---- tracing (trace.c) ---- */
+/* Pin the trace maps of t in dir (replacing older pins); 0 if it has none. */
+int trace_pin_maps(struct cc_target *t, const char *dir);
+void trace_unpin_maps(const char *dir);
+int cmd_trace_impl(char **names, int n);
 
 /* ---- cgroup attachment and live swap (attach.c, swap.c) ---- */
 int cmd_attach_impl(char **args, int nargs);

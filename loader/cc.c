@@ -209,6 +209,16 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name)
 	t->iter_prog = bpf_object__find_program_by_name(t->obj, buf);
 	snprintf(buf, sizeof(buf), "%s_sk_stor", t->name);
 	t->stor_map = bpf_object__find_map_by_name(t->obj, buf);
+	snprintf(buf, sizeof(buf), "%s_trace_rb", t->name);
+	t->trace_rb = bpf_object__find_map_by_name(t->obj, buf);
+	snprintf(buf, sizeof(buf), "%s_trace_ctl", t->name);
+	t->trace_ctl = bpf_object__find_map_by_name(t->obj, buf);
+	if (!t->trace_rb != !t->trace_ctl) {
+		err("%s: has only one of the maps %s_trace_rb and %s_trace_ctl",
+		    path, t->name, t->name);
+		ret = -EINVAL;
+		goto fail;
+	}
 	if (t->iter_prog && !t->stor_map) {
 		err("%s: has iterator dump_%s_state but no map %s to attach it to",
 		    path, t->name, buf);
@@ -339,6 +349,9 @@ int cc_attach(struct cc_target *t)
 		}
 		t->iter_pinned = true;
 	}
+	ret = trace_pin_maps(t, dir);
+	if (ret)
+		goto fail;
 
 	/* Registration is synchronous; this only catches the impossible. */
 	if (cc_wait_available(t->name, true, 200) != 1) {
@@ -379,6 +392,9 @@ void cc_rollback(struct cc_target *t)
 
 	if (t->dir_created) {
 		pin_dir(t, dir, sizeof(dir));
+		if (t->trace_pinned)
+			trace_unpin_maps(dir);
+		t->trace_pinned = false;
 		if (rmdir(dir) != 0)
 			warn("cannot remove %s: %s", dir, strerror(errno));
 		rmdir(PIN_ROOT);	/* only if empty */
@@ -466,6 +482,10 @@ int cc_unload_pinned(const char *name)
 	}
 
 	ret = remove_pin(dir, PIN_ITER);
+	if (!ret)
+		ret = remove_pin(dir, PIN_TRACE_RB);
+	if (!ret)
+		ret = remove_pin(dir, PIN_TRACE_CTL);
 	if (!ret)
 		ret = remove_pin(dir, PIN_LINK);
 	if (ret)

@@ -312,6 +312,8 @@ static int swap_in_place(const char *name)
 			     "(stat shows no sockets of the new build)", p,
 			     strerror(errno));
 	}
+	if (trace_pin_maps(&t, dir))
+		warn("swap: `bbrctl trace %s` sees no events of the new build", name);
 	refresh_all_defaults(name);
 	info("swapped %s in place with %s; existing sockets keep the previous "
 	     "build until they close or are switched", name, path);

@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * bbrctl trace: stream the model events of loaded congestion controls.
+ *
+ * Every CC built on the glue has a ring buffer NAME_trace_rb and a control
+ * word NAME_trace_ctl (bpf/bbr_trace.h); `bbrctl load` pins both next to
+ * the link. This command opens the pins, sets the control word's enable
+ * flag (and the per-ACK flag with --per-ack), drains the rings into JSON
+ * lines or CSV until SIGINT/SIGTERM or --duration, then clears the flag
+ * before it exits, so that without a reader the CC pays one load and
+ * branch per ACK. A reader killed with SIGKILL leaves the flag set; the
+ * next `bbrctl trace` takes it over (its owner pid is gone) and clears it.
+ *
+ * Loss and CE rates per round (loss_ppm, ce_ppm) and swift_factor_ppm are
+ * computed here from the counters in each event, per socket cookie.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bbr_types.h"
+#include "bbr3_state.h"
+#include "bbrctl.h"
+
+#define TRACE_BW_SCALE		24	/* bw is packets per µs << 24 (BW_UNIT) */
+#define TRACE_SWIFT_UNIT	65536	/* SWIFT_FACTOR_UNIT: 1.0 */
+#define TRACE_POLL_MS		100	/* longest wait for events / a signal */
+/* Events with cookie 0 (the socket never had its cookie generated): run
+ * the CC's state iterator, which generates cookies, at most this often. */
+#define TRACE_COOKIE_GEN_NS	200000000ULL
+#define TRACE_SOCKS_MAX		65536	/* sockets with per-round counters */
+
+struct trace_cc {
+	char name[CC_NAME_MAX + 1];
+	int rb_fd, ctl_fd;
+	bool claimed;			/* we set the control word */
+	uint64_t dropped0;		/* ctl.dropped when we started */
+	bool want_cookies;		/* saw cookie 0 since the last iterator run */
+	uint64_t cookie_gen_ns;		/* last iterator run */
+};
+
+/* Per-socket counters at the last round start. Open addressing by cookie. */
+struct trace_sock {
+	uint64_t cookie;		/* 0: free slot */
+	uint32_t delivered, lost, delivered_ce, decreases;
+	uint32_t loss_ppm, ce_ppm;
+	bool have_round;
+};
+
+static volatile sig_atomic_t trace_stop;
+static struct trace_sock *socks;
+static FILE *out;
+static uint64_t n_events, n_nocookie;
+static bool out_failed;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	trace_stop = 1;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int trace_pin_maps(struct cc_target *t, const char *dir)
+{
+	struct bpf_map *maps[2] = { t->trace_rb, t->trace_ctl };
+	const char *files[2] = { PIN_TRACE_RB, PIN_TRACE_CTL };
+	char p[PATH_MAX];
+
+	if (!t->trace_rb)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		if (path_join(p, sizeof(p), dir, files[i]))
+			return -ENAMETOOLONG;
+		if (unlink(p) && errno != ENOENT) {
+			err("%s: cannot replace %s: %s", t->name, p, strerror(errno));
+			return -errno;
+		}
+		if (bpf_map__pin(maps[i], p)) {
+			int e = errno;
+
+			err("%s: pinning %s at %s failed: %s", t->name,
+			    bpf_map__name(maps[i]), p, strerror(e));
+			trace_unpin_maps(dir);
+			return -e;
+		}
+	}
+	t->trace_pinned = true;
+	return 0;
+}
+
+void trace_unpin_maps(const char *dir)
+{
+	char p[PATH_MAX];
+
+	if (!path_join(p, sizeof(p), dir, PIN_TRACE_RB))
+		unlink(p);
+	if (!path_join(p, sizeof(p), dir, PIN_TRACE_CTL))
+		unlink(p);
+}
+
+static struct trace_sock *sock_slot(uint64_t cookie)
+{
+	uint64_t h = cookie * 0x9E3779B97F4A7C15ULL;
+
+	for (unsigned int i = 0; i < 64; i++) {
+		struct trace_sock *s = &socks[(h + i) & (TRACE_SOCKS_MAX - 1)];
+
+		if (s->cookie == cookie)
+			return s;
+		if (!s->cookie) {
+			s->cookie = cookie;
+			return s;
+		}
+	}
+	return NULL;	/* table crowded: no per-round rates for this one */
+}
+
+static const char *mode_name(unsigned int m)
+{
+	static const char *const names[] = { "STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT" };
+
+	return m < 4 ? names[m] : "?";
+}
+
+static const char *phase_name(const struct bbr_trace_ev *e)
+{
+	static const char *const names[] = { "UP", "DOWN", "CRUISE", "REFILL" };
+
+	if (e->mode != BBR_PROBE_BW)
+		return "";
+	return e->phase < 4 ? names[e->phase] : "?";
+}
+
+static const char *ev_name(unsigned int ev)
+{
+	static const char *const names[] = { "round", "ack", "mode" };
+
+	return ev < 3 ? names[ev] : "?";
+}
+
+static uint64_t bw_to_bps(uint32_t bw, uint32_t mss)
+{
+	/* packets/µs << 24 -> bits/s */
+	return (((uint64_t)bw * mss * 1000000ULL) >> TRACE_BW_SCALE) * 8;
+}
+
+#define TRACE_FIELDS \
+	"t_ns,cookie,cc,ev,mode,phase,bw_bps,pacing_bps,cwnd_pkts,inflight_pkts," \
+	"min_rtt_us,rtt_us,inflight_lo_pkts,inflight_hi_pkts,bw_lo_bps,bw_hi_bps," \
+	"loss_ppm,ce_ppm,network_rtt_us,swift_factor_ppm,srtt_us,round," \
+	"delivered,lost,delivered_ce,target_rtt_us,swift_status,ca_state,round_start"
+
+static void print_event(const struct trace_cc *cc, const struct bbr_trace_ev *e)
+{
+	struct trace_sock *s = e->cookie ? sock_slot(e->cookie) : NULL;
+	uint32_t loss_ppm = 0, ce_ppm = 0, factor_ppm = 0;
+	bool round_start = e->flags & BBR_TRACE_F_ROUND_START;
+	static const char *const st_names[] = { "no_target", "no_ets", "stale", "active" };
+	const char *swst = "";
+	int n;
+
+	if (s) {
+		if (s->have_round && e->swift_decreases != s->decreases)
+			factor_ppm = (uint32_t)((uint64_t)e->swift_factor * 1000000 /
+						TRACE_SWIFT_UNIT);
+		if (round_start) {
+			if (s->have_round) {
+				uint32_t dd = e->delivered - s->delivered;
+				uint32_t dl = e->lost - s->lost;
+				uint32_t dce = e->delivered_ce - s->delivered_ce;
+
+				s->loss_ppm = dd + dl ? (uint32_t)((uint64_t)dl * 1000000 / (dd + dl)) : 0;
+				s->ce_ppm = dd ? (uint32_t)((uint64_t)dce * 1000000 / dd) : 0;
+			}
+			s->delivered = e->delivered;
+			s->lost = e->lost;
+			s->delivered_ce = e->delivered_ce;
+			s->decreases = e->swift_decreases;
+			s->have_round = true;
+		}
+		loss_ppm = s->loss_ppm;
+		ce_ppm = s->ce_ppm;
+	}
+	if (!strcmp(cc->name, "bbr_swift") && e->swift_status < 4)
+		swst = st_names[e->swift_status];
+
+	if (g_opts.csv)
+		n = fprintf(out,
+			"%llu,%llu,%s,%s,%s,%s,%llu,%llu,%u,%u,%u,%u,%u,%u,%llu,%llu,"
+			"%u,%u,%u,%u,%u,%u,%u,%u,%u,%u,%s,%u,%d\n",
+			(unsigned long long)e->t_ns, (unsigned long long)e->cookie,
+			cc->name, ev_name(e->ev), mode_name(e->mode), phase_name(e),
+			(unsigned long long)bw_to_bps(e->bw, e->mss_bytes),
+			(unsigned long long)e->pacing_Bps * 8, e->cwnd_pkts,
+			e->inflight_pkts, e->min_rtt_us, e->rtt_us, e->inflight_lo,
+			e->inflight_hi,
+			(unsigned long long)bw_to_bps(e->bw_lo, e->mss_bytes),
+			(unsigned long long)bw_to_bps(e->bw_hi, e->mss_bytes),
+			loss_ppm, ce_ppm, e->network_rtt_us, factor_ppm, e->srtt_us,
+			e->round_count, e->delivered, e->lost, e->delivered_ce,
+			e->target_rtt_us, swst, e->ca_state, round_start);
+	else
+		n = fprintf(out,
+			"{\"t_ns\":%llu,\"cookie\":%llu,\"cc\":\"%s\",\"ev\":\"%s\","
+			"\"mode\":\"%s\",\"phase\":\"%s\",\"bw_bps\":%llu,"
+			"\"pacing_bps\":%llu,\"cwnd_pkts\":%u,\"inflight_pkts\":%u,"
+			"\"min_rtt_us\":%u,\"rtt_us\":%u,\"inflight_lo_pkts\":%u,"
+			"\"inflight_hi_pkts\":%u,\"bw_lo_bps\":%llu,\"bw_hi_bps\":%llu,"
+			"\"loss_ppm\":%u,\"ce_ppm\":%u,\"network_rtt_us\":%u,"
+			"\"swift_factor_ppm\":%u,\"srtt_us\":%u,\"round\":%u,"
+			"\"delivered\":%u,\"lost\":%u,\"delivered_ce\":%u,"
+			"\"target_rtt_us\":%u,\"swift_status\":\"%s\",\"ca_state\":%u,"
+			"\"round_start\":%s}\n",
+			(unsigned long long)e->t_ns, (unsigned long long)e->cookie,
+			cc->name, ev_name(e->ev), mode_name(e->mode), phase_name(e),
+			(unsigned long long)bw_to_bps(e->bw, e->mss_bytes),
+			(unsigned long long)e->pacing_Bps * 8, e->cwnd_pkts,
+			e->inflight_pkts, e->min_rtt_us, e->rtt_us, e->inflight_lo,
+			e->inflight_hi,
+			(unsigned long long)bw_to_bps(e->bw_lo, e->mss_bytes),
+			(unsigned long long)bw_to_bps(e->bw_hi, e->mss_bytes),
+			loss_ppm, ce_ppm, e->network_rtt_us, factor_ppm, e->srtt_us,
+			e->round_count, e->delivered, e->lost, e->delivered_ce,
+			e->target_rtt_us, swst, e->ca_state,
+			round_start ? "true" : "false");
+	if (n < 0)
+		out_failed = true;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct trace_cc *cc = ctx;
+	const struct bbr_trace_ev *e = data;
+
+	if (size < sizeof(*e) || e->version != BBR_TRACE_VERSION) {
+		err("trace: %s: event of %zu bytes, version %u; this bbrctl reads "
+		    "version %d (%zu bytes): rebuild and reload", cc->name, size,
+		    size >= 2 ? e->version : 0, BBR_TRACE_VERSION, sizeof(*e));
+		return -EINVAL;
+	}
+	if (!e->cookie) {
+		n_nocookie++;
+		cc->want_cookies = true;
+	}
+	n_events++;
+	print_event(cc, e);
+	return out_failed ? -EPIPE : 0;
+}
+
+/* Make the kernel generate cookies for the CC's sockets (the iterator calls
+ * bpf_get_socket_cookie(), struct_ops programs cannot). */
+static void gen_cookies(struct trace_cc *cc)
+{
+	void *buf;
+	size_t len;
+
+	if (read_state_iter(cc->name, &buf, &len, true) == 0)
+		free(buf);
+	cc->want_cookies = false;
+	cc->cookie_gen_ns = mono_ns();
+}
+
+/* Take the control word of cc: fails if a live `bbrctl trace` holds it. */
+static int claim(struct trace_cc *cc)
+{
+	struct bbr_trace_ctl c;
+	uint32_t key = 0;
+
+	if (bpf_map_lookup_elem(cc->ctl_fd, &key, &c)) {
+		err("trace: %s: cannot read the control word: %s", cc->name,
+		    strerror(errno));
+		return -1;
+	}
+	if ((c.flags & BBR_TRACE_CTL_ON) && c.owner_pid &&
+	    c.owner_pid != (uint32_t)getpid() &&
+	    (kill((pid_t)c.owner_pid, 0) == 0 || errno == EPERM)) {
+		err("trace: %s is already being traced by pid %u (one reader per "
+		    "congestion control)", cc->name, c.owner_pid);
+		return -1;
+	}
+	cc->dropped0 = c.dropped;
+	c.flags = BBR_TRACE_CTL_ON | (g_opts.per_ack ? BBR_TRACE_CTL_PER_ACK : 0);
+	c.owner_pid = (uint32_t)getpid();
+	if (bpf_map_update_elem(cc->ctl_fd, &key, &c, BPF_ANY)) {
+		err("trace: %s: cannot set the control word: %s", cc->name,
+		    strerror(errno));
+		return -1;
+	}
+	cc->claimed = true;
+	return 0;
+}
+
+/* Clear the enable flags; returns events the ring dropped while we ran. */
+static uint64_t release_ctl(struct trace_cc *cc)
+{
+	struct bbr_trace_ctl c;
+	uint32_t key = 0;
+
+	if (!cc->claimed || bpf_map_lookup_elem(cc->ctl_fd, &key, &c))
+		return 0;
+	if (c.owner_pid == (uint32_t)getpid()) {
+		c.flags = 0;
+		c.owner_pid = 0;
+		if (bpf_map_update_elem(cc->ctl_fd, &key, &c, BPF_ANY))
+			warn("trace: %s: clearing the enable flag failed: %s",
+			     cc->name, strerror(errno));
+	}
+	cc->claimed = false;
+	return c.dropped - cc->dropped0;
+}
+
+static int open_cc(struct trace_cc *cc, const char *name, bool quiet)
+{
+	char dir[PATH_MAX], p[PATH_MAX];
+	struct stat st;
+
+	snprintf(cc->name, sizeof(cc->name), "%s", name);
+	cc->rb_fd = cc->ctl_fd = -1;
+	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, name);
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		if (!quiet)
+			err("trace: %s is not loaded by bbrctl (no %s)", name, dir);
+		return -1;
+	}
+	path_join(p, sizeof(p), dir, PIN_TRACE_RB);
+	cc->rb_fd = bpf_obj_get(p);
+	if (cc->rb_fd < 0) {
+		if (!quiet)
+			err("trace: %s has no trace ring (%s: %s): its object has no "
+			    "bbr_trace.h, or it was loaded by an older bbrctl; "
+			    "reload it", name, p, strerror(errno));
+		return -1;
+	}
+	path_join(p, sizeof(p), dir, PIN_TRACE_CTL);
+	cc->ctl_fd = bpf_obj_get(p);
+	if (cc->ctl_fd < 0) {
+		if (!quiet)
+			err("trace: %s: cannot open %s: %s", name, p, strerror(errno));
+		close(cc->rb_fd);
+		cc->rb_fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_trace_impl(char **names, int n)
+{
+	struct trace_cc *ccs = NULL;
+	struct ring_buffer *rb = NULL;
+	struct sigaction sa;
+	char **pinned = NULL;
+	int npinned = 0, ncc = 0, ret = EXIT_FAIL;
+	uint64_t t0, deadline = 0, dropped = 0;
+
+	for (int i = 0; i < n; i++)
+		if (!valid_cc_name(names[i])) {
+			err("trace: invalid congestion control name \"%s\"", names[i]);
+			return EXIT_USAGE;
+		}
+	if (check_privileges("trace"))
+		return EXIT_FAIL;
+	if (!n) {
+		npinned = list_pinned_names(&pinned);
+		if (npinned < 0)
+			npinned = 0;
+	}
+	ccs = calloc((size_t)(n ? n : npinned) + 1, sizeof(*ccs));
+	socks = calloc(TRACE_SOCKS_MAX, sizeof(*socks));
+	if (!ccs || !socks) {
+		err("out of memory");
+		goto out;
+	}
+	if (n) {
+		for (int i = 0; i < n; i++, ncc++)
+			if (open_cc(&ccs[ncc], names[i], false))
+				goto out;
+	} else {
+		for (int i = 0; i < npinned; i++)
+			if (strcmp(pinned[i], PIN_CGROUP_DIR) &&
+			    strcmp(pinned[i], PIN_SHARED_DIR) &&
+			    !open_cc(&ccs[ncc], pinned[i], true))
+				ncc++;
+		if (!ncc) {
+			err("trace: no loaded congestion control has a trace ring "
+			    "(load one with `bbrctl load bbr3`)");
+			goto out;
+		}
+	}
+
+	if (g_opts.output) {
+		out = fopen(g_opts.output, "w");
+		if (!out) {
+			err("trace: cannot write %s: %s", g_opts.output, strerror(errno));
+			goto out;
+		}
+	} else {
+		out = stdout;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: poll returns EINTR */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);	/* a closed stdout is a write error */
+
+	for (int i = 0; i < ncc; i++) {
+		int r = rb ? ring_buffer__add(rb, ccs[i].rb_fd, on_event, &ccs[i]) : 0;
+
+		if (!rb) {
+			rb = ring_buffer__new(ccs[i].rb_fd, on_event, &ccs[i], NULL);
+			r = rb ? 0 : -errno;
+		}
+		if (r) {
+			err("trace: %s: cannot map the trace ring: %s", ccs[i].name,
+			    strerror(-r));
+			goto out;
+		}
+	}
+	if (g_opts.csv)
+		fprintf(out, "%s\n", TRACE_FIELDS);
+	for (int i = 0; i < ncc; i++)
+		if (claim(&ccs[i]))
+			goto out;
+	for (int i = 0; i < ncc; i++)
+		gen_cookies(&ccs[i]);
+	for (int i = 0; i < ncc; i++)
+		info("trace: tracing %s%s", ccs[i].name,
+		     g_opts.per_ack ? " (per ACK)" : "");
+
+	t0 = mono_ns();
+	if (g_opts.duration_s > 0)
+		deadline = t0 + (uint64_t)(g_opts.duration_s * 1e9);
+	ret = EXIT_OK;
+	while (!trace_stop && (!deadline || mono_ns() < deadline)) {
+		int r = ring_buffer__poll(rb, TRACE_POLL_MS);
+
+		if (r < 0 && r != -EINTR) {
+			if (r != -EPIPE)
+				err("trace: reading the rings failed: %s", strerror(-r));
+			ret = EXIT_FAIL;
+			break;
+		}
+		for (int i = 0; i < ncc; i++)
+			if (ccs[i].want_cookies &&
+			    mono_ns() - ccs[i].cookie_gen_ns > TRACE_COOKIE_GEN_NS)
+				gen_cookies(&ccs[i]);
+		if (r > 0 && fflush(out))
+			out_failed = true;
+		if (out_failed) {
+			err("trace: writing the events failed: %s", strerror(errno));
+			ret = EXIT_FAIL;
+			break;
+		}
+	}
+out:
+	/* Stop the producers first, then drain what they wrote. */
+	for (int i = 0; i < ncc; i++)
+		dropped += release_ctl(&ccs[i]);
+	if (rb && ret == EXIT_OK && ring_buffer__consume(rb) < 0 && !out_failed)
+		ret = EXIT_FAIL;
+	if (out && fflush(out))
+		ret = EXIT_FAIL;
+	if (out && out != stdout && fclose(out)) {
+		err("trace: writing %s failed: %s", g_opts.output, strerror(errno));
+		ret = EXIT_FAIL;
+	}
+	if (rb || ret == EXIT_OK)
+		info("trace: %llu events, %llu lost to a full ring, %llu without a "
+		     "socket cookie", (unsigned long long)n_events,
+		     (unsigned long long)dropped, (unsigned long long)n_nocookie);
+	ring_buffer__free(rb);
+	for (int i = 0; i < ncc; i++) {
+		if (ccs[i].rb_fd >= 0)
+			close(ccs[i].rb_fd);
+		if (ccs[i].ctl_fd >= 0)
+			close(ccs[i].ctl_fd);
+	}
+	free(ccs);
+	free(socks);
+	free_names(pinned, npinned);
+	return ret;
+}
