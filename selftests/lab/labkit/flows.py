@@ -1,15 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Run a set of flows over an EmulatedPath and collect tcp_info samples.
 
-run_flows(path, flows, duration_s, outdir, tick=None) starts one sink server
+run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None) starts one sink server
 per receiver namespace and one client per sender namespace (flowgen when
 built, else labkit/pyflow.py; both speak the same FLOWS.json and write the
 same SAMPLES.csv columns), calls tick(elapsed_s) about every 100 ms while
 they run (progress line, queue polling), and returns the merged samples as
-a list of dicts with numeric fields.
+a list of dicts with numeric fields. With cgroup (ccctl.RunCgroup) every
+server and client process runs inside that cgroup from its first
+instruction on, so all their sockets belong to it. read_flow_summaries()
+reads the clients' per-flow summaries (request/response latencies).
 
 A flow is {"id", "sender" (index), "receiver" (index), "cc", "start_s",
-"stop_s", "kind"}; ports are assigned here (BASE_PORT + id).
+"stop_s", "kind"} (+ "req_bytes", "resp_bytes", "requests" for kind
+"rr", flowgen only); ports are assigned here (BASE_PORT + id).
 """
 
 import csv
@@ -29,6 +33,8 @@ SAMPLE_MS = 100                 # tcp_info sampling period (the 100 ms bins)
 TICK_S = 0.1
 START_GRACE_S = 20.0            # on top of the duration before a run is declared hung
 SERVER_START_S = 5.0
+RR_REQ_BYTES = 100              # flowgen's defaults (flowgen/README.md)
+RR_RESP_BYTES = 1000
 
 
 def generator():
@@ -38,10 +44,26 @@ def generator():
     return [sys.executable, str(PYFLOW)]
 
 
-def run_flows(path, flows, duration_s, outdir, tick=None):
+def _flow_spec(f, dst):
+    spec = {"id": f["id"], "dst": dst, "port": BASE_PORT + f["id"], "cc": f["cc"],
+            "start_s": f["start_s"], "stop_s": f["stop_s"], "kind": f.get("kind", "bulk"),
+            "bytes": None}
+    if spec["kind"] == "rr":
+        spec["req_bytes"] = f.get("req_bytes", RR_REQ_BYTES)
+        spec["resp_bytes"] = f.get("resp_bytes", RR_RESP_BYTES)
+        if f.get("requests"):
+            spec["count"] = f["requests"]
+    return spec
+
+
+def run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None):
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     gen = generator()
+    if gen[-1].endswith(".py") and any(f.get("kind", "bulk") != "bulk" for f in flows):
+        raise LabError("request/response flows need flowgen (selftests/lab/flowgen/flowgen: "
+                       "run `make`); the built-in pyflow.py only runs bulk flows")
+    wrap = cgroup.wrap if cgroup is not None else (lambda argv: argv)
     procs = []
     try:
         for j, (ns, addr) in enumerate(zip(path.rcv_nss, path.rcv_addrs)):
@@ -52,7 +74,7 @@ def run_flows(path, flows, duration_s, outdir, tick=None):
                     "--ports", f"{min(ports)}-{max(ports)}"]
             if gen[-1].endswith(".py"):
                 argv += ["--timeout", str(duration_s + START_GRACE_S)]
-            procs.append(("server", subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+            procs.append(("server", subprocess.Popen(wrap(argv), stdout=subprocess.DEVNULL,
                                                      stderr=open(outdir / f"server{j}.err", "w"))))
         time.sleep(0.3)         # listeners up before the first SYN (clients retry anyway)
         for _, p in procs:
@@ -67,17 +89,14 @@ def run_flows(path, flows, duration_s, outdir, tick=None):
             mine = [f for f in flows if f.get("sender", 0) == i]
             if not mine:
                 continue
-            spec = {"sample_ms": SAMPLE_MS, "flows": [
-                {"id": f["id"], "dst": path.rcv_addrs[f.get("receiver", 0)],
-                 "port": BASE_PORT + f["id"], "cc": f["cc"], "start_s": f["start_s"],
-                 "stop_s": f["stop_s"], "kind": f.get("kind", "bulk"), "bytes": None}
-                for f in mine]}
+            spec = {"sample_ms": SAMPLE_MS,
+                    "flows": [_flow_spec(f, path.rcv_addrs[f.get("receiver", 0)]) for f in mine]}
             spec_path = outdir / f"flows{i}.json"
             spec_path.write_text(json.dumps(spec))
             argv = ["ip", "netns", "exec", ns, *gen, "client", "--spec", str(spec_path),
                     "--out", str(outdir / f"samples{i}.csv"),
                     "--summary", str(outdir / f"flowsum{i}.json")]
-            p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+            p = subprocess.Popen(wrap(argv), stdout=subprocess.DEVNULL,
                                  stderr=open(outdir / f"client{i}.err", "w"))
             procs.append(("client", p))
             clients.append((i, p))
@@ -109,6 +128,18 @@ def run_flows(path, flows, duration_s, outdir, tick=None):
             rows += read_samples(f)
     rows.sort(key=lambda r: (r["flow"], r["t_s"]))
     return rows
+
+
+def read_flow_summaries(outdir):
+    """{flow id: flowgen's per-flow summary} from every client's SUM.json."""
+    out = {}
+    for f in sorted(Path(outdir).glob("flowsum*.json")):
+        try:
+            for fl in json.loads(f.read_text()).get("flows", []):
+                out[int(fl["id"])] = fl
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return out
 
 
 def read_samples(csv_path):

@@ -32,6 +32,33 @@ def scorecard_rows(runs):
     return rows
 
 
+def ets_rows(runs):
+    """Per sender mean Total_RTT / Network_RTT of runs with ETS (or None)."""
+    rows = [("point", "cc", "sender", "ETS attached", "Total_RTT mean us",
+             "Network_RTT mean us", "Network_RTT samples")]
+    for r in runs:
+        e = r.get("ets")
+        for s in (e or {}).get("per_sender", []):
+            rows.append((r.get("point") or "-", r["cc"], s["sender"],
+                         {True: "yes", False: "no"}.get(e.get("attached"), "-"),
+                         _f(s["total_rtt_us_mean"], "{:.0f}"),
+                         _f(s["network_rtt_us_mean"], "{:.0f}"), s["network_rtt_samples"]))
+    return rows if len(rows) > 1 else None
+
+
+def rr_rows(runs):
+    """Request/response flows: requests done, completion time p50 / p99."""
+    rows = [("point", "cc", "rr flows", "requests done", "errors",
+             "completion p50 ms", "completion p99 ms")]
+    for r in runs:
+        q = r.get("rr")
+        if q:
+            rows.append((r.get("point") or "-", r["cc"], q["flows"], q["requests_done"],
+                         q["errors"], _f(q["completion_ms_p50"], "{:.2f}"),
+                         _f(q["completion_ms_p99"], "{:.2f}")))
+    return rows if len(rows) > 1 else None
+
+
 def markdown_table(rows):
     lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
     lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows[1:]]
@@ -70,8 +97,19 @@ def write(sc, ccs, runs, pngs, out):
               "bottleneck drops / arrivals and CE marks / forwarded; queue = bottleneck "
               "sojourn time; Jain over the run and per 1-s window where all flows are "
               "active; conv = seconds from the last arrival until Jain per window stays "
-              ">= 0.9; valid = the emulator's release lateness stayed within its bound.", "",
-              "## Plots", ""]
+              ">= 0.9; valid = the emulator's release lateness stayed within its bound.", ""]
+    er = ets_rows(runs)
+    if er:
+        lines += ["## ETS: RTT per sender", "", markdown_table(er), "",
+                  "Total_RTT: mean tcp_info srtt of the sender's flows after warm-up; "
+                  "Network_RTT: mean of the CC's ETS samples (bbrctl trace) after warm-up.", ""]
+    rq = rr_rows(runs)
+    if rq:
+        lines += ["## Request/response flows", "", markdown_table(rq), "",
+                  "Completion time of one request (request sent to full response "
+                  "received, flowgen): p50 = median over the rr flows of each flow's "
+                  "median, p99 = the largest per-flow p99.", ""]
+    lines += ["## Plots", ""]
     for p in pngs:
         lines.append(f"![{p.stem}]({p.name})")
     (out / "report.md").write_text("\n".join(lines) + "\n")

@@ -3,9 +3,12 @@
 
 For every sweep point and every CC: register the CC if it is one of the
 project's struct_ops CCs (through bbrctl or bpftool, holding
-/tmp/bbrbpf-kernel.lock for that run only), build the EmulatedPath, run the
-flows, poll the bottleneck queue (kernel backend) and the CC's exported
-state (`bbrctl stat --json`), tear everything down, compute the metrics.
+/tmp/bbrbpf-kernel.lock for that run only), build the EmulatedPath, and
+when the scenario has [cc_params.CC] or ets = true a cgroup for the run's
+flow processes with those settings (ccctl.py); run the flows, record the
+CC's state (`bbrctl trace` streaming, or `bbrctl stat --json` polling when
+bbrctl has no trace), poll the bottleneck queue (kernel backend), tear
+everything down, compute the metrics.
 
 Results folder:
   summary.json      scenario, per run: metrics and validity
@@ -21,6 +24,7 @@ import csv
 import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -29,9 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
+from . import ccctl
 from . import metrics as M
 from . import scenario as S
-from .flows import run_flows
+from .flows import read_flow_summaries, run_flows
 from .path import REPO, EmulatedPath, LabError
 
 KERNEL_LOCK = "/tmp/bbrbpf-kernel.lock"
@@ -44,6 +49,9 @@ CC_LIST = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 STATE_POLL_S = 0.2          # bbrctl stat period (a process per poll: keep it modest)
 QUEUE_POLL_S = 0.1          # kernel backend: tc backlog period
 LOCK_WAIT_S = 300.0
+TRACE_STOP_S = 5.0          # SIGINT until bbrctl trace has flushed and exited
+MODES = ("STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT")   # BBR_STARTUP.. (bbr3_state.h)
+_lock_depth = [0]           # kernel_lock is re-entrant within this process
 
 
 def available_ccs():
@@ -55,7 +63,15 @@ def available_ccs():
 
 @contextlib.contextmanager
 def kernel_lock(wait_s=LOCK_WAIT_S):
-    """flock /tmp/bbrbpf-kernel.lock (shared by everyone registering CCs)."""
+    """flock /tmp/bbrbpf-kernel.lock (shared by everyone registering CCs).
+    Re-entrant: an inner use while this process holds it is a no-op."""
+    if _lock_depth[0]:
+        _lock_depth[0] += 1
+        try:
+            yield
+        finally:
+            _lock_depth[0] -= 1
+        return
     fd = os.open(KERNEL_LOCK, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         deadline = time.monotonic() + wait_s
@@ -72,7 +88,11 @@ def kernel_lock(wait_s=LOCK_WAIT_S):
                 if time.monotonic() > deadline:
                     raise LabError(f"{KERNEL_LOCK} held by someone else for {wait_s:.0f} s")
                 time.sleep(0.2)
-        yield
+        _lock_depth[0] = 1
+        try:
+            yield
+        finally:
+            _lock_depth[0] = 0
     finally:
         os.close(fd)
 
@@ -130,8 +150,137 @@ class StatePoller(threading.Thread):
             self.stop.wait(STATE_POLL_S)
 
 
+class TraceRecorder:
+    """`bbrctl trace CC --output FILE` while a run lasts (JSON lines), SIGINT
+    at the end; rows in the StatePoller's form, t_s from the same t0."""
+
+    def __init__(self, cc, t0, outdir):
+        self.cc, self.t0 = cc, t0
+        self.path = Path(outdir) / "trace.jsonl"
+        self.errpath = Path(outdir) / "trace.err"
+        self.rows, self.error, self.proc = [], None, None
+
+    def start(self):
+        self.proc = subprocess.Popen([str(BBRCTL), "trace", self.cc, "--output", str(self.path)],
+                                     stdout=subprocess.DEVNULL,
+                                     stderr=open(self.errpath, "w"), start_new_session=True)
+        time.sleep(0.2)
+        if self.proc.poll() is not None:
+            self.error = f"bbrctl trace exited ({self.proc.returncode}): {self._err()}"
+            return False
+        return True
+
+    def _err(self):
+        try:
+            return self.errpath.read_text().strip()[-500:]
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=TRACE_STOP_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                self.error = "bbrctl trace did not stop on SIGINT"
+        if self.proc.returncode not in (0, -signal.SIGINT) and not self.error:
+            self.error = f"bbrctl trace exited ({self.proc.returncode}): {self._err()}"
+        self.rows = read_trace(self.path, self.t0)
+
+
+def read_trace(path, t0_mono_s):
+    """bbrctl trace JSON lines -> state rows (t_s relative to t0_mono_s)."""
+    rows = []
+    try:
+        fh = open(path)
+    except OSError:
+        return rows
+    with fh:
+        for line in fh:
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue            # a line cut by the stop
+            mode = e.get("mode") or ""
+            rows.append({"t_s": e["t_ns"] / 1e9 - t0_mono_s, "cookie": e.get("cookie"),
+                         "mode": MODES.index(mode) if mode in MODES else None,
+                         "mode_name": mode, "phase_name": e.get("phase") or "",
+                         "bw_bps": e.get("bw_bps"), "pacing_bps": e.get("pacing_bps") or 0,
+                         "cwnd": e.get("cwnd_pkts"), "inflight": e.get("inflight_pkts"),
+                         "srtt_us": e.get("srtt_us", e.get("rtt_us")), "min_rtt_us": e.get("min_rtt_us"),
+                         "inflight_hi": e.get("inflight_hi_pkts"),
+                         "inflight_lo": e.get("inflight_lo_pkts"),
+                         "network_rtt_us": e.get("network_rtt_us"), "ev": e.get("ev")})
+    return rows
+
+
 def state_available(cc):
     return cc in PROJECT_CCS and os.access(BBRCTL, os.X_OK)
+
+
+def trace_available():
+    return bool(ccctl.bbrctl_help("trace"))
+
+
+@contextlib.contextmanager
+def state_recorder(cc, t0, outdir, path=None):
+    """Yields a dict {"source", "rows", "error"} filled when the block ends:
+    bbrctl trace when bbrctl has it, else bbrctl stat polling, else nothing."""
+    rec = {"source": "none (tcp_info only)", "rows": [], "error": None}
+    if not state_available(cc):
+        yield rec
+        return
+    tracer = poller = None
+    if trace_available():
+        tracer = TraceRecorder(cc, t0, outdir)
+        if not tracer.start():
+            rec["error"] = tracer.error
+            tracer = None
+    if tracer is None:
+        poller = StatePoller(cc, t0)
+        poller.start()
+    try:
+        yield rec
+    finally:
+        if tracer:
+            # trace times are CLOCK_MONOTONIC: count them from the flows' start
+            # (flowgen's t_s zero), like the samples they are joined with
+            if getattr(path, "flows_t0_ns", None):
+                tracer.t0 = path.flows_t0_ns / 1e9
+            tracer.stop()
+            rec.update(source="bbrctl trace", rows=tracer.rows, error=tracer.error)
+        else:
+            poller.stop.set()
+            poller.join()
+            rec.update(source="bbrctl stat (polled every %g s)" % STATE_POLL_S,
+                       rows=poller.rows, error=rec["error"] or poller.error)
+
+
+@contextlib.contextmanager
+def run_config(sc, cc, flows):
+    """The run's cgroup with [cc_params] and ETS applied, or None when the
+    scenario asks for neither. Yields (cgroup, info dict for the summary)."""
+    params = {n: kv for n, kv in (sc.get("cc_params") or {}).items()
+              if any(f["cc"] == n for f in flows)}
+    ets = bool(sc.get("ets"))
+    if not params and not ets:
+        yield None, {}
+        return
+    info = {"cgroup": None, "cc_params": {}, "ets": None}
+    with kernel_lock(), contextlib.ExitStack() as stack:
+        cg = stack.enter_context(ccctl.RunCgroup())
+        info["cgroup"] = str(cg.path)
+        for name, kv in params.items():
+            cp = stack.enter_context(ccctl.CcParams(name, kv, cg))
+            info["cc_params"][name] = {"values": kv, "method": cp.method}
+        if ets:
+            ea = stack.enter_context(ccctl.EtsAttach(cc, cg))
+            info["ets"] = {"attached": bool(ea.ets), "bbrctl": ea.message}
+        yield cg, info
 
 
 def capacity_mbit(link, duration_s):
@@ -169,12 +318,8 @@ def run_one(sc, cc, outdir, progress=None, registered=False):
     dur = sc["duration_s"]
     queue = []
     with contextlib.nullcontext() if registered else cc_session(cc):
-        with EmulatedPath(workdir=outdir, **kw) as path:
+        with EmulatedPath(workdir=outdir, **kw) as path, run_config(sc, cc, flows) as (cg, conf):
             t0 = time.monotonic()
-            poller = None
-            if state_available(cc):
-                poller = StatePoller(cc, t0)
-                poller.start()
             last_q = [0.0]
 
             def tick(elapsed):
@@ -186,12 +331,8 @@ def run_one(sc, cc, outdir, progress=None, registered=False):
                         q = path.kernel_qdisc()
                         queue.append((elapsed, q.get("backlog_bytes", 0) * 8
                                       / (path.rate_mbit * 1e6) * 1e3))
-            try:
-                samples = run_flows(path, flows, dur, outdir, tick)
-            finally:
-                if poller:
-                    poller.stop.set()
-                    poller.join()
+            with state_recorder(cc, t0, outdir, path) as rec:
+                samples = run_flows(path, flows, dur, outdir, tick, cgroup=cg)
             stats = path.stats()
             log_q = None
             if path.backend == "linkem" and path.log_path and path.log_path.exists():
@@ -200,11 +341,61 @@ def run_one(sc, cc, outdir, progress=None, registered=False):
             rate = path.rate_mbit
             buffer_bytes, bdp = path.buffer_bytes, path.bdp_bytes
     (outdir / "stats.json").write_text(json.dumps(stats, indent=1))
-    state = poller.rows if poller else []
+    state = rec["rows"]
     res = compute(sc, cc, flows, samples, stats, queue, log_q, state, backend)
     res.update({"backend": backend, "buffer_bytes": buffer_bytes, "bdp_bytes": bdp,
-                "rate_mbit": rate})
+                "rate_mbit": rate, "state_source": rec["source"] if state else
+                "none (tcp_info only)" if not rec["error"] else f"none ({rec['error']})",
+                "state_error": rec["error"]})
+    if conf:
+        res["run_config"] = conf
+    if sc.get("ets"):
+        res["ets"] = ets_summary(flows, samples, state, sc["warmup_s"], conf.get("ets"))
+    rr = rr_summary(flows, read_flow_summaries(outdir))
+    if rr:
+        res["rr"] = rr
     return res, samples, state
+
+
+def ets_summary(flows, samples, state, warmup_s, attach):
+    """Per sender: mean Total_RTT (tcp_info srtt of its flows after warm-up)
+    and mean Network_RTT (the CC's ETS samples in its state, > 0 only)."""
+    sender = {f["id"]: f["sender"] for f in flows}
+    cookie_flow = {int(r["cookie"]): int(r["flow"]) for r in samples if r.get("cookie")}
+    tot, net = {}, {}
+    for r in samples:
+        if r["t_s"] >= warmup_s and r.get("rtt_us"):
+            tot.setdefault(sender[int(r["flow"])], []).append(r["rtt_us"])
+    for s in state:
+        fid = cookie_flow.get(int(s.get("cookie") or 0))
+        if fid is not None and s["t_s"] >= warmup_s and s.get("network_rtt_us"):
+            net.setdefault(sender[fid], []).append(s["network_rtt_us"])
+    out = []
+    for i in sorted(set(sender.values())):
+        out.append({"sender": i,
+                    "total_rtt_us_mean": float(np.mean(tot[i])) if i in tot else None,
+                    "network_rtt_us_mean": float(np.mean(net[i])) if i in net else None,
+                    "network_rtt_samples": len(net.get(i, []))})
+    return {"attached": (attach or {}).get("attached"), "per_sender": out,
+            "total_rtt_source": "tcp_info rtt (srtt) samples",
+            "network_rtt_source": "network_rtt_us of the CC's state records (bbrctl trace)"}
+
+
+def rr_summary(flows, sums):
+    """Request/response flows: requests done, completion time (flowgen's
+    per-flow p50/p99): median of the flows' p50, max of their p99."""
+    rr = [f for f in flows if f.get("kind") == "rr"]
+    if not rr:
+        return None
+    p50 = [sums[f["id"]]["rr_latency_us"]["p50"] for f in rr
+           if (sums.get(f["id"]) or {}).get("rr_latency_us")]
+    p99 = [sums[f["id"]]["rr_latency_us"]["p99"] for f in rr
+           if (sums.get(f["id"]) or {}).get("rr_latency_us")]
+    return {"flows": len(rr), "flows_with_samples": len(p50),
+            "requests_done": int(sum((sums.get(f["id"]) or {}).get("rr_done", 0) for f in rr)),
+            "errors": sum(1 for f in rr if (sums.get(f["id"]) or {}).get("error")),
+            "completion_ms_p50": float(np.median(p50)) / 1e3 if p50 else None,
+            "completion_ms_p99": float(np.max(p99)) / 1e3 if p99 else None}
 
 
 def queue_from_log(path):
@@ -224,7 +415,11 @@ def compute(sc, cc, flows, samples, stats, kqueue, log_q, state, backend):
     for f in flows:
         bins.setdefault(f["id"], np.zeros(len(edges) - 1))
     active = {f["id"]: (f["start_s"], f["stop_s"]) for f in flows}
-    jw = M.jain_windows(edges, bins, active, warm, dur)
+    # Fairness is about the bulk flows: request/response flows are left out.
+    bulk = {f["id"] for f in flows if f.get("kind", "bulk") == "bulk"} or set(active)
+    jbins = {k: v for k, v in bins.items() if k in bulk}
+    jactive = {k: v for k, v in active.items() if k in bulk}
+    jw = M.jain_windows(edges, jbins, jactive, warm, dur)
     last = M.last_rows(samples)
     cap = capacity_mbit(sc["link"], dur)
     res = {"cc": cc, "flows": []}
@@ -244,13 +439,13 @@ def compute(sc, cc, flows, samples, stats, kqueue, log_q, state, backend):
     res["utilisation"] = util
     res["capacity_mbit"] = cap
     res["retransmit_rate"] = M.retransmit_rate(list(last.values()))
-    res["jain_run"] = M.jain_run(bins, active)
+    res["jain_run"] = M.jain_run(jbins, jactive)
     jvals = [j for _, j in jw]
     res["jain_windows"] = {"mean": float(np.mean(jvals)) if jvals else None,
                            "min": float(np.min(jvals)) if jvals else None, "n": len(jvals)}
     # Convergence counts from the last arrival, in windows from there on.
-    last_arrival = max(a for a, _ in active.values())
-    jw_conv = M.jain_windows(edges, bins, active, last_arrival, dur)
+    last_arrival = max(a for a, _ in jactive.values())
+    jw_conv = M.jain_windows(edges, jbins, jactive, last_arrival, dur)
     res["convergence_s"] = M.convergence_time(jw_conv, last_arrival)
     rtts = [s["rtt_us"] / 1e3 for s in samples if s.get("rtt_us")]
     res["rtt_ms"] = M.percentiles(rtts)
@@ -276,7 +471,6 @@ def compute(sc, cc, flows, samples, stats, kqueue, log_q, state, backend):
         if bw is not None:
             lock.append(bw / 1e6)
     res["lock_on_mbit"] = lock or None
-    res["state_source"] = "bbrctl stat" if state else "none (tcp_info only)"
     res["valid"] = validity(stats, backend)
     res["_bins"] = (edges, bins, active)
     return res

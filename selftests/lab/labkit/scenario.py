@@ -23,7 +23,13 @@
     start_s = 0.0
     stop_s = 20.0                    # default: duration_s
     cc = "each"                      # the CC under test, or a fixed name ("cubic")
-    kind = "bulk"
+    kind = "bulk"                    # or "rr": request/response, one request
+                                     # outstanding; req_bytes (default 100),
+                                     # resp_bytes (1000), requests (default: until stop_s)
+
+    [cc_params.bbr_swift]            # optional, per project CC: bbrctl set --cgroup
+    target_rtt_us = 100              #   on the run's own cgroup (ccctl.py)
+    ets = true                       # optional: ETS sockops on that cgroup (bbrctl attach)
 
     [sweep]                          # optional: one run per value
     param = "link.loss"              # dotted key into the scenario
@@ -41,8 +47,11 @@ EACH = "each"
 LINK_KEYS = {"rate_mbit", "schedule", "trace", "rtt_ms", "buffer_bdp", "buffer_bytes",
              "buffer_pkts", "loss", "ecn", "extra_delay_ms"}
 TOP_KEYS = {"name", "description", "duration_s", "warmup_s", "ccs", "backend", "link",
-            "flows", "sweep", "expect"}
-FLOW_KEYS = {"count", "sender", "receiver", "start_s", "stop_s", "cc", "kind"}
+            "flows", "sweep", "expect", "cc_params", "ets"}
+FLOW_KEYS = {"count", "sender", "receiver", "start_s", "stop_s", "cc", "kind",
+             "req_bytes", "resp_bytes", "requests"}
+RR_KEYS = {"req_bytes", "resp_bytes", "requests"}
+KINDS = ("bulk", "rr")
 QUICK_DURATION_S = 8.0
 QUICK_WARMUP_S = 3.0
 
@@ -100,8 +109,24 @@ def validate(sc, origin):
         unknown = set(f) - FLOW_KEYS
         if unknown:
             bad(f"[[flows]] #{i}: unknown keys {sorted(unknown)} (known: {sorted(FLOW_KEYS)})")
-        if f.get("kind", "bulk") != "bulk":
-            bad(f"[[flows]] #{i}: only kind = \"bulk\" is supported")
+        kind = f.get("kind", "bulk")
+        if kind not in KINDS:
+            bad(f"[[flows]] #{i}: kind must be one of {list(KINDS)}, not {kind!r}")
+        if kind != "rr" and RR_KEYS & set(f):
+            bad(f"[[flows]] #{i}: {sorted(RR_KEYS & set(f))} only apply to kind = \"rr\"")
+        for k in RR_KEYS & set(f):
+            if isinstance(f[k], bool) or not isinstance(f[k], int) or f[k] <= 0:
+                bad(f"[[flows]] #{i}: {k} must be a positive integer")
+    if "cc_params" in sc:
+        from .ccctl import validate_params
+        validate_params(sc["cc_params"], bad)
+    if not isinstance(sc.get("ets", False), bool):
+        bad("ets must be true or false")
+    if sc.get("ets"):
+        fixed = sorted({f["cc"] for f in flows if f.get("cc", EACH) != EACH})
+        if fixed:
+            bad(f"ets = true: flows with a fixed cc {fixed} are not supported (bbrctl "
+                "attach gives every socket of the run's cgroup the CC under test)")
     sweep = sc.get("sweep")
     if sweep is not None:
         if not isinstance(sweep.get("param"), str) or not sweep.get("values"):
@@ -155,7 +180,8 @@ def expand_flows(sc, cc):
                         "cc": cc if name == EACH else name,
                         "start_s": float(f.get("start_s", 0.0)),
                         "stop_s": float(f.get("stop_s", sc["duration_s"])),
-                        "kind": f.get("kind", "bulk")})
+                        "kind": f.get("kind", "bulk"),
+                        **{k: int(f[k]) for k in RR_KEYS if k in f}})
     return out
 
 

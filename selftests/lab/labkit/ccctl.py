@@ -1,0 +1,278 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""Per-run CC configuration: a cgroup v2 per run, parameters, ETS.
+
+A scenario's `[cc_params.NAME]` and `ets = true` (docs/lab.md) need the
+flow processes of one run - flowgen's clients and servers - in a cgroup of
+their own, so that `bbrctl` can configure exactly their sockets:
+
+  RunCgroup      mkdir <cgroup2 root>/lab<pid>-<n> (the root is found the way
+                 bbrctl finds it: /sys/fs/cgroup when that is cgroup2, else
+                 the hybrid layout's /sys/fs/cgroup/unified, mounted there if
+                 nothing is); processes are placed into it by a `sh` wrapper
+                 that writes its own pid into cgroup.procs and then execs the
+                 command (so every socket is created inside). rmdir on exit,
+                 after moving any straggler back to the root.
+  CcParams       `bbrctl set --cgroup CG NAME k=v...` and `--reset` after the
+                 run; when bbrctl has no `set` yet: global `bbrctl params
+                 NAME k=v...`, the previous values read first and written
+                 back after the run.
+  EtsAttach      `bbrctl attach --cgroup CG --cc CC` (plus `--ets` when
+                 bbrctl offers it for CCs that do not need ETS themselves),
+                 `bbrctl detach --cgroup CG` after the run.
+
+All of them are context managers that undo what they did, also on failure.
+Callers hold /tmp/bbrbpf-kernel.lock around them (runner.kernel_lock).
+"""
+
+import functools
+import itertools
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from .path import REPO, LabError
+
+BBRCTL = REPO / "loader" / "bbrctl"
+CGROUP2_PURE = Path("/sys/fs/cgroup")            # loader/attach.c CGROUP2_PURE
+CGROUP2_HYBRID = Path("/sys/fs/cgroup/unified")  # loader/attach.c CGROUP2_HYBRID
+CG_PREFIX = "lab"                                # this area's prefix (briefing)
+RMDIR_TRIES = 50                                 # x RMDIR_WAIT_S: sockets closing
+RMDIR_WAIT_S = 0.1
+BBRCTL_TIMEOUT_S = 30.0
+# Parameter keys per project CC: the fields of struct bbr_params
+# (include/bbr3_state.h) and, for bbr_swift, those of struct swift_cfg
+# (include/bbr_swift.h). Read from the headers so a new field needs no edit here.
+BBR_PARAMS_HDR = REPO / "include" / "bbr3_state.h"
+SWIFT_HDR = REPO / "include" / "bbr_swift.h"
+PARAM_CCS = ("bbr3", "bbr_swift", "dctcp_bpf")
+
+_counter = itertools.count()
+
+
+def _struct_fields(header, struct):
+    """Field names of `struct NAME {...}` in a C header (u32 x; lines), no _reserved."""
+    try:
+        text = Path(header).read_text()
+    except OSError:
+        return set()
+    m = re.search(r"struct\s+" + struct + r"\s*\{(.*?)\};", text, re.S)
+    if not m:
+        return set()
+    body = re.sub(r"/\*.*?\*/", "", m.group(1), flags=re.S)
+    return {n for n in re.findall(r"\b(\w+)\s*(?:\[[^\]]*\])?\s*;", body)
+            if not n.startswith("_")}
+
+
+@functools.lru_cache(maxsize=None)
+def param_keys(cc):
+    """The keys `[cc_params.cc]` may set (empty: cc has no parameters)."""
+    bbr = _struct_fields(BBR_PARAMS_HDR, "bbr_params")
+    if cc == "bbr3":
+        return frozenset(bbr)
+    if cc == "bbr_swift":
+        return frozenset(bbr | _struct_fields(SWIFT_HDR, "swift_cfg"))
+    return frozenset()
+
+
+def validate_params(cc_params, bad):
+    """Scenario check of [cc_params]: known CCs, known keys, integer values."""
+    if not isinstance(cc_params, dict):
+        bad("[cc_params] must be a table of tables ([cc_params.NAME])")
+    for cc, kv in cc_params.items():
+        if cc not in PARAM_CCS:
+            bad(f"[cc_params.{cc}]: unknown congestion control {cc!r}: parameters exist "
+                f"only for the project's CCs {list(PARAM_CCS)}")
+        if not isinstance(kv, dict) or not kv:
+            bad(f"[cc_params.{cc}] must be a non-empty table of key = value")
+        keys = param_keys(cc)
+        for k, v in kv.items():
+            if k not in keys:
+                bad(f"[cc_params.{cc}]: unknown key {k!r} (known: {sorted(keys)})")
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                bad(f"[cc_params.{cc}].{k}: needs a non-negative integer, got {v!r}")
+
+
+# ---- cgroup v2 ----
+
+def _mounts():
+    out = []
+    with open("/proc/self/mountinfo") as fh:
+        for line in fh:
+            left, _, right = line.partition(" - ")
+            out.append((left.split()[4], right.split()[0]))
+    return out
+
+
+def cgroup2_root():
+    """The cgroup2 hierarchy, as bbrctl finds it (mounting the hybrid one if needed)."""
+    mounts = dict(_mounts())
+    for p in (CGROUP2_PURE, CGROUP2_HYBRID):
+        if mounts.get(str(p)) == "cgroup2":
+            return p
+    try:
+        CGROUP2_HYBRID.mkdir(exist_ok=True)
+        subprocess.run(["mount", "-t", "cgroup2", "cgroup2", str(CGROUP2_HYBRID)],
+                       check=True, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise LabError(f"no cgroup2 hierarchy and mounting one at {CGROUP2_HYBRID} "
+                       f"failed: {getattr(e, 'stderr', '') or e}") from None
+    return CGROUP2_HYBRID
+
+
+class RunCgroup:
+    """A cgroup v2 directory for one run's flow processes."""
+
+    def __init__(self, name=None):
+        self.root = cgroup2_root()
+        self.name = name or f"{CG_PREFIX}{os.getpid()}-{next(_counter)}"
+        self.path = self.root / self.name
+        self.created = False
+
+    def __enter__(self):
+        if self.path.exists():
+            raise LabError(f"cgroup {self.path} already exists (rmdir it)")
+        try:
+            self.path.mkdir()
+        except OSError as e:
+            raise LabError(f"cannot create cgroup {self.path}: {e}") from None
+        self.created = True
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+    def wrap(self, argv):
+        """argv run inside this cgroup: a shell puts itself in, then execs argv."""
+        return ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(self.path), *argv]
+
+    def pids(self):
+        try:
+            return [int(x) for x in (self.path / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
+
+    def remove(self):
+        if not self.created:
+            return
+        for _ in range(RMDIR_TRIES):
+            for pid in self.pids():        # stragglers go back to the root
+                try:
+                    (self.root / "cgroup.procs").write_text(str(pid))
+                except OSError:
+                    pass
+            try:
+                self.path.rmdir()
+                self.created = False
+                return
+            except FileNotFoundError:
+                self.created = False
+                return
+            except OSError:
+                time.sleep(RMDIR_WAIT_S)
+        raise LabError(f"cannot remove cgroup {self.path} (still busy)")
+
+
+# ---- bbrctl ----
+
+def _bbrctl(args, check=True):
+    if not os.access(BBRCTL, os.X_OK):
+        raise LabError(f"{BBRCTL}: not built (run `make`)")
+    try:
+        cp = subprocess.run([str(BBRCTL), *args], capture_output=True, text=True,
+                            timeout=BBRCTL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise LabError(f"`bbrctl {' '.join(args)}` timed out") from None
+    if check and cp.returncode != 0:
+        raise LabError(f"`bbrctl {' '.join(args)}` failed ({cp.returncode}): "
+                       f"{(cp.stderr or cp.stdout).strip()}")
+    return cp
+
+
+def bbrctl_help(cmd):
+    """bbrctl's help text of cmd, or None when bbrctl lacks that command."""
+    if not os.access(BBRCTL, os.X_OK):
+        return None
+    cp = subprocess.run([str(BBRCTL), "help", cmd], capture_output=True, text=True, timeout=10)
+    text = cp.stdout + cp.stderr
+    if cp.returncode != 0 or "unknown" in text.lower().split("\n")[0]:
+        return None
+    return text
+
+
+def has_set():
+    h = bbrctl_help("set")
+    return bool(h and "--cgroup" in h)
+
+
+class CcParams:
+    """Parameters of CC cc for the sockets of cgroup cg (see the module doc)."""
+
+    def __init__(self, cc, params, cg):
+        self.cc, self.params, self.cg = cc, dict(params), cg
+        self.method = None
+        self._old = None
+
+    def __enter__(self):
+        kv = [f"{k}={v}" for k, v in self.params.items()]
+        if has_set():
+            _bbrctl(["set", "--cgroup", str(self.cg.path), self.cc, *kv])
+            self.method = "bbrctl set --cgroup"
+            return self
+        cur = _bbrctl(["--json", "params", self.cc])
+        try:
+            old = json.loads(cur.stdout)
+        except ValueError:
+            raise LabError(f"`bbrctl --json params {self.cc}` printed no JSON: "
+                           f"{cur.stdout[:200]!r}") from None
+        old = old.get("params", old) if isinstance(old, dict) else {}
+        missing = [k for k in self.params if k not in old]
+        if missing:
+            raise LabError(f"bbrctl has no `set --cgroup`, and the global parameters of "
+                           f"{self.cc} have no {missing}")
+        self._old = {k: old[k] for k in self.params}
+        cp = _bbrctl(["params", self.cc, *kv], check=False)
+        if cp.returncode != 0:
+            raise LabError(f"bbrctl has neither `set --cgroup` nor `params NAME key=value` "
+                           f"({(cp.stderr or cp.stdout).strip()})")
+        self.method = "bbrctl params (global; restored after the run)"
+        return self
+
+    def __exit__(self, *exc):
+        if self.method is None:
+            return False
+        if self._old is None:
+            _bbrctl(["set", "--cgroup", str(self.cg.path), self.cc, "--reset"])
+        else:
+            _bbrctl(["params", self.cc, *(f"{k}={v}" for k, v in self._old.items())])
+        self.method = None
+        return False
+
+
+class EtsAttach:
+    """The ETS sockops program (and cc_select for cc) on cgroup cg."""
+
+    def __init__(self, cc, cg):
+        self.cc, self.cg = cc, cg
+        self.attached = False
+        self.ets = None             # True: ETS attached; False: bbrctl could not
+
+    def __enter__(self):
+        h = bbrctl_help("attach") or ""
+        argv = ["attach", "--cgroup", str(self.cg.path), "--cc", self.cc]
+        if "--ets" in h:
+            argv.append("--ets")
+        cp = _bbrctl(argv)
+        self.attached = True
+        self.ets = "with ETS" in (cp.stderr + cp.stdout) or "--ets" in argv
+        self.message = (cp.stderr or cp.stdout).strip()
+        return self
+
+    def __exit__(self, *exc):
+        if self.attached:
+            _bbrctl(["detach", "--cgroup", str(self.cg.path)])
+            self.attached = False
+        return False

@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""Scenario keys [cc_params.NAME], ets, request/response flows; the run's
+cgroup (labkit/ccctl.py) is removed whatever happens; trace parsing."""
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from labkit import ccctl, runner  # noqa: E402
+from labkit import scenario as S  # noqa: E402
+from labkit.path import LabError  # noqa: E402
+
+BASE = """
+duration_s = 10
+[link]
+rate_mbit = 50
+rtt_ms = 1
+"""
+
+SCEN = "ets = true\n" + BASE + """
+[cc_params.bbr_swift]
+target_rtt_us = 100
+ecn_enable = 1
+[cc_params.bbr3]
+ecn_enable = 1
+[[flows]]
+count = 2
+[[flows]]
+kind = "rr"
+req_bytes = 200
+resp_bytes = 3000
+requests = 50
+[sweep]
+param = "cc_params.bbr_swift.target_rtt_us"
+values = [50, 200]
+"""
+
+
+def test_scenario_cc_params_ets_rr():
+    sc = S.loads(SCEN)
+    assert sc["ets"] is True
+    pts = S.points(sc)
+    assert [p["cc_params"]["bbr_swift"]["target_rtt_us"] for _, p in pts] == [50, 200]
+    assert all(p["cc_params"]["bbr3"] == {"ecn_enable": 1} for _, p in pts)
+    flows = S.expand_flows(pts[0][1], "bbr_swift")
+    assert [f["kind"] for f in flows] == ["bulk", "bulk", "rr"]
+    assert flows[2]["req_bytes"] == 200 and flows[2]["resp_bytes"] == 3000
+    assert flows[2]["requests"] == 50 and "req_bytes" not in flows[0]
+    print("points", [p["cc_params"] for _, p in pts], "flows", flows)
+
+
+def test_param_keys_from_headers():
+    k3, ks = ccctl.param_keys("bbr3"), ccctl.param_keys("bbr_swift")
+    print("bbr3 keys", sorted(k3), "swift extra", sorted(ks - k3))
+    assert {"ecn_enable", "beta", "cwnd_gain", "probe_rtt_mode_ms"} <= k3
+    assert "target_rtt_us" in ks and "target_rtt_us" not in k3
+    assert not any(k.startswith("_") for k in ks)
+
+
+@pytest.mark.parametrize("extra,msg", [
+    ("[cc_params.cubic]\nbeta = 1\n", "unknown congestion control 'cubic'"),
+    ("[cc_params.bbr_fast]\nbeta = 1\n", "unknown congestion control 'bbr_fast'"),
+    ("[cc_params.bbr3]\nbogus_gain = 1\n", "unknown key 'bogus_gain'"),
+    ("[cc_params.bbr3]\ntarget_rtt_us = 100\n", "unknown key 'target_rtt_us'"),
+    ("[cc_params.bbr3]\nbeta = -1\n", "non-negative integer"),
+    ("[cc_params.bbr3]\nbeta = 0.5\n", "non-negative integer"),
+    ("cc_params = 3\n", "table of tables"),
+    ("ets = 1\n", "ets must be true or false"),
+])
+def test_scenario_param_errors(extra, msg):
+    top = extra.startswith(("ets", "cc_params ="))
+    text = (extra + BASE if top else BASE + extra) + "[[flows]]\ncount = 1\n"
+    with pytest.raises(S.ScenarioError, match=msg) as e:
+        S.loads(text)
+    print("error:", e.value)
+
+
+@pytest.mark.parametrize("flows,msg", [
+    ('[[flows]]\ncc = "cubic"\n', "fixed cc"),
+    ('[[flows]]\nkind = "bulk"\nreq_bytes = 5\n', "only apply to kind"),
+    ('[[flows]]\nkind = "udp"\n', "kind must be one of"),
+    ('[[flows]]\nkind = "rr"\nrequests = 0\n', "positive integer"),
+])
+def test_scenario_flow_errors(flows, msg):
+    with pytest.raises(S.ScenarioError, match=msg) as e:
+        S.loads("ets = true\n" + BASE + flows)
+    print("error:", e.value)
+
+
+def _need_root():
+    if os.geteuid() != 0:
+        pytest.fail("needs root (cgroup v2 directories)")
+
+
+def test_cgroup_holds_wrapped_process_and_is_removed_on_failure():
+    _need_root()
+    proc = None
+    with pytest.raises(RuntimeError, match="body failed"):
+        with ccctl.RunCgroup() as cg:
+            path = cg.path
+            assert path.is_dir() and path.parent == ccctl.cgroup2_root()
+            proc = subprocess.Popen(cg.wrap(["sleep", "30"]))
+            deadline = time.monotonic() + 5
+            while proc.pid not in cg.pids() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            print("cgroup", path, "pids", cg.pids(), "sleep pid", proc.pid)
+            assert proc.pid in cg.pids()       # sh exec'd sleep: same pid, in the cgroup
+            raise RuntimeError("body failed")
+    try:
+        assert not path.exists(), f"{path} left behind"
+        assert proc.poll() is None             # moved out, not killed
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_run_config_removes_cgroup_when_bbrctl_fails(monkeypatch):
+    """A failing `bbrctl set/attach` leaves no cgroup and undoes earlier steps."""
+    _need_root()
+    made, undone = [], []
+
+    class FailingParams:
+        def __init__(self, cc, kv, cg):
+            made.append(cg.path)
+            self.method = "fake"
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            undone.append("params")
+            return False
+
+    class FailingEts:
+        def __init__(self, cc, cg):
+            pass
+
+        def __enter__(self):
+            raise LabError("bbrctl attach failed (injected)")
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(ccctl, "CcParams", FailingParams)
+    monkeypatch.setattr(ccctl, "EtsAttach", FailingEts)
+    monkeypatch.setattr(runner, "kernel_lock", contextlib.nullcontext)
+    sc = S.loads("ets = true\n" + BASE + "[cc_params.bbr3]\nbeta = 1\n[[flows]]\ncount = 1\n")
+    flows = S.expand_flows(sc, "bbr3")
+    with pytest.raises(LabError, match="injected"):
+        with runner.run_config(sc, "bbr3", flows):
+            pass
+    print("cgroup", made, "undone", undone)
+    assert made and not made[0].exists(), f"{made} left behind"
+    assert undone == ["params"]
+    # nothing asked for: no cgroup at all
+    sc2 = S.loads(BASE + "[[flows]]\ncount = 1\n")
+    with runner.run_config(sc2, "cubic", S.expand_flows(sc2, "cubic")) as (cg, info):
+        assert cg is None and info == {}
+
+
+def test_trace_lines_to_state_rows(tmp_path):
+    f = tmp_path / "trace.jsonl"
+    ev = {"t_ns": 12_500_000_000, "cookie": 77, "cc": "bbr3", "ev": "round", "mode": "PROBE_BW",
+          "phase": "CRUISE", "bw_bps": 48_000_000, "pacing_bps": 47_000_000, "cwnd_pkts": 90,
+          "inflight_pkts": 80, "min_rtt_us": 40_100, "rtt_us": 41_000, "inflight_lo_pkts": 0,
+          "inflight_hi_pkts": 120, "bw_lo_bps": 0, "bw_hi_bps": 0, "loss_ppm": 0, "ce_ppm": 0,
+          "network_rtt_us": 40_500, "swift_factor_ppm": 0}
+    f.write_text(json.dumps(ev) + "\n" + json.dumps(dict(ev, mode="STARTUP", t_ns=10**10))
+                 + '\n{"t_ns": 13')                       # a line cut at SIGINT
+    rows = runner.read_trace(f, 10.0)
+    print(rows)
+    assert len(rows) == 2
+    assert rows[0]["t_s"] == pytest.approx(2.5) and rows[0]["mode"] == 2
+    assert rows[0]["cwnd"] == 90 and rows[0]["network_rtt_us"] == 40_500
+    assert rows[1]["mode"] == 0 and rows[1]["t_s"] == pytest.approx(0.0)
+
+
+def test_ets_and_rr_summaries():
+    flows = [{"id": 0, "sender": 0, "kind": "bulk"}, {"id": 1, "sender": 1, "kind": "bulk"},
+             {"id": 2, "sender": 1, "kind": "rr"}]
+    samples = [{"t_s": t, "flow": f, "cookie": 100 + f, "rtt_us": 1000 * (f + 1)}
+               for t in (0.5, 2, 3) for f in (0, 1)]
+    state = [{"t_s": 2.0, "cookie": 100, "network_rtt_us": 300},
+             {"t_s": 3.0, "cookie": 100, "network_rtt_us": 500},
+             {"t_s": 0.5, "cookie": 101, "network_rtt_us": 9999},   # before warm-up
+             {"t_s": 3.0, "cookie": 101, "network_rtt_us": 0}]      # no ETS sample
+    e = runner.ets_summary(flows, samples, state, 1.0, {"attached": True})
+    print(e)
+    assert e["per_sender"][0] == {"sender": 0, "total_rtt_us_mean": 1000.0,
+                                  "network_rtt_us_mean": 400.0, "network_rtt_samples": 2}
+    assert e["per_sender"][1]["total_rtt_us_mean"] == 2000.0
+    assert e["per_sender"][1]["network_rtt_us_mean"] is None
+    sums = {2: {"rr_done": 40, "rr_latency_us": {"p50": 2500, "p99": 9000, "max": 9500}}}
+    rr = runner.rr_summary(flows, sums)
+    print(rr)
+    assert rr["requests_done"] == 40 and rr["completion_ms_p50"] == 2.5
+    assert rr["completion_ms_p99"] == 9.0 and rr["errors"] == 0
+    assert runner.rr_summary(flows[:2], sums) is None
