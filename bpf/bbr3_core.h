@@ -47,7 +47,14 @@
  * The includer must, before including this file:
  *   - define u8..u64 (vmlinux.h, or bbr_types.h natively);
  *   - define BBR_PRANDOM_U32() returning a random u32;
- *   - define BBR_CFG as the name of a global struct bbr_params.
+ *   - define BBR_CFG as the name of a global array
+ *     struct bbr_params BBR_CFG[BBR_PARAM_SLOTS] (the parameter sets).
+ *
+ * Parameter sets: each socket runs with one of BBR_PARAM_SLOTS sets of
+ * tunables, named by b->param_slot (slot 0 is the default set). The glue
+ * picks the slot from the socket's cgroup (bbrctl set --cgroup) when the
+ * socket is initialised and at every round start, so the per-ACK cost is
+ * one masked index into an array, not a map lookup.
  */
 #ifndef BBR3_CORE_H
 #define BBR3_CORE_H
@@ -169,9 +176,33 @@
 	.fast_path		= 1,					\
 }
 
-/* The tunables in force: a global the includer defines (BPF: in .data, so
- * bbrctl can change them at run time). */
-extern struct bbr_params BBR_CFG;
+/*
+ * The tunables: an array of parameter sets the includer defines (BPF: in
+ * the section .data.params, so bbrctl can rewrite a set at run time).
+ * A power of two, so that masking keeps any index in bounds (the verifier
+ * needs that proof, and a corrupt slot must not read outside the array).
+ * 64 sets x 112 B = 7 KiB: room for the lab's per-run cgroups plus the
+ * operator's own.
+ */
+#ifndef BBR_PARAM_SLOTS
+#define BBR_PARAM_SLOTS		64
+#endif
+#define BBR_PARAM_SLOT_DEFAULT	0	/* sockets in no configured cgroup */
+extern struct bbr_params BBR_CFG[BBR_PARAM_SLOTS];
+
+/* The parameter set a socket runs with. */
+static inline const struct bbr_params *bbr_params_of(const struct bbr3 *b)
+{
+	return &BBR_CFG[b->param_slot & (BBR_PARAM_SLOTS - 1)];
+}
+#define BBR_P(b)		(*bbr_params_of(b))
+
+/* Select parameter set `slot` for this socket (out-of-range: default). */
+static inline void bbr_core_set_param_slot(struct bbr3 *b, u32 slot)
+{
+	b->param_slot = slot < BBR_PARAM_SLOTS ? (u8)slot :
+						 BBR_PARAM_SLOT_DEFAULT;
+}
 
 /* ---- Inputs ------------------------------------------------------------ */
 
@@ -258,11 +289,12 @@ static inline u16 bbr_extra_acked(const struct bbr3 *b)
 	       b->extra_acked[0] : b->extra_acked[1];
 }
 
-static inline bool bbr_can_use_ecn(const struct bbr_sock *sk)
+static inline bool bbr_can_use_ecn(const struct bbr3 *b,
+				   const struct bbr_sock *sk)
 {
 	/* The reference also needs the route's "low-threshold ECN" feature,
 	 * which mainline lacks: the operator opts in with ecn_enable. */
-	return BBR_CFG.ecn_enable && sk->ecn_ok;
+	return BBR_P(b).ecn_enable && sk->ecn_ok;
 }
 
 static inline bool bbr_is_probing_bandwidth(const struct bbr3 *b)
@@ -319,7 +351,7 @@ static inline void bbr_init_pacing_rate_from_rtt(struct bbr3 *b,
 	bw = (u64)sk->snd_cwnd * BW_UNIT / rtt_us;
 	bw = bbr_min_u64(bw, 0xFFFFFFFFu);
 	sk->pacing_rate = bbr_bw_to_pacing_rate(sk, (u32)bw,
-						BBR_CFG.startup_pacing_gain);
+						BBR_P(b).startup_pacing_gain);
 }
 
 /* Until the pipe is full the pacing rate only goes up: a low early sample
@@ -426,9 +458,9 @@ static inline u32 bbr_ack_aggregation_cwnd(const struct bbr3 *b)
 {
 	u64 max_aggr_cwnd, aggr_cwnd = 0;
 
-	if (BBR_CFG.extra_acked_gain) {
+	if (BBR_P(b).extra_acked_gain) {
 		max_aggr_cwnd = ((u64)bbr_bw(b) * BBR_EXTRA_ACKED_MAX_US) / BW_UNIT;
-		aggr_cwnd = ((u64)BBR_CFG.extra_acked_gain *
+		aggr_cwnd = ((u64)BBR_P(b).extra_acked_gain *
 			     bbr_extra_acked(b)) >> BBR_SCALE;
 		aggr_cwnd = bbr_min_u64(aggr_cwnd, max_aggr_cwnd);
 	}
@@ -457,7 +489,7 @@ static inline u32 bbr_inflight_with_headroom(const struct bbr3 *b)
 
 	if (b->inflight_hi == BBR_UNSET)
 		return BBR_UNSET;
-	headroom = (u32)(((u64)b->inflight_hi * BBR_CFG.inflight_headroom) >>
+	headroom = (u32)(((u64)b->inflight_hi * BBR_P(b).inflight_headroom) >>
 			 BBR_SCALE);
 	headroom = bbr_max_u32(headroom, 1);
 	inflight = (s64)b->inflight_hi - headroom;
@@ -577,7 +609,7 @@ static inline void bbr_note_loss(struct bbr3 *b, const struct bbr_sock *sk)
 
 static inline u32 bbr_ecn_cut(const struct bbr3 *b)
 {
-	return BBR_UNIT - (((u32)b->ecn_alpha * BBR_CFG.ecn_factor) >> BBR_SCALE);
+	return BBR_UNIT - (((u32)b->ecn_alpha * BBR_P(b).ecn_factor) >> BBR_SCALE);
 }
 
 static inline void bbr_handle_queue_too_high_in_startup(struct bbr3 *b,
@@ -597,9 +629,9 @@ static inline void bbr_check_ecn_too_high_in_startup(struct bbr3 *b,
 						     const struct bbr_sock *sk,
 						     u32 ce_ratio)
 {
-	if (b->full_bw_reached || !b->ecn_eligible || !BBR_CFG.ecn_thresh)
+	if (b->full_bw_reached || !b->ecn_eligible || !BBR_P(b).ecn_thresh)
 		return;
-	if (ce_ratio >= BBR_CFG.ecn_thresh) {
+	if (ce_ratio >= BBR_P(b).ecn_thresh) {
 		if (b->startup_ecn_rounds < BBR_STARTUP_ECN_ROUNDS_MAX)
 			b->startup_ecn_rounds++;
 	} else {
@@ -613,11 +645,11 @@ static inline void bbr_check_ecn_too_high_in_startup(struct bbr3 *b,
  * marked. Returns the round's CE ratio (BBR_UNIT), or -1 if not tracked. */
 static inline s32 bbr_update_ecn_alpha(struct bbr3 *b, const struct bbr_sock *sk)
 {
-	u32 delivered, delivered_ce, gain = BBR_CFG.ecn_alpha_gain;
+	u32 delivered, delivered_ce, gain = BBR_P(b).ecn_alpha_gain;
 	u64 ce_ratio, alpha;
 
-	if (!b->ecn_eligible && bbr_can_use_ecn(sk) && BBR_CFG.ecn_factor &&
-	    (b->min_rtt_us <= BBR_CFG.ecn_max_rtt_us || !BBR_CFG.ecn_max_rtt_us))
+	if (!b->ecn_eligible && bbr_can_use_ecn(b, sk) && BBR_P(b).ecn_factor &&
+	    (b->min_rtt_us <= BBR_P(b).ecn_max_rtt_us || !BBR_P(b).ecn_max_rtt_us))
 		b->ecn_eligible = 1;
 	if (!b->ecn_eligible)
 		return -1;
@@ -649,14 +681,14 @@ static inline bool bbr_is_inflight_too_high(const struct bbr3 *b,
 	u64 loss_thresh, ecn_thresh;
 
 	if (rs->lost > 0 && rs->tx_in_flight) {
-		loss_thresh = ((u64)rs->tx_in_flight * BBR_CFG.loss_thresh) >>
+		loss_thresh = ((u64)rs->tx_in_flight * BBR_P(b).loss_thresh) >>
 			      BBR_SCALE;
 		if ((u64)rs->lost > loss_thresh)
 			return true;
 	}
 	if (rs->delivered_ce > 0 && rs->delivered > 0 && b->ecn_eligible &&
-	    BBR_CFG.ecn_thresh) {
-		ecn_thresh = ((u64)rs->delivered * BBR_CFG.ecn_thresh) >>
+	    BBR_P(b).ecn_thresh) {
+		ecn_thresh = ((u64)rs->delivered * BBR_P(b).ecn_thresh) >>
 			     BBR_SCALE;
 		if ((u64)rs->delivered_ce > ecn_thresh)
 			return true;
@@ -669,9 +701,10 @@ static inline bool bbr_is_inflight_too_high(const struct bbr3 *b,
  * the last `pcount` packets of the sample are the lost ones: solve
  * (lost_prev + x) / (inflight_prev + x) = loss_thresh for x.
  */
-static inline u32 bbr_inflight_hi_from_lost(const struct bbr_rs *rs, u32 pcount)
+static inline u32 bbr_inflight_hi_from_lost(const struct bbr3 *b,
+					    const struct bbr_rs *rs, u32 pcount)
 {
-	u32 loss_thresh = BBR_CFG.loss_thresh;
+	u32 loss_thresh = BBR_P(b).loss_thresh;
 	s64 inflight_prev, lost_prev;
 	u64 loss_budget, lost_prefix;
 
@@ -767,7 +800,7 @@ static inline void bbr_handle_inflight_too_high(struct bbr3 *b,
 						const struct bbr_sock *sk,
 						const struct bbr_rs *rs)
 {
-	u32 beta = BBR_CFG.beta;
+	u32 beta = BBR_P(b).beta;
 
 	b->prev_probe_too_high = 1;
 	b->bw_probe_samples = 0;	/* react once per probe */
@@ -859,10 +892,10 @@ static inline bool bbr_check_time_to_probe_bw(struct bbr3 *b,
 	u32 n;
 
 	/* ECN-only cycle: re-probe soon, starting from a larger slope. */
-	if (BBR_CFG.ecn_reprobe_gain && b->ecn_eligible && b->ecn_in_cycle &&
+	if (BBR_P(b).ecn_reprobe_gain && b->ecn_eligible && b->ecn_in_cycle &&
 	    !b->loss_in_cycle && sk->ca_state == BBR_CA_OPEN) {
 		n = bbr_ilog2_u32((u32)(((u64)b->inflight_hi *
-					 BBR_CFG.ecn_reprobe_gain) >> BBR_SCALE));
+					 BBR_P(b).ecn_reprobe_gain) >> BBR_SCALE));
 		bbr_start_bw_probe_refill(b, sk, n);
 		return true;
 	}
@@ -962,7 +995,7 @@ static inline void bbr_init_lower_bounds(struct bbr3 *b,
  * actually delivered. */
 static inline void bbr_loss_lower_bounds(struct bbr3 *b)
 {
-	u32 keep = BBR_UNIT - BBR_CFG.beta;
+	u32 keep = BBR_UNIT - BBR_P(b).beta;
 
 	b->bw_lo = bbr_max_u32(b->bw_latest,
 			       (u32)(((u64)b->bw_lo * keep) >> BBR_SCALE));
@@ -984,7 +1017,7 @@ static inline void bbr_adapt_lower_bounds(struct bbr3 *b,
 	if (bbr_is_probing_bandwidth(b))
 		return;		/* probing tolerates loss/ECN by design */
 
-	if (b->ecn_in_round && BBR_CFG.ecn_factor) {
+	if (b->ecn_in_round && BBR_P(b).ecn_factor) {
 		bbr_init_lower_bounds(b, sk, false);
 		ecn_inflight_lo = bbr_ecn_lower_bounds(b);
 	}
@@ -1028,7 +1061,7 @@ static inline void bbr_update_ack_aggregation(struct bbr3 *b,
 	u64 epoch_us, expected_acked, extra_acked;
 	u32 win_rtts;
 
-	if (!BBR_CFG.extra_acked_gain || !rs->acked_sacked ||
+	if (!BBR_P(b).extra_acked_gain || !rs->acked_sacked ||
 	    rs->delivered < 0 || rs->interval_us <= 0)
 		return;
 
@@ -1079,9 +1112,9 @@ static inline void bbr_check_loss_too_high_in_startup(struct bbr3 *b,
 
 	if (rs->losses && b->loss_events_in_round < BBR_LOSS_EVENTS_MAX)
 		b->loss_events_in_round++;
-	if (BBR_CFG.full_loss_cnt && b->loss_round_start &&
+	if (BBR_P(b).full_loss_cnt && b->loss_round_start &&
 	    sk->ca_state == BBR_CA_RECOVERY &&
-	    b->loss_events_in_round >= BBR_CFG.full_loss_cnt &&
+	    b->loss_events_in_round >= BBR_P(b).full_loss_cnt &&
 	    bbr_is_inflight_too_high(b, rs)) {
 		bbr_handle_queue_too_high_in_startup(b, sk);
 		return;
@@ -1173,7 +1206,7 @@ BBR_API int bbr_update_min_rtt(struct bbr3 *b, struct bbr_sock *sk,
 		return 0;
 
 	probe_rtt_expired = (s64)(sk->now_us - (b->probe_rtt_min_stamp_us +
-			    (u64)BBR_CFG.probe_rtt_win_ms * BBR_USEC_PER_MSEC)) > 0;
+			    (u64)BBR_P(b).probe_rtt_win_ms * BBR_USEC_PER_MSEC)) > 0;
 	if (rs->rtt_us >= 0 &&
 	    ((u64)rs->rtt_us < b->probe_rtt_min_us ||
 	     (probe_rtt_expired && !rs->is_ack_delayed))) {
@@ -1182,13 +1215,13 @@ BBR_API int bbr_update_min_rtt(struct bbr3 *b, struct bbr_sock *sk,
 	}
 
 	min_rtt_expired = (s64)(sk->now_us - (b->min_rtt_stamp_us +
-			  (u64)BBR_CFG.min_rtt_win_sec * BBR_USEC_PER_SEC)) > 0;
+			  (u64)BBR_P(b).min_rtt_win_sec * BBR_USEC_PER_SEC)) > 0;
 	if (b->probe_rtt_min_us <= b->min_rtt_us || min_rtt_expired) {
 		b->min_rtt_us = b->probe_rtt_min_us;
 		b->min_rtt_stamp_us = b->probe_rtt_min_stamp_us;
 	}
 
-	if (BBR_CFG.probe_rtt_mode_ms && probe_rtt_expired &&
+	if (BBR_P(b).probe_rtt_mode_ms && probe_rtt_expired &&
 	    !b->idle_restart && b->mode != BBR_PROBE_RTT) {
 		b->mode = BBR_PROBE_RTT;
 		bbr_save_cwnd(b, sk);
@@ -1204,7 +1237,7 @@ BBR_API int bbr_update_min_rtt(struct bbr3 *b, struct bbr_sock *sk,
 		    sk->inflight <= bbr_probe_rtt_cwnd(b)) {
 			/* Drained: hold for probe_rtt_mode_ms and a round. */
 			b->probe_rtt_done_stamp_us = sk->now_us +
-				(u64)BBR_CFG.probe_rtt_mode_ms * BBR_USEC_PER_MSEC;
+				(u64)BBR_P(b).probe_rtt_mode_ms * BBR_USEC_PER_MSEC;
 			b->probe_rtt_round_done = 0;
 			bbr_start_round(b, sk);
 		} else if (b->probe_rtt_done_stamp_us) {
@@ -1225,28 +1258,28 @@ static inline void bbr_update_gains(struct bbr3 *b)
 {
 	switch (b->mode) {
 	case BBR_STARTUP:
-		b->pacing_gain = (u16)BBR_CFG.startup_pacing_gain;
-		b->cwnd_gain = (u16)BBR_CFG.startup_cwnd_gain;
+		b->pacing_gain = (u16)BBR_P(b).startup_pacing_gain;
+		b->cwnd_gain = (u16)BBR_P(b).startup_cwnd_gain;
 		break;
 	case BBR_DRAIN:
-		b->pacing_gain = (u16)BBR_CFG.drain_gain;
-		b->cwnd_gain = (u16)BBR_CFG.startup_cwnd_gain;
+		b->pacing_gain = (u16)BBR_P(b).drain_gain;
+		b->cwnd_gain = (u16)BBR_P(b).startup_cwnd_gain;
 		break;
 	case BBR_PROBE_BW:
 		switch (b->cycle_idx) {
 		case BBR_BW_PROBE_UP:
-			b->pacing_gain = (u16)BBR_CFG.probe_up_pacing_gain;
+			b->pacing_gain = (u16)BBR_P(b).probe_up_pacing_gain;
 			break;
 		case BBR_BW_PROBE_DOWN:
-			b->pacing_gain = (u16)BBR_CFG.probe_down_pacing_gain;
+			b->pacing_gain = (u16)BBR_P(b).probe_down_pacing_gain;
 			break;
 		default:	/* CRUISE, REFILL */
 			b->pacing_gain = BBR_UNIT;
 			break;
 		}
-		b->cwnd_gain = (u16)BBR_CFG.cwnd_gain;
+		b->cwnd_gain = (u16)BBR_P(b).cwnd_gain;
 		if (b->cycle_idx == BBR_BW_PROBE_UP)
-			b->cwnd_gain += (u16)(BBR_CFG.bw_probe_cwnd_gain *
+			b->cwnd_gain += (u16)(BBR_P(b).bw_probe_cwnd_gain *
 					      BBR_UNIT / 4);
 		break;
 	case BBR_PROBE_RTT:
@@ -1272,7 +1305,7 @@ static inline bool bbr_modulate_cwnd_for_recovery(struct bbr3 *b,
 {
 	u32 losses = rs->losses > 0 ? (u32)rs->losses : 0;
 
-	if (!BBR_CFG.recovery_conservation)
+	if (!BBR_P(b).recovery_conservation)
 		return false;
 	if (sk->ca_state == BBR_CA_RECOVERY && !b->in_recovery) {
 		/* Entering fast recovery (an RTO has its own cwnd reset):
@@ -1489,7 +1522,7 @@ static inline void bbr_handle_newly_lost(struct bbr3_sk *sks,
 		return;
 	newly_lost = bbr_min_u32(newly_lost, lrs.tx_in_flight);
 	newly_lost = bbr_min_u32(newly_lost, (u32)lrs.lost);
-	lrs.tx_in_flight = bbr_inflight_hi_from_lost(&lrs, newly_lost);
+	lrs.tx_in_flight = bbr_inflight_hi_from_lost(b, &lrs, newly_lost);
 	bbr_handle_inflight_too_high(b, sk, &lrs);
 }
 
@@ -1552,7 +1585,7 @@ static inline bool bbr_run_fast_path(struct bbr3 *b, struct bbr_sock *sk,
 {
 	u32 prev_min_rtt_us, prev_mode;
 
-	if (!BBR_CFG.fast_path || !b->try_fast_path || !rs->is_app_limited ||
+	if (!BBR_P(b).fast_path || !b->try_fast_path || !rs->is_app_limited ||
 	    rs->bw >= bbr_max_bw(b) || b->loss_in_round || b->ecn_in_round)
 		return false;
 
@@ -1634,11 +1667,14 @@ out:
 BBR_API int bbr_core_init(struct bbr3_sk *sks, struct bbr_sock *sk)
 {
 	struct bbr3 *b;
+	u8 slot;
 
 	if (!sks || !sk)
 		return 0;
 	b = &sks->st;
+	slot = b->param_slot;	/* chosen by the glue before init */
 	__builtin_memset(b, 0, sizeof(*b));
+	b->param_slot = slot;
 
 	b->init_cwnd = (u8)bbr_min_u32(BBR_INIT_CWND_MAX_PKTS, sk->snd_cwnd);
 	b->prior_cwnd = sk->prior_cwnd;

@@ -15,9 +15,10 @@
  *   BBR_GLUE_PREFIX     required: the CC name as an identifier (bbr3). It
  *                       names the struct_ops map, the CC (.name string),
  *                       and prefixes the programs (<prefix>_init ...), the
- *                       sk_storage map <prefix>_sk_stor, the parameters
- *                       <prefix>_params (.data, bbrctl params) and the glue
- *                       counters <prefix>_stats.
+ *                       sk_storage map <prefix>_sk_stor, the parameter
+ *                       sets <prefix>_params (.data.params; bbrctl set,
+ *                       bbrctl params) and the glue counters
+ *                       <prefix>_stats.
  *   BBR_GLUE_VALUE      the sk_storage value type (struct bbr3_sk).
  *   BBR_GLUE_CORE(v)    the struct bbr3_sk * inside a value ((v)).
  *   BBR_GLUE_FLAGS      tcp_congestion_ops.flags (TCP_CONG_NON_RESTRICTED).
@@ -60,6 +61,7 @@
 
 #include "bbr_types.h"
 #include "bbr3_state.h"
+#include "bbr_cgroup.h"
 
 #ifndef BBR_CFG
 #define BBR_CFG			BBR_GLUE_SYM(params)
@@ -121,8 +123,25 @@ char _license[] SEC("license") = "Dual BSD/GPL";
  * retransmits in recovery. Reference: bbr_sndbuf_expand. */
 #define BBR_SNDBUF_EXPAND_FACTOR	3
 
-/* Runtime parameters, rewritable through the object's .data map. */
-struct bbr_params BBR_CFG = BBR_PARAMS_DEFAULT;
+/*
+ * Runtime parameter sets, rewritable through the object's .data.params map
+ * (its own section, so bbrctl rewrites them without touching other
+ * globals). Every set starts as the defaults; set 0 is the default set.
+ */
+struct bbr_params BBR_CFG[BBR_PARAM_SLOTS] SEC(".data.params") = {
+	[0 ... BBR_PARAM_SLOTS - 1] = BBR_PARAMS_DEFAULT,
+};
+
+/* cgroup v2 id -> index of its parameter set (bbrctl set --cgroup). A
+ * socket whose cgroup has no entry runs with set 0. Not pinned: bbrctl
+ * finds it through the struct_ops programs, and a new build starts with
+ * no entries, as its parameter sets start with the defaults. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BBR_PARAM_SLOTS);
+	__type(key, u64);
+	__type(value, u32);
+} param_cgrp SEC(".maps");
 
 /* Things the glue could not do, for `bbrctl` and the tests. */
 struct bbr_glue_stats {
@@ -165,6 +184,20 @@ static __always_inline struct bbr3_sk *bbr3_state(struct sock *sk)
 	BBR_GLUE_VALUE *v = bbr_glue_value(sk);
 
 	return v ? BBR_GLUE_CORE(v) : NULL;
+}
+
+/*
+ * Choose the socket's parameter set from its cgroup: at init, and at every
+ * round start (one hash lookup per round trip), so `bbrctl set` reaches
+ * live connections within a round. Per ACK the core only indexes the array.
+ */
+static __always_inline void bbr_glue_pick_params(struct sock *sk,
+						 struct bbr3 *b)
+{
+	u64 id = bbr_sk_cgroup_id(sk);
+	u32 *slot = bpf_map_lookup_elem(&param_cgrp, &id);
+
+	bbr_core_set_param_slot(b, slot ? *slot : BBR_PARAM_SLOT_DEFAULT);
 }
 
 static __always_inline u32 packets_in_flight(const struct tcp_sock *tp)
@@ -259,6 +292,7 @@ void BBR_GLUE_PROG(BBR_GLUE_SYM(init), struct sock *sk)
 		return;
 	}
 	sks = BBR_GLUE_CORE(v);
+	bbr_glue_pick_params(sk, &sks->st);
 	bbr_sock_load(&s, sk);
 	bbr_core_init(sks, &s);
 	BBR_GLUE_HOOK_INIT(sk, v, &s);
@@ -296,6 +330,8 @@ void BBR_GLUE_PROG(BBR_GLUE_SYM(main), struct sock *sk, u32 ack, int flag,
 	bbr_rs_load(&r, rs);
 	BBR_GLUE_HOOK_MAIN_PRE(sk, v, &s, &r);
 	bbr_core_main(sks, &s, &r);
+	if (sks->st.round_start)
+		bbr_glue_pick_params(sk, &sks->st);
 	BBR_GLUE_HOOK_MAIN_POST(sk, v, &s, &r);
 	if (tc)
 		bbr_trace_ack(sk, v, &s, &r, tc, prev_mode, prev_phase);

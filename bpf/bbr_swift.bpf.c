@@ -27,6 +27,7 @@
 #include "bbr3_state.h"
 #include "bbr_swift.h"
 #include "ets_shared.h"
+#include "bbr_cgroup.h"	/* bbr_sk_cgroup_id(), shared with the glue */
 
 #define BBR_GLUE_PREFIX		bbr_swift
 #define BBR_CFG			bbr_swift_params
@@ -61,14 +62,6 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } swift_sk_cfg SEC(".maps");
 
-/* The socket's cgroup v2 id (kernfs node id), 0 if it has none. */
-static __always_inline u64 swift_sk_cgroup_id(struct sock *sk)
-{
-	struct cgroup *cg = BPF_CORE_READ(sk, sk_cgrp_data.cgroup);
-
-	return cg ? BPF_CORE_READ(cg, kn, id) : 0;
-}
-
 static __always_inline void swift_read_cfg(struct sock *sk,
 					   struct bbr_swift_sk *v)
 {
@@ -77,7 +70,7 @@ static __always_inline void swift_read_cfg(struct sock *sk,
 
 	cfg = bpf_sk_storage_get(&swift_sk_cfg, sk, NULL, 0);
 	if (!cfg) {
-		key = swift_sk_cgroup_id(sk);
+		key = bbr_sk_cgroup_id(sk);
 		cfg = bpf_map_lookup_elem(&swift_cgrp_cfg, &key);
 	}
 	if (!cfg) {

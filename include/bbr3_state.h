@@ -151,7 +151,8 @@ struct bbr3 {
 	u8 stopped_risky_probe;
 	u8 initialized;
 	u8 tlp_retrans_seen;		/* tp->tlp_retrans seen by in_ack_event */
-	u8 _pad[6];			/* explicit tail padding: no hidden bytes */
+	u8 param_slot;			/* parameter set in use (bbr_params_of) */
+	u8 _pad[5];			/* explicit tail padding: no hidden bytes */
 };
 
 /* The sk_storage value: model state plus the send-epoch ring. */
@@ -162,8 +163,11 @@ struct bbr3_sk {
 
 /*
  * Runtime parameters (the reference's module-level tunables). The BPF
- * object keeps one copy in .data, which bbrctl can rewrite while the CC is
- * loaded; defaults are BBR_PARAMS_DEFAULT in bpf/bbr3_core.h.
+ * object keeps BBR_PARAM_SLOTS sets of them, the array <prefix>_params in
+ * the section .data.params, which bbrctl rewrites while the CC is loaded
+ * (`bbrctl set`); set 0 is the default, the others belong to cgroups
+ * through the hash map param_cgrp (cgroup id -> set index). Defaults are
+ * BBR_PARAMS_DEFAULT in bpf/bbr3_core.h.
  */
 struct bbr_params {
 	u32 startup_pacing_gain;	/* BBR_UNIT */

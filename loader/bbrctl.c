@@ -47,7 +47,10 @@ static void usage_main(FILE *f)
 "  top [--interval S] [--count N] [NAME...]   stat as a refreshing table\n"
 "  trace [NAME...] [--per-ack] [--csv] [--duration S] [--output FILE]\n"
 "                         stream model events (per round, per ACK)\n"
-"  params NAME            the runtime parameters NAME_params in .data\n"
+"  params NAME [KEY=VALUE...]   show or change the default parameter set\n"
+"  set --cgroup P|--default NAME [KEY=VALUE...|--reset]\n"
+"                         per-cgroup runtime parameters (gains, thresholds,\n"
+"                         ecn_enable, bbr_swift's target_rtt_us)\n"
 "  hwtstamp enable|disable|status IFACE   NIC RX hardware timestamps (ETS)\n"
 "  attach --cgroup P --cc NAME   new TCP sockets in cgroup P use NAME\n"
 "  detach --cgroup P      undo attach\n"
@@ -63,7 +66,8 @@ static void usage_main(FILE *f)
 "  --obj PATH      load the congestion control in PATH (repeatable; load only)\n"
 "  --cgroup PATH, --cc NAME, --from CC, --to CC, --port N, --netns NS\n"
 "                  arguments of attach, detach and swap (see their help)\n"
-"  -j, --json      JSON on stdout (list, stat, top, params, swap)\n"
+"  --default, --reset   arguments of set (see its help)\n"
+"  -j, --json      JSON on stdout (list, stat, top, params, set, swap)\n"
 "  -p, --pretty    indent the JSON\n"
 "  -v, --verbose   more messages; twice: libbpf debug output\n"
 "  -h, --help      help; `bbrctl COMMAND --help` for one command\n"
@@ -81,7 +85,8 @@ static void usage_main(FILE *f)
 "NAME whose struct tcp_congestion_ops has .name = \"NAME\" (at most 15\n"
 "characters); optionally the iterator program dump_NAME_state\n"
 "(SEC(\"iter/bpf_sk_storage_map\")), the sk_storage map NAME_sk_stor and\n"
-"runtime parameters in a global NAME_params in .data.\n"
+"runtime parameter sets, an array NAME_params in section .data.params, with\n"
+"a hash map param_cgrp (cgroup id -> set), as bpf/bbr_glue.h defines them.\n"
 "\n"
 "Exit status: 0 success, 1 failure (nothing is left half-loaded), 2 usage.\n"
 "See docs/bbrctl.md.\n", resolve_objdir());
@@ -149,11 +154,53 @@ PROC_AVAIL_CC "),\n"
 "strings, and the derived cc, mode_name, phase_name (null outside PROBE_BW),\n"
 "bw (BW_UNIT) and bw_bps (bit/s).\n" },
 	{ "params",
-"Usage: bbrctl params [--json] NAME\n"
+"Usage: bbrctl params [--json] NAME [KEY=VALUE...]\n"
 "\n"
-"Print the runtime parameters of a loaded congestion control: the global\n"
-"NAME_params (a struct of integers, e.g. struct bbr_params) in the\n"
-".data map of its programs, decoded with that map's BTF.\n" },
+"Show, or change, the default parameter set (set 0) of a loaded congestion\n"
+"control: the same as `bbrctl set --default NAME [KEY=VALUE...]`. Sockets\n"
+"in a cgroup with its own set (`bbrctl set --cgroup`) do not see it.\n"
+"See `bbrctl help set` for the keys and their ranges.\n" },
+	{ "set",
+"Usage: bbrctl set [--json] --cgroup PATH NAME [KEY=VALUE...]\n"
+"       bbrctl set [--json] --default NAME [KEY=VALUE...]\n"
+"       bbrctl set --cgroup PATH NAME --reset\n"
+"       bbrctl set --default NAME --reset\n"
+"\n"
+"Runtime parameters of the loaded congestion control NAME (bbr3, bbr_swift)\n"
+"for the TCP sockets created in cgroup PATH, or with --default for the\n"
+"sockets of every cgroup without its own parameters. Without KEY=VALUE it\n"
+"shows the values in force for that scope. A cgroup's first `set` gives it\n"
+"its own parameter set, a copy of the default set with KEY=VALUE applied\n"
+"(at most 63 cgroups per CC; sets of removed cgroups are reclaimed).\n"
+"--reset removes the cgroup's entry (its sockets return to the default\n"
+"set), or with --default restores the built-in defaults.\n"
+"\n"
+"Live sockets pick up a change at their next round trip; new sockets at\n"
+"creation. A new build (`bbrctl swap NAME`, reload) starts from defaults.\n"
+"PATH: as for attach. Values are integers (decimal or 0x hex); gains and\n"
+"fractions are in BBR_UNIT, 256 = 1.0.\n"
+"\n"
+"Keys (range):\n"
+"  startup_pacing_gain 64..4096   startup_cwnd_gain 64..4096\n"
+"  drain_gain 1..256              cwnd_gain 64..4096\n"
+"  probe_up_pacing_gain 256..4096 probe_down_pacing_gain 1..256\n"
+"  bw_probe_cwnd_gain 0..64 (BBR_UNIT/4)   beta 0..256 (cut is 1-beta)\n"
+"  loss_thresh 1..255             full_loss_cnt 0..15\n"
+"  ecn_enable 0..1                ecn_thresh 0..256\n"
+"  ecn_factor 0..256              ecn_alpha_gain 0..256\n"
+"  ecn_max_rtt_us 0..3600000000 (0 = any)  ecn_reprobe_gain 0..1024\n"
+"  inflight_headroom 0..256       probe_rtt_mode_ms 0..60000 (0 = off)\n"
+"  probe_rtt_win_ms 100..3600000  min_rtt_win_sec 1..3600\n"
+"  extra_acked_gain 0..4096       recovery_conservation 0..1\n"
+"  fast_path 0..1\n"
+"bbr_swift only (its pinned map swift_cgrp_cfg, same cgroup id):\n"
+"  target_rtt_us 0..3600000000 (0 = no target)  stale_us 0..3600000000\n"
+"  keep_ecn 0..1\n"
+"\n"
+"Errors: an unknown key, a value out of range or not an integer exits 2\n"
+"and changes nothing. Example:\n"
+"  bbrctl set --cgroup lab/run1 bbr3 ecn_enable=1 beta=128\n"
+"  bbrctl set --cgroup lab/run1 bbr_swift target_rtt_us=100\n" },
 	{ "top",
 "Usage: bbrctl top [--interval S] [--count N] [--json] [NAME...]\n"
 "\n"
@@ -712,13 +759,12 @@ static int cmd_stat(char **args, int nargs)
 
 static int cmd_params(char **args, int nargs)
 {
-	if (nargs != 1) {
-		err("params: name one congestion control");
-		return EXIT_USAGE;
-	}
-	if (check_privileges("params"))
-		return EXIT_FAIL;
-	return cmd_params_impl(args[0]) ? EXIT_FAIL : EXIT_OK;
+	return cmd_params_set_impl(args, nargs);
+}
+
+static int cmd_set(char **args, int nargs)
+{
+	return cmd_set_impl(args, nargs);
 }
 
 /* ---- main ---------------------------------------------------------------------- */
@@ -797,6 +843,7 @@ static const struct command commands[] = {
 	{ "list",   cmd_list,   true,  false },
 	{ "stat",   cmd_stat,   true,  false },
 	{ "params", cmd_params, true,  false },
+	{ "set",    cmd_set,    true,  false },
 	{ "top",    cmd_top,    true,  false },
 	{ "trace",  cmd_trace,  false, false },
 	{ "attach", cmd_attach, false, false },
@@ -828,7 +875,8 @@ enum { OPT_PER_ACK = 512, OPT_CSV, OPT_DURATION, OPT_OUTPUT };
 int main(int argc, char **argv)
 {
 	enum { OPT_OBJDIR = 256, OPT_OBJ, OPT_CGROUP, OPT_CC, OPT_FROM,
-	       OPT_TO, OPT_PORT, OPT_NETNS, OPT_INTERVAL, OPT_COUNT };
+	       OPT_TO, OPT_PORT, OPT_NETNS, OPT_INTERVAL, OPT_COUNT,
+	       OPT_DEFAULT, OPT_RESET };
 	static const struct option longopts[] = {
 		{ "objdir",  required_argument, NULL, OPT_OBJDIR },
 		{ "obj",     required_argument, NULL, OPT_OBJ },
@@ -844,6 +892,8 @@ int main(int argc, char **argv)
 		{ "csv",     no_argument,       NULL, OPT_CSV },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "output",  required_argument, NULL, OPT_OUTPUT },
+		{ "default", no_argument,       NULL, OPT_DEFAULT },
+		{ "reset",   no_argument,       NULL, OPT_RESET },
 		{ "json",    no_argument,       NULL, 'j' },
 		{ "pretty",  no_argument,       NULL, 'p' },
 		{ "verbose", no_argument,       NULL, 'v' },
@@ -884,6 +934,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NETNS:
 			g_opts.netns = optarg;
+			break;
+		case OPT_DEFAULT:
+			g_opts.set_default = true;
+			break;
+		case OPT_RESET:
+			g_opts.set_reset = true;
 			break;
 		case OPT_INTERVAL: {
 			char *end;
@@ -988,7 +1044,11 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (g_opts.json && !cmd->json_ok) {
-		err("%s: --json is only for list, stat, top, params and swap", cmdname);
+		err("%s: --json is only for list, stat, top, params, set and swap", cmdname);
+		return EXIT_USAGE;
+	}
+	if ((g_opts.set_default || g_opts.set_reset) && strcmp(cmdname, "set")) {
+		err("%s: --default and --reset are only for set", cmdname);
 		return EXIT_USAGE;
 	}
 	if (g_opts.nobjs && !cmd->obj_ok) {

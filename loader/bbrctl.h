@@ -67,6 +67,8 @@ struct opts {
 	bool csv;			/* trace --csv */
 	double duration_s;		/* trace --duration (0: until a signal) */
 	const char *output;		/* trace --output FILE */
+	bool set_default;		/* set --default */
+	bool set_reset;			/* set --reset */
 	bool json;
 	bool pretty;
 	int verbose;
@@ -159,6 +161,10 @@ int read_state_iter(const char *name, void **buf, size_t *len, bool quiet);
 long count_state_recs(const void *buf, size_t len);
 int cmd_stat_impl(char **names, int n);
 int cmd_params_impl(const char *name);
+/* ---- parameter sets (params.c) ---- */
+int cmd_set_impl(char **args, int nargs);
+int cmd_params_set_impl(char **args, int nargs);
+
 /* ---- tracing (trace.c) ---- */
 /* Pin the trace maps of t in dir (replacing older pins); 0 if it has none. */
 int trace_pin_maps(struct cc_target *t, const char *dir);

@@ -50,7 +50,7 @@
 	F(loss_in_round) F(ecn_in_round) F(loss_in_cycle)		\
 	F(ecn_in_cycle) F(ecn_eligible) F(bw_probe_samples)		\
 	F(prev_probe_too_high) F(stopped_risky_probe) F(initialized)	\
-	F(tlp_retrans_seen) A(_pad)
+	F(tlp_retrans_seen) F(param_slot) A(_pad)
 
 #define MEMB(n)		(((struct bbr3 *)0)->n)
 #define F_SIZE(n)	+ sizeof(MEMB(n))

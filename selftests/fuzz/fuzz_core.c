@@ -15,7 +15,10 @@
 #include "bbr_types.h"
 #include "bbr3_state.h"
 
-static struct bbr_params fuzz_params;
+/* One parameter set: the fuzzer varies its fields, not the selection. */
+#define BBR_PARAM_SLOTS		1
+static struct bbr_params fuzz_param_sets[BBR_PARAM_SLOTS];
+#define fuzz_params		fuzz_param_sets[0]
 static u64 fuzz_rand_state;
 
 static u32 fuzz_prandom(void)
@@ -25,7 +28,7 @@ static u32 fuzz_prandom(void)
 	return (u32)(fuzz_rand_state >> 33);
 }
 
-#define BBR_CFG			fuzz_params
+#define BBR_CFG			fuzz_param_sets
 #define BBR_PRANDOM_U32()	fuzz_prandom()
 #include "bbr3_core.h"
 

@@ -14,9 +14,13 @@
 
 u32 unit_prandom(void);
 void unit_prandom_seed(u64 seed);
-extern struct bbr_params bbr_test_params;
+/* The parameter sets; tests change set 0 (the default) through
+ * bbr_test_params, or other sets through bbr_test_param_sets[i]. */
+#define BBR_PARAM_SLOTS		64
+extern struct bbr_params bbr_test_param_sets[BBR_PARAM_SLOTS];
+#define bbr_test_params		bbr_test_param_sets[0]
 
-#define BBR_CFG			bbr_test_params
+#define BBR_CFG			bbr_test_param_sets
 #define BBR_PRANDOM_U32()	unit_prandom()
 #include "bbr3_core.h"
 

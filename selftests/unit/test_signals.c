@@ -305,15 +305,16 @@ TEST(reconstruct_tx_in_flight_and_lost_from_epoch)
 TEST(inflight_hi_from_lost_formula)
 {
 	struct bbr_rs rs = {};
+	struct bbr3 b = {};
 
 	rs.tx_in_flight = 100;
 	rs.lost = 10;
 	/* 90 before, 0 lost: budget ceil(90*5/256) = 2, x = 2*256/251 = 2 */
-	ASSERT_EQ(bbr_inflight_hi_from_lost(&rs, 10), 92);
+	ASSERT_EQ(bbr_inflight_hi_from_lost(&b, &rs, 10), 92);
 	rs.lost = 12;			/* 2 lost before: already at budget */
-	ASSERT_EQ(bbr_inflight_hi_from_lost(&rs, 10), 90);
+	ASSERT_EQ(bbr_inflight_hi_from_lost(&b, &rs, 10), 90);
 	rs.lost = 5;			/* inconsistent: more lost than counted */
-	ASSERT_EQ(bbr_inflight_hi_from_lost(&rs, 10), BBR_UNSET);
+	ASSERT_EQ(bbr_inflight_hi_from_lost(&b, &rs, 10), BBR_UNSET);
 }
 
 /* Growth of tp->lost between ACKs (also timer-marked losses, which

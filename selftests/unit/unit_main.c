@@ -12,7 +12,7 @@
 
 #define UNIT_MAX_TESTS 512
 
-struct bbr_params bbr_test_params;
+struct bbr_params bbr_test_param_sets[BBR_PARAM_SLOTS];
 static u64 prandom_state;
 
 static struct {
@@ -79,7 +79,9 @@ int main(int argc, char **argv)
 		if (!selected(tests[i].name, argc, argv))
 			continue;
 		/* Every test starts from the reference defaults. */
-		bbr_test_params = (struct bbr_params)BBR_PARAMS_DEFAULT;
+		for (int k = 0; k < BBR_PARAM_SLOTS; k++)
+			bbr_test_param_sets[k] =
+				(struct bbr_params)BBR_PARAMS_DEFAULT;
 		unit_prandom_seed(1);
 		unit_failed_current = 0;
 		tests[i].fn();

@@ -1,0 +1,303 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""bbrctl set / params: per-cgroup runtime parameters.
+
+A loaded bbr3 keeps 64 parameter sets; `bbrctl set --cgroup P bbr3 k=v`
+gives cgroup P its own set and its sockets pick it at creation and at every
+round start. These tests check the command's success and error paths (every
+error exits 2 and changes nothing) and that two cgroups at once run with
+different parameters: a socket of a cgroup with ecn_enable=1 becomes
+ECN-eligible (visible in the state record), a socket of the other does not
+until `set` changes its cgroup while it runs.
+
+Each test creates its own cgroups (cts<pid>...) and network namespace
+(cts<pid>...) with 198.18.250.1 on its loopback, and removes them, and
+bbr3, in finally blocks / fixtures.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+import netlab
+from test_bbrctl import bbrctl, make_target, list_json, pin_dir, busy_elsewhere, \
+    struct_ops_maps, wait_for
+from test_bbrctl_attach import cgroup2_root
+
+ADDR = "198.18.250.1"           # on the test namespace's loopback
+PORT = 5401
+ROUND_WAIT_S = 3.0              # a change must reach a live socket by then
+XFER_BYTES = 2_000_000          # per burst: many rounds on loopback
+
+# In the netns and the cgroup: a bbr3 connection to itself; "xfer N" sends
+# N bytes (a thread drains them) and answers "ok <local port>".
+PEER = r"""
+import socket, sys, threading
+addr, port = sys.argv[1], int(sys.argv[2])
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind((addr, port)); l.listen(4)
+c = socket.socket(); c.setsockopt(6, 13, b"bbr3"); c.connect((addr, port))
+a, _ = l.accept()
+def drain():
+    while a.recv(1 << 16): pass
+threading.Thread(target=drain, daemon=True).start()
+print("ready", c.getsockname()[1], flush=True)
+for line in sys.stdin:
+    n = int(line.split()[1]); c.sendall(b"x" * n)
+    print("ok", c.getsockname()[1], flush=True)
+"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    make_target("loader/bbrctl")
+    make_target("bpf/bbr3.bpf.o")
+
+
+@pytest.fixture
+def bbr3():
+    if "bbr3" in netlab.available_ccs():
+        busy_elsewhere("bbr3 is registered by someone else right now")
+    cp = bbrctl("load", "bbr3")
+    if cp.returncode == 1 and "already registered" in cp.stderr:
+        busy_elsewhere("bbr3 is registered by someone else right now")
+    assert cp.returncode == 0, cp.stderr
+    (e,) = [e for e in list_json() if e["name"] == "bbr3"]
+    try:
+        yield e
+    finally:
+        if pin_dir("bbr3").exists():
+            bbrctl("unload", "bbr3", check=0)
+        # Only our own map: other sessions' closed sockets may still hold
+        # older bbr3 maps on a shared machine.
+        assert "bbr3" not in netlab.available_ccs() and not pin_dir("bbr3").exists()
+        mid = e["struct_ops_map_id"]
+        assert wait_for(lambda: mid not in struct_ops_maps()), f"map {mid} left"
+
+
+
+@contextmanager
+def cgroup(tag):
+    path = cgroup2_root() / f"cts{os.getpid()}{tag}"
+    path.mkdir()
+    try:
+        yield path
+    finally:
+        for _ in range(50):
+            try:
+                path.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+@contextmanager
+def netns():
+    name = f"cts{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)
+        subprocess.run(["ip", "-n", name, "addr", "add", f"{ADDR}/32", "dev", "lo"],
+                       check=True)
+        # ECN negotiated on every connection: ecn_enable decides the rest.
+        subprocess.run(["ip", "netns", "exec", name, "sysctl", "-qw",
+                        "net.ipv4.tcp_ecn=1"], check=True)
+        yield name
+    finally:
+        subprocess.run(["ip", "netns", "del", name])
+
+
+@contextmanager
+def peer(ns, cg, port):
+    """PEER in netns ns, moved into cgroup cg before it opens a socket."""
+    argv = ["sh", "-c", f"echo $$ > {cg}/cgroup.procs && exec nsenter "
+            f"--net=/run/netns/{ns} {sys.executable} -c '{PEER}' {ADDR} {port}"]
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        words = p.stdout.readline().split()
+        assert words[:1] == ["ready"], f"peer did not start: {words}"
+        p.sport = int(words[1])
+        yield p
+    finally:
+        p.kill()
+        p.wait()
+
+
+def xfer(p, n=XFER_BYTES):
+    p.stdin.write(f"xfer {n}\n")
+    p.stdin.flush()
+    assert p.stdout.readline().split()[0] == "ok"
+
+
+def record(p):
+    """The bbr3 state record of p's client socket."""
+    recs = json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout)
+    mine = [r for r in recs if r["sport"] == p.sport and r["dport"] == p.port]
+    assert len(mine) == 1, f"client socket :{p.sport} not in stat: {recs}"
+    return mine[0]
+
+
+def settle(p, pred):
+    """Send bursts until pred(record) holds or ROUND_WAIT_S passes."""
+    deadline = time.monotonic() + ROUND_WAIT_S
+    while True:
+        xfer(p)
+        r = record(p)
+        if pred(r) or time.monotonic() > deadline:
+            return r
+
+
+def set_json(*args):
+    return json.loads(bbrctl("set", "--json", *args, check=0).stdout)
+
+
+# ---- two cgroups at once ----------------------------------------------------------
+
+def test_two_cgroups_run_different_parameters(bbr3):
+    with cgroup("a") as cga, cgroup("b") as cgb, netns() as ns:
+        sa = set_json("--cgroup", cga, "bbr3", "ecn_enable=1")
+        print("cgroup a:", sa["slot"], sa["params"]["ecn_enable"])
+        assert sa["scope"] == "cgroup" and sa["cgroup_id"] == cga.stat().st_ino
+        assert sa["slot"] >= 1 and sa["params"]["ecn_enable"] == 1
+        sb = set_json("--cgroup", cgb, "bbr3")
+        assert sb["slot"] == 0 and sb["params"]["ecn_enable"] == 0, \
+            "a cgroup without set must show the default set"
+        with peer(ns, cga, PORT) as pa, peer(ns, cgb, PORT + 1) as pb:
+            pa.port, pb.port = PORT, PORT + 1
+            ra = settle(pa, lambda r: r["ecn_eligible"] == 1)
+            rb = settle(pb, lambda r: False)     # a few bursts, nothing expected
+            print(f"a: slot {ra['param_slot']} ecn_eligible {ra['ecn_eligible']}; "
+                  f"b: slot {rb['param_slot']} ecn_eligible {rb['ecn_eligible']}")
+            assert ra["param_slot"] == sa["slot"] and ra["ecn_eligible"] == 1
+            assert rb["param_slot"] == 0 and rb["ecn_eligible"] == 0
+
+            # A live socket follows its cgroup's new set within a round.
+            sb = set_json("--cgroup", cgb, "bbr3", "ecn_enable=1", "beta=128")
+            assert sb["slot"] >= 1 and sb["slot"] != sa["slot"]
+            rb = settle(pb, lambda r: r["param_slot"] == sb["slot"] and r["ecn_eligible"])
+            print(f"b after set: slot {rb['param_slot']} ecn_eligible {rb['ecn_eligible']}")
+            assert rb["param_slot"] == sb["slot"] and rb["ecn_eligible"] == 1
+
+            # --reset sends a's live socket back to the default set.
+            bbrctl("set", "--cgroup", cga, "bbr3", "--reset", check=0)
+            ra = settle(pa, lambda r: r["param_slot"] == 0)
+            print(f"a after reset: slot {ra['param_slot']}")
+            assert ra["param_slot"] == 0
+            assert set_json("--cgroup", cga, "bbr3")["slot"] == 0
+        bbrctl("set", "--cgroup", cgb, "bbr3", "--reset", check=0)
+
+
+# ---- success paths --------------------------------------------------------------
+
+def test_set_default_and_params(bbr3):
+    d = set_json("--default", "bbr3")
+    assert d["scope"] == "default" and d["slot"] == 0
+    beta0 = d["params"]["beta"]
+    assert beta0 == 76                       # BBR_PARAMS_DEFAULT
+    try:
+        d = set_json("--default", "bbr3", "beta=100", "ecn_thresh=0x40")
+        assert d["params"]["beta"] == 100 and d["params"]["ecn_thresh"] == 64
+        # params NAME is the default set, read and write
+        p = json.loads(bbrctl("params", "--json", "bbr3", check=0).stdout)
+        assert p["params"]["beta"] == 100
+        bbrctl("params", "bbr3", "beta=90", check=0)
+        assert set_json("--default", "bbr3")["params"]["beta"] == 90
+        with cgroup("c") as cg:
+            # A cgroup's first set copies the default set, then applies k=v.
+            c = set_json("--cgroup", cg.name, "bbr3", "cwnd_gain=600")   # relative path
+            print("new cgroup set:", c["slot"], c["params"]["beta"], c["params"]["cwnd_gain"])
+            assert c["slot"] >= 1 and c["params"]["beta"] == 90
+            assert c["params"]["cwnd_gain"] == 600
+            assert set_json("--default", "bbr3")["params"]["cwnd_gain"] == 512
+            table = bbrctl("set", "--cgroup", cg, "bbr3", check=0).stdout
+            assert "parameter set" in table and "cwnd_gain" in table and "600" in table
+            bbrctl("set", "--cgroup", cg, "bbr3", "--reset", check=0)
+            assert set_json("--cgroup", cg, "bbr3")["slot"] == 0
+    finally:
+        d = set_json("--default", "bbr3")
+        bbrctl("set", "--default", "bbr3", "--reset", check=0)
+    assert set_json("--default", "bbr3")["params"]["beta"] == beta0
+
+
+def test_sets_of_removed_cgroups_are_reclaimed(bbr3):
+    """63 cgroup sets; a removed cgroup's set is taken back when needed."""
+    made = []
+    try:
+        for i in range(63):
+            cg = cgroup2_root() / f"cts{os.getpid()}r{i}"
+            cg.mkdir()
+            made.append(cg)
+            bbrctl("set", "--cgroup", cg, "bbr3", "beta=100", check=0)
+        with cgroup("x") as cg:
+            cp = bbrctl("set", "--cgroup", cg, "bbr3", "beta=100", check=1)
+            print(cp.stderr.strip())
+            assert "all 63 parameter sets" in cp.stderr
+            made.pop().rmdir()                # removed without --reset
+            s = set_json("--cgroup", cg, "bbr3", "beta=101")
+            assert s["slot"] >= 1 and s["params"]["beta"] == 101
+            bbrctl("set", "--cgroup", cg, "bbr3", "--reset", check=0)
+    finally:
+        for cg in made:
+            bbrctl("set", "--cgroup", cg, "bbr3", "--reset")
+            cg.rmdir()
+
+
+# ---- error paths: exit 2, nothing changed -------------------------------------------
+
+@pytest.mark.parametrize("pair, words", [
+    ("beta=257", "out of range 0..256"),
+    ("loss_thresh=256", "out of range 1..255"),
+    ("startup_pacing_gain=0", "out of range 64..4096"),
+    ("ecn_enable=2", "out of range 0..1"),
+    ("beta=-1", "not a non-negative integer"),
+    ("beta=1.5", "not a non-negative integer"),
+    ("beta=", "not a non-negative integer"),
+    ("beta=99999999999999999999", "not a non-negative integer"),
+    ("nosuchkey=1", "unknown key"),
+    ("beta", "is not key=value"),
+    ("target_rtt_us=100", "is a bbr_swift key"),
+])
+def test_set_rejects_bad_values(bbr3, pair, words):
+    with cgroup("e") as cg:
+        before = set_json("--default", "bbr3")
+        # the bad pair last: the good one before it must not be applied
+        cp = bbrctl("set", "--cgroup", cg, "bbr3", "ecn_enable=1", pair, check=2)
+        print(cp.stderr.strip())
+        assert words in cp.stderr
+        assert set_json("--cgroup", cg, "bbr3")["slot"] == 0, "a set was taken"
+        cp = bbrctl("set", "--default", "bbr3", "beta=50", pair, check=2)
+        assert set_json("--default", "bbr3") == before
+
+
+def test_set_usage_errors(bbr3):
+    with cgroup("u") as cg:
+        for args, words in [
+            (("set", "bbr3", "beta=1"), "exactly one of --cgroup PATH and --default"),
+            (("set", "--default", "--cgroup", cg, "bbr3"), "exactly one of"),
+            (("set", "--default"), "name one congestion control"),
+            (("set", "--default", "bbr3", "beta=1", "--reset"), "--reset takes no"),
+            (("set", "--default", "bad/name"), "invalid congestion control name"),
+            (("stat", "--reset"), "only for set"),
+            (("params", "--cgroup", cg, "bbr3"), "always works on the default set"),
+        ]:
+            cp = bbrctl(*args, check=2)
+            print(" ".join(map(str, args)), "->", cp.stderr.strip())
+            assert words in cp.stderr
+    # operational failures exit 1
+    cp = bbrctl("set", "--cgroup", "/nonexistent/cg", "bbr3", check=1)
+    assert "bad cgroup path" in cp.stderr
+    cp = bbrctl("set", "--default", "nosuchcc", check=1)
+    assert "not loaded" in cp.stderr
+
+
+def test_set_help_documents_keys():
+    out = bbrctl("help", "set", check=0).stdout
+    for key in ("--cgroup", "--default", "--reset", "ecn_enable", "target_rtt_us",
+                "loss_thresh 1..255", "Example"):
+        assert key in out, key
+    assert "set --cgroup" in bbrctl("--help", check=0).stdout
