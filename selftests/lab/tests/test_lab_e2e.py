@@ -101,3 +101,45 @@ def test_results_folder(results):
     summary = json.loads((out / "summary.json").read_text())
     assert [r["cc"] for r in summary["runs"]] == ["cubic", "bbr"]
     assert "| cubic |" in (out / "report.md").read_text()
+
+
+RR_SCEN = """
+name = "rr"
+duration_s = 4
+warmup_s = 1
+[link]
+rate_mbit = 50
+rtt_ms = 20
+buffer_bdp = 4
+[[flows]]
+count = 1
+start_s = 1
+[[flows]]
+count = 1
+kind = "rr"
+req_bytes = 100
+resp_bytes = 1000
+"""
+RR_BASE_RTT_MS = 20.0
+RR_QUEUE_MAX_MS = 4 * 50e6 / 8 * 0.020 * 8 / 50e6 * 1e3    # the full 4-BDP buffer: 80 ms
+
+
+def test_rr_flow_completion_time(tmp_path):
+    """A request/response flow, alone for 1 s, then next to a cubic bulk
+    flow that fills the 4-BDP buffer: the median (mostly the quiet second)
+    is about the base RTT, the p99 carries cubic's queue (> base + half the
+    buffer) but no retransmission timeout (< base + full buffer + slack)."""
+    if os.geteuid() != 0:
+        pytest.fail("needs root (network namespaces, TUN devices)")
+    if not labkit.linkem_available() or labkit.flows.generator()[-1].endswith(".py"):
+        pytest.fail("linkem and flowgen must be built: run make")
+    runs = runner.run_scenario(scenario.loads(RR_SCEN), tmp_path, ccs=["cubic"], progress=False)
+    rr = runs[0]["rr"]
+    print("rr:", rr, "queue ms:", runs[0]["queue_delay_ms"])
+    assert rr["flows"] == 1 and rr["errors"] == 0 and rr["flows_with_samples"] == 1
+    # 4 s of one-at-a-time requests at >= 20 ms each: at most 200
+    assert 20 <= rr["requests_done"] <= 4000 / RR_BASE_RTT_MS
+    assert RR_BASE_RTT_MS * 0.95 <= rr["completion_ms_p50"] <= RR_BASE_RTT_MS + RR_QUEUE_MAX_MS + 5
+    assert RR_BASE_RTT_MS + RR_QUEUE_MAX_MS / 2 <= rr["completion_ms_p99"] \
+        <= RR_BASE_RTT_MS + RR_QUEUE_MAX_MS + 10
+    assert "Request/response flows" in (tmp_path / "report.md").read_text()
