@@ -489,7 +489,7 @@ def bbr3_loaded():
 
 def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
     assert bbr3_loaded["state_iter"], "bbr3.bpf.o has no state iterator"
-    assert sorted(p.name for p in pin_dir("bbr3").iterdir()) == ["link", "state_iter"]
+    assert sorted(p.name for p in pin_dir("bbr3").iterdir()) == ["link", "state_iter", "trace_ctl", "trace_rb"]
     assert isinstance(json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout), list)
 
     def sample():

@@ -1,0 +1,256 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""`bbrctl trace`: the ring-buffer events of a live bbr3 transfer.
+
+A bulk transfer runs through the lab emulator (linkem: RATE_MBIT, RTT_MS,
+BUFFER_BDP) between namespaces this test creates (prefix "ctt"), under bbr3
+loaded by bbrctl, while `bbrctl trace` streams. Checked on the events of the
+sender socket (matched by its SO_COOKIE):
+  - the model goes STARTUP -> DRAIN -> PROBE_BW, in that order;
+  - in PROBE_BW, bw_bps is the path's payload rate, min_rtt_us the path's
+    RTT, cwnd_pkts about cwnd_gain x BDP (figures with tolerances below);
+  - one "round" event per round trip: the median gap between round starts
+    is the socket's smoothed RTT;
+  - the command exits 0 on SIGINT, SIGTERM and --duration and leaves the
+    enable flag cleared; --per-ack gives one event per ACK (many per round);
+  - error paths: unknown CC, a second reader, a reader killed with SIGKILL
+    (the next one takes its flag over).
+"""
+
+import csv
+import io
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+import pytest
+
+import netlab
+from test_bbrctl import BBRCTL, PIN_ROOT, REPO, bbrctl, busy_elsewhere, make_target
+
+sys.path.insert(0, str(REPO / "selftests" / "lab"))
+
+RATE_MBIT = 50
+RTT_MS = 40
+BUFFER_BDP = 2
+TRANSFER_S = 5                  # STARTUP+DRAIN take ~1 s, then PROBE_BW
+PER_ACK_TRANSFER_S = 2
+PORT = 5461
+MSS_BYTES = 1448                # 1500 MTU - 20 IP - 32 TCP with timestamps
+# linkem serialises IP packets at RATE_MBIT: the payload rate is less.
+PAYLOAD_MBIT = RATE_MBIT * MSS_BYTES / 1500
+BDP_PKTS = PAYLOAD_MBIT * 1e6 * RTT_MS / 1e3 / 8 / MSS_BYTES
+# Tolerances. bw: the max filter over a cycle may sit a little above the
+# average (ACK compression) and the path may be a little slower than set.
+BW_LO, BW_HI = 0.80, 1.15
+# cwnd = cwnd_gain (2) x BDP + ACK-aggregation headroom, bounded by
+# inflight_hi after a loss: anything from 1.2 to 3.5 BDP is BBR, cubic or a
+# broken model (cwnd stuck at the initial 10 or growing without bound) is not.
+CWND_LO_BDP, CWND_HI_BDP = 1.2, 3.5
+MIN_RTT_SLACK = 1.15            # linkem adds well under a ms; scheduling noise
+ROUND_LO, ROUND_HI = 0.6, 1.6   # median round gap / median srtt
+PER_ACK_MIN_PER_ROUND = 5       # delayed ACKs: ~cwnd/2 ACKs per round
+NS_PREFIX = "ctt"               # this area's namespace prefix (briefing)
+TRACE_START_S = 5.0
+TRACE_STOP_S = 10.0
+CONTRACT_FIELDS = ["t_ns", "cookie", "cc", "ev", "mode", "phase", "bw_bps", "pacing_bps",
+                   "cwnd_pkts", "inflight_pkts", "min_rtt_us", "rtt_us", "inflight_lo_pkts",
+                   "inflight_hi_pkts", "bw_lo_bps", "bw_hi_bps", "loss_ppm", "ce_ppm",
+                   "network_rtt_us", "swift_factor_ppm"]
+
+RECEIVER = r"""
+import socket, sys
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind((sys.argv[1], int(sys.argv[2]))); l.listen(1)
+print("ready", flush=True)
+c, _ = l.accept(); n = 0
+while True:
+    d = c.recv(1 << 20)
+    if not d:
+        break
+    n += len(d)
+print(n, flush=True)
+"""
+
+SENDER = r"""
+import socket, struct, sys, time
+s = socket.socket(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, sys.argv[3].encode())
+s.connect((sys.argv[1], int(sys.argv[2])))
+cookie = struct.unpack("=Q", s.getsockopt(socket.SOL_SOCKET, 57, 8))[0]  # SO_COOKIE
+print(cookie, flush=True)
+buf = b"x" * 65536; end = time.monotonic() + float(sys.argv[4]); n = 0
+while time.monotonic() < end:
+    n += s.send(buf)
+s.shutdown(socket.SHUT_WR); s.recv(1); s.close()
+print(n, flush=True)
+"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    make_target("loader/bbrctl")
+    make_target("bpf/bbr3.bpf.o")
+    make_target("selftests/lab/linkem/linkem")
+
+
+@pytest.fixture(scope="module")
+def bbr3_loaded():
+    if "bbr3" in netlab.available_ccs():
+        busy_elsewhere("bbr3 is registered by someone else")
+    bbrctl("load", "bbr3", check=0)
+    try:
+        yield
+    finally:
+        bbrctl("unload", "bbr3", check=0)
+
+
+def trace_ctl(name="bbr3"):
+    """The control word of NAME's trace ring, as bpftool prints it."""
+    cp = subprocess.run(["bpftool", "-j", "map", "dump", "pinned",
+                         str(PIN_ROOT / name / "trace_ctl")],
+                        capture_output=True, text=True, timeout=10, check=True)
+    return json.loads(cp.stdout)[0]["formatted"]["value"]
+
+
+def start_trace(*args):
+    """`bbrctl trace ARGS` in the background, once it has set its flag."""
+    proc = subprocess.Popen([str(BBRCTL), "trace", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + TRACE_START_S
+    while trace_ctl()["owner_pid"] != proc.pid:
+        assert proc.poll() is None, f"bbrctl trace exited early: {proc.communicate()}"
+        assert time.monotonic() < deadline, "bbrctl trace did not set its flag"
+        time.sleep(0.02)
+    return proc
+
+
+def stop_trace(proc, sig=signal.SIGINT):
+    if sig is not None:
+        proc.send_signal(sig)
+    out, errs = proc.communicate(timeout=TRACE_STOP_S)
+    return proc.returncode, out, errs
+
+
+def transfer(seconds):
+    """One bbr3 flow through the emulator; returns its SO_COOKIE."""
+    from labkit import path as labpath
+    labpath.NS_PREFIX = NS_PREFIX
+    rcv = snd = None
+    try:
+        with labpath.EmulatedPath(rate_mbit=RATE_MBIT, rtt_ms=RTT_MS, buffer_bdp=BUFFER_BDP,
+                                  backend="linkem", log=False) as p:
+            rcv = subprocess.Popen(["ip", "netns", "exec", p.rcv_ns, sys.executable, "-c",
+                                    RECEIVER, p.rcv_addr, str(PORT)],
+                                   stdout=subprocess.PIPE, text=True)
+            assert rcv.stdout.readline().strip() == "ready"
+            snd = subprocess.Popen(["ip", "netns", "exec", p.snd_ns[0], sys.executable, "-c",
+                                    SENDER, p.rcv_addr, str(PORT), "bbr3", str(seconds)],
+                                   stdout=subprocess.PIPE, text=True)
+            cookie = int(snd.stdout.readline())
+            sent = int(snd.stdout.readline())
+            assert snd.wait(timeout=30) == 0
+            received = int(rcv.stdout.readline())
+            assert rcv.wait(timeout=30) == 0
+            assert received == sent > 0
+            return cookie
+    finally:
+        for proc in (snd, rcv):
+            if proc and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def first_index(seq, value):
+    return seq.index(value) if value in seq else None
+
+
+def test_round_events_follow_the_model(bbr3_loaded):
+    trace = start_trace("bbr3")
+    try:
+        cookie = transfer(TRANSFER_S)
+    finally:
+        rc, out, errs = stop_trace(trace)
+    assert rc == 0, errs
+    events = [json.loads(line) for line in out.splitlines()]
+    assert events, f"no events; stderr: {errs}"
+    assert list(events[0])[:len(CONTRACT_FIELDS)] == CONTRACT_FIELDS
+    mine = [e for e in events if e["cookie"] == cookie]
+    print(f"{len(events)} events, {len(mine)} for cookie {cookie}; stderr: {errs.strip()}")
+    assert len(mine) >= 20, f"too few events for the socket: {len(mine)}"
+    assert all(e["cc"] == "bbr3" and e["ev"] in ("round", "mode") for e in mine)
+
+    modes = [e["mode"] for e in mine]
+    idx = [first_index(modes, m) for m in ("STARTUP", "DRAIN", "PROBE_BW")]
+    print(f"first STARTUP/DRAIN/PROBE_BW at event {idx}")
+    assert None not in idx and idx[0] < idx[1] < idx[2], f"mode sequence: {modes[:40]}"
+    for e in mine:
+        assert (e["phase"] != "") == (e["mode"] == "PROBE_BW"), e
+
+    pbw = [e for e in mine if e["mode"] == "PROBE_BW" and e["ev"] == "round"]
+    assert len(pbw) >= 10, f"only {len(pbw)} PROBE_BW rounds"
+    bw = statistics.median(e["bw_bps"] for e in pbw) / 1e6
+    min_rtt = statistics.median(e["min_rtt_us"] for e in pbw)
+    cwnd = statistics.median(e["cwnd_pkts"] for e in pbw)
+    pacing = statistics.median(e["pacing_bps"] for e in pbw) / 1e6
+    print(f"PROBE_BW: bw {bw:.1f} Mbit/s (path payload {PAYLOAD_MBIT:.1f}), pacing "
+          f"{pacing:.1f} Mbit/s, min_rtt {min_rtt} us (path {RTT_MS * 1000}), cwnd {cwnd} "
+          f"pkts (BDP {BDP_PKTS:.0f})")
+    assert BW_LO * PAYLOAD_MBIT <= bw <= BW_HI * PAYLOAD_MBIT
+    assert RTT_MS * 1000 <= min_rtt <= RTT_MS * 1000 * MIN_RTT_SLACK
+    assert CWND_LO_BDP * BDP_PKTS <= cwnd <= CWND_HI_BDP * BDP_PKTS
+    assert 0.5 * bw <= pacing <= 1.5 * bw
+
+    starts = [e for e in mine if e["round_start"]]
+    gaps = [(b["t_ns"] - a["t_ns"]) / 1e3 for a, b in zip(starts, starts[1:])
+            if b["round"] == a["round"] + 1]
+    srtt = statistics.median(e["srtt_us"] for e in starts)
+    ratio = statistics.median(gaps) / srtt
+    print(f"{len(starts)} round starts in {TRANSFER_S} s; median gap "
+          f"{statistics.median(gaps):.0f} us, median srtt {srtt:.0f} us, ratio {ratio:.2f}")
+    assert ROUND_LO <= ratio <= ROUND_HI
+    assert all(0 <= e["loss_ppm"] <= 1_000_000 and e["ce_ppm"] == 0 for e in mine)
+    ctl = trace_ctl()
+    assert ctl["flags"] == 0 and ctl["owner_pid"] == 0, ctl
+
+
+def test_per_ack_csv_with_duration(bbr3_loaded):
+    trace = start_trace("bbr3", "--per-ack", "--csv", "--duration", str(PER_ACK_TRANSFER_S + 2))
+    cookie = transfer(PER_ACK_TRANSFER_S)
+    rc, out, errs = stop_trace(trace, sig=None)
+    assert rc == 0, errs
+    rows = list(csv.DictReader(io.StringIO(out)))
+    header = out.splitlines()[0].split(",")
+    assert header[:len(CONTRACT_FIELDS)] == CONTRACT_FIELDS
+    mine = [r for r in rows if int(r["cookie"]) == cookie]
+    rounds = sum(r["round_start"] == "1" for r in mine)
+    print(f"--per-ack: {len(mine)} events, {rounds} round starts for cookie {cookie}")
+    assert mine and all(r["ev"] == "ack" for r in mine)
+    assert rounds >= 5 and len(mine) >= PER_ACK_MIN_PER_ROUND * rounds
+    ctl = trace_ctl()
+    assert ctl["flags"] == 0 and ctl["owner_pid"] == 0, ctl
+
+
+def test_errors_second_reader_and_takeover(bbr3_loaded, tmp_path):
+    cp = bbrctl("trace", "nosuch", check=1)
+    assert "nosuch is not loaded" in cp.stderr
+    bbrctl("trace", "--duration", "0", check=2)
+
+    first = start_trace("bbr3", "--output", str(tmp_path / "t.jsonl"))
+    try:
+        cp = bbrctl("trace", "bbr3", "--duration", "1", check=1)
+        assert f"already being traced by pid {first.pid}" in cp.stderr
+        assert cp.stdout == ""
+    finally:
+        rc, _, errs = stop_trace(first, sig=signal.SIGTERM)
+    assert rc == 0, errs
+
+    killed = start_trace("bbr3")
+    killed.kill()
+    killed.wait()
+    assert trace_ctl()["flags"] != 0, "the flag of a SIGKILLed reader stays set"
+    bbrctl("trace", "bbr3", "--duration", "0.3", check=0)
+    ctl = trace_ctl()
+    assert ctl["flags"] == 0 and ctl["owner_pid"] == 0, ctl
