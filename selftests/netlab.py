@@ -36,7 +36,8 @@ __all__ = [
     "Topology", "run_transfer", "available_ccs", "StructOpsRegistration",
     "struct_ops_ids", "BbrctlRegistration", "register_cc", "bbrctl_can_load",
     "ensure_bpffs", "netns_exec", "list_netns", "default_buffer_bytes",
-    "NetlabError", "TransferError", "RegistrationError",
+    "NetlabError", "TransferError", "RegistrationError", "SetupClose", "add_netns",
+    "delete_netns",
 ]
 
 XFER_SCRIPT = Path(__file__).resolve().with_name("xfer.py")
@@ -142,7 +143,44 @@ def _sysctl(ns, settings):
 
 # ---- topology -------------------------------------------------------------------
 
-class Topology:
+class SetupClose:
+    """Context-manager protocol for test fixtures: __enter__ runs
+    self._setup() and, if that fails part-way, self.close() before the error
+    propagates; __exit__ runs self.close(). close() must undo whatever
+    _setup() got done and be safe to call twice. Shared by Topology and the
+    lab's EmulatedPath and FastPath."""
+
+    def __enter__(self):
+        try:
+            self._setup()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def add_netns(ns):
+    """Create namespace ns with lo up and IPv6 off (no router solicitations
+    or DAD on test links); NetlabError if it exists. Deleted again if its
+    configuration fails."""
+    if ns in list_netns():
+        raise NetlabError(f"namespace {ns} already exists (left over from an "
+                          f"earlier run? `ip netns del {ns}`)")
+    _run(["ip", "netns", "add", ns])
+    try:
+        _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        _sysctl(ns, {"net.ipv6.conf.all.disable_ipv6": 1,
+                     "net.ipv6.conf.default.disable_ipv6": 1})
+    except BaseException:
+        delete_netns(ns)
+        raise
+
+
+class Topology(SetupClose):
     """Sender and receiver namespaces, optionally with a shaping router between.
 
     Topology()                      sender <-veth-> receiver, one /24, unshaped
@@ -203,18 +241,6 @@ class Topology:
                  if self.rate_mbit else "unshaped")
         return f"<Topology {self.snd_ns}({self.snd_addr}) -> {self.rcv_ns}({self.rcv_addr}), {shape}>"
 
-    def __enter__(self):
-        try:
-            self._setup()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
     # -- setup --
 
     def _setup(self):
@@ -244,15 +270,8 @@ class Topology:
         return [ns for ns in (self.snd_ns, self.rtr_ns, self.rcv_ns) if ns]
 
     def _add_netns(self, ns):
-        if ns in list_netns():
-            raise NetlabError(f"namespace {ns} already exists (left over from an "
-                              f"earlier run? `ip netns del {ns}`)")
-        _run(["ip", "netns", "add", ns])
+        add_netns(ns)
         self._created.append(ns)
-        _run(["ip", "-n", ns, "link", "set", "lo", "up"])
-        # No IPv6: no router solicitations or DAD on the test links.
-        _sysctl(ns, {"net.ipv6.conf.all.disable_ipv6": 1,
-                     "net.ipv6.conf.default.disable_ipv6": 1})
 
     @staticmethod
     def _link(ns_a, dev_a, ns_b, dev_b):
@@ -317,7 +336,7 @@ class Topology:
         errors = []
         for ns in reversed(self._created):
             try:
-                _delete_netns(ns)
+                delete_netns(ns)
             except NetlabError as e:
                 errors.append(str(e))
         self._created = []
@@ -338,8 +357,8 @@ def _subnet(index):
     return net
 
 
-def _delete_netns(ns):
-    """Kill what still runs in ns (only ever our own transfer processes), delete it."""
+def delete_netns(ns):
+    """Kill what still runs in ns (only ever the creator's own processes), delete it."""
     cp = _run(["ip", "netns", "pids", ns], check=False)
     for pid in cp.stdout.split():
         try:

@@ -29,8 +29,12 @@ the tbf bucket must cover a 64 KB skb.
 import json
 import struct
 import subprocess
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # selftests/
+from netlab import SetupClose  # noqa: E402
 
 MARKER_OBJ = Path(__file__).resolve().with_name("marker") / "marker.bpf.o"
 CMD_TIMEOUT_S = 15.0
@@ -106,7 +110,7 @@ def config_bytes(rate_mbit, buffer_bytes, ecn=None, loss=None):
                        gamma_milli, window_us, thresh, loss_p32)
 
 
-class FastPath:
+class FastPath(SetupClose):
     """Shaper + marker on ns/dev; a context manager that removes both on exit."""
 
     def __init__(self, ns, dev, rate_mbit, buffer_bytes, ecn=None, loss=None,
@@ -129,18 +133,13 @@ class FastPath:
     def __enter__(self):
         if not self.obj.exists():
             raise FastPathError(f"{self.obj} not built: run make")
-        try:
-            self._install_shaper()
-            self._install_marker()
-            self._configure()
-        except BaseException:
-            self.close()
-            raise
-        return self
+        return super().__enter__()
 
-    def __exit__(self, *exc):
-        self.close()
-        return False
+    def _setup(self):
+        """Called by netlab.SetupClose.__enter__, which closes on failure."""
+        self._install_shaper()
+        self._install_marker()
+        self._configure()
 
     def _install_shaper(self):
         rate = f"{int(self.rate_mbit * 1e6)}bit"

@@ -33,7 +33,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .path import REPO, LabError
+from .path import REPO, LabError, _run
 
 BBRCTL = REPO / "loader" / "bbrctl"
 CGROUP2_PURE = Path("/sys/fs/cgroup")            # loader/attach.c CGROUP2_PURE
@@ -181,15 +181,7 @@ class RunCgroup:
 def _bbrctl(args, check=True):
     if not os.access(BBRCTL, os.X_OK):
         raise LabError(f"{BBRCTL}: not built (run `make`)")
-    try:
-        cp = subprocess.run([str(BBRCTL), *args], capture_output=True, text=True,
-                            timeout=BBRCTL_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise LabError(f"`bbrctl {' '.join(args)}` timed out") from None
-    if check and cp.returncode != 0:
-        raise LabError(f"`bbrctl {' '.join(args)}` failed ({cp.returncode}): "
-                       f"{(cp.stderr or cp.stdout).strip()}")
-    return cp
+    return _run([str(BBRCTL), *args], timeout=BBRCTL_TIMEOUT_S, check=check)
 
 
 def bbrctl_help(cmd):

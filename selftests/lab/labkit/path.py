@@ -38,6 +38,8 @@ REPO = LAB_DIR.parents[1]
 sys.path.insert(0, str(REPO / "selftests"))
 sys.path.insert(0, str(LAB_DIR))
 
+import netlab  # noqa: E402  (selftests/netlab.py: namespaces, SetupClose)
+
 LINKEM_BIN = LAB_DIR / "linkem" / "linkem"
 NS_PREFIX = "lab"                   # this area's namespace prefix (briefing)
 ADDR_SPACE = ipaddress.ip_network("198.18.0.0/15")
@@ -69,16 +71,11 @@ def linkem_available():
 
 
 def _run(argv, timeout=CMD_TIMEOUT_S, check=True):
+    """netlab's command runner, with its errors as LabError."""
     try:
-        cp = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except FileNotFoundError:
-        raise LabError(f"{argv[0]}: not found (run `make setup`)") from None
-    except subprocess.TimeoutExpired:
-        raise LabError(f"`{' '.join(argv)}` timed out after {timeout} s") from None
-    if check and cp.returncode != 0:
-        raise LabError(f"`{' '.join(argv)}` failed ({cp.returncode}): "
-                       f"{(cp.stderr or cp.stdout).strip()}")
-    return cp
+        return netlab._run(argv, timeout=timeout, check=check)
+    except netlab.NetlabError as e:
+        raise LabError(str(e)) from None
 
 
 def list_netns():
@@ -93,7 +90,7 @@ def bdp_bytes(rate_mbit, rtt_ms):
     return int(rate_mbit * 1e6 / 8 * rtt_ms / 1e3)
 
 
-class EmulatedPath:
+class EmulatedPath(netlab.SetupClose):
     """A bottleneck between `senders` and `receivers` namespaces.
 
     rate_mbit       bottleneck rate (both directions' data path: fwd); or use
@@ -186,19 +183,7 @@ class EmulatedPath:
     def namespaces(self):
         return [ns for ns in (*self.snd_ns, self.rtr_ns, *self.rcv_nss) if ns]
 
-    # ---- context manager ----
-
-    def __enter__(self):
-        try:
-            self._setup()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
+    # ---- setup (netlab.SetupClose: close() also when _setup fails) ----
 
     def _setup(self):
         if os.geteuid() != 0:
@@ -233,13 +218,11 @@ class EmulatedPath:
         return max(TCP_MEM_MIN_MAX_BYTES, -(-need // (1 << 20)) << 20)
 
     def _add_netns(self, ns):
-        if ns in list_netns():
-            raise LabError(f"namespace {ns} already exists (`ip netns del {ns}`)")
-        _run(["ip", "netns", "add", ns])
+        try:
+            netlab.add_netns(ns)
+        except netlab.NetlabError as e:
+            raise LabError(str(e)) from None
         self._created.append(ns)
-        _run(["ip", "-n", ns, "link", "set", "lo", "up"])
-        _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w",
-              "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
 
     # ---- linkem backend ----
 
@@ -460,15 +443,10 @@ class EmulatedPath:
                 proc.wait()
         self._procs = []
         for ns in reversed(self._created):
-            cp = _run(["ip", "netns", "pids", ns], check=False)
-            for pid in cp.stdout.split():
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            cp = _run(["ip", "netns", "del", ns], check=False)
-            if cp.returncode != 0 and ns in list_netns():
-                errors.append(f"cannot delete {ns}: {cp.stderr.strip()}")
+            try:
+                netlab.delete_netns(ns)
+            except netlab.NetlabError as e:
+                errors.append(str(e))
         self._created = []
         if self._own_workdir and self.workdir and not os.environ.get("LAB_KEEP"):
             shutil.rmtree(self.workdir, ignore_errors=True)
