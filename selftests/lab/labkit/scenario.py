@@ -54,6 +54,12 @@ RR_KEYS = {"req_bytes", "resp_bytes", "requests"}
 KINDS = ("bulk", "rr")
 QUICK_DURATION_S = 8.0
 QUICK_WARMUP_S = 3.0
+# Wall-clock cost of one run on top of its duration: namespaces, linkem start
+# and stop, flow start, metrics and plots (measured ~2-5 s on the 2-vCPU
+# reference machine), and of registering a project CC once per scenario.
+RUN_OVERHEAD_S = 5.0
+REGISTER_OVERHEAD_S = 3.0
+PROJECT_CCS = ("bbr3", "bbr_swift", "dctcp_bpf")
 
 
 class ScenarioError(ValueError):
@@ -148,6 +154,15 @@ def quick(sc):
         v = sw["values"]
         sw["values"] = [v[0], v[len(v) // 2], v[-1]]
     return sc
+
+
+def estimate_s(sc, ccs=None):
+    """Estimated wall-clock seconds of run_scenario(sc, ccs)."""
+    ccs = ccs or sc["ccs"]
+    pts = points(sc)
+    runs = len(pts) * len(ccs)
+    return (sum(p["duration_s"] for _, p in pts) * len(ccs) + runs * RUN_OVERHEAD_S
+            + REGISTER_OVERHEAD_S * sum(c in PROJECT_CCS for c in ccs))
 
 
 def points(sc):
