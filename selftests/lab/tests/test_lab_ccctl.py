@@ -203,3 +203,50 @@ def test_ets_and_rr_summaries():
     assert rr["requests_done"] == 40 and rr["completion_ms_p50"] == 2.5
     assert rr["completion_ms_p99"] == 9.0 and rr["errors"] == 0
     assert runner.rr_summary(flows[:2], sums) is None
+
+
+def test_state_recorder_prefers_trace_and_falls_back_to_stat(monkeypatch, tmp_path):
+    """bbrctl trace when it starts; stat polling when bbrctl has no trace or
+    the trace fails to start; the source is recorded either way."""
+    class FakePoller:
+        def __init__(self, cc, t0):
+            import threading
+            self.stop, self.rows, self.error = threading.Event(), [{"t_s": 1.0}], None
+
+        def start(self):
+            pass
+
+        def join(self):
+            pass
+
+    class FakeTracer:
+        ok = True
+
+        def __init__(self, cc, t0, outdir):
+            self.rows, self.error, self.t0 = [{"t_s": 2.0}], None, t0
+
+        def start(self):
+            if not FakeTracer.ok:
+                self.error = "bbrctl trace exited (1): no trace ring"
+            return FakeTracer.ok
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(runner, "StatePoller", FakePoller)
+    monkeypatch.setattr(runner, "TraceRecorder", FakeTracer)
+    monkeypatch.setattr(runner, "state_available", lambda cc: cc == "bbr3")
+    seen = {}
+    for trace, ok in ((True, True), (True, False), (False, True)):
+        monkeypatch.setattr(runner, "trace_available", lambda t=trace: t)
+        FakeTracer.ok = ok
+        with runner.state_recorder("bbr3", 0.0, tmp_path) as rec:
+            pass
+        seen[(trace, ok)] = (rec["source"], rec["rows"], rec["error"])
+    with runner.state_recorder("cubic", 0.0, tmp_path) as rec:
+        pass
+    print(seen, rec)
+    assert seen[(True, True)] == ("bbrctl trace", [{"t_s": 2.0}], None)
+    assert seen[(True, False)][0].startswith("bbrctl stat") and "no trace ring" in seen[(True, False)][2]
+    assert seen[(False, True)][0].startswith("bbrctl stat") and seen[(False, True)][1] == [{"t_s": 1.0}]
+    assert rec["source"].startswith("none") and rec["rows"] == []
