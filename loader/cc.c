@@ -264,11 +264,38 @@ static void pin_dir(const struct cc_target *t, char *buf, size_t len)
 	snprintf(buf, len, "%s/%s", PIN_ROOT, t->name);
 }
 
+/* libbpf pins maps declared LIBBPF_PIN_BY_NAME (bbr_swift's ETS storage and
+ * target config) into the object's pin_root_path but does not create that
+ * directory: on a machine where no ETS attach made it yet, the load failed
+ * with ENOENT. */
+static int make_shared_pin_dir(struct bpf_object *obj)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, obj) {
+		if (!bpf_map__pin_path(map))
+			continue;
+		if ((mkdir(PIN_ROOT, 0700) && errno != EEXIST) ||
+		    (mkdir(PIN_ROOT "/" PIN_SHARED_DIR, 0700) && errno != EEXIST)) {
+			int e = errno;
+
+			err("cannot create %s/%s: %s", PIN_ROOT, PIN_SHARED_DIR,
+			    strerror(e));
+			return -e;
+		}
+		break;
+	}
+	return 0;
+}
+
 int cc_attach(struct cc_target *t)
 {
 	char dir[PATH_MAX], p[PATH_MAX];
 	int ret;
 
+	ret = make_shared_pin_dir(t->obj);
+	if (ret)
+		return ret;
 	if (bpf_object__load(t->obj)) {
 		ret = -errno;
 		err("%s: loading %s into the kernel failed: %s%s", t->name,
