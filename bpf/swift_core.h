@@ -159,6 +159,28 @@ static inline void swift_subpkt_grow(struct swift_state *w)
 }
 
 /*
+ * Network_RTT above target while probing up: the probe has found the
+ * in-flight level at which the queue exceeds the target. Answer it as
+ * BBRv3 answers loss or ECN above their thresholds in UP (once per probe,
+ * bw_probe_samples): inflight_hi to the level in flight, then DOWN. Without
+ * this the lower bounds that REFILL reset let every probe run at
+ * 1.25 x max_bw into a deep buffer until its round ends, and the flows of
+ * a path took turns at rebuilding the queue the decreases had drained
+ * (measured through linkem: 4 flows, 10 ms, target base + 1 ms: Network_RTT
+ * 2 to 3 x the target). In REFILL the flow has not yet raised its rate:
+ * nothing to answer there.
+ */
+static inline void swift_probe_too_high(struct bbr3 *b,
+					const struct bbr_sock *sk,
+					const struct bbr_rs *rs)
+{
+	if (b->cycle_idx != BBR_BW_PROBE_UP || !b->bw_probe_samples ||
+	    rs->delivered <= 0)
+		return;
+	bbr_handle_inflight_too_high(b, sk, rs);
+}
+
+/*
  * Before bbr_core_main(): classify, switch ECN off when the delay signal is
  * in force, and apply at most one decrease per round trip. The cut is in
  * the model, so this ACK's pacing rate and cwnd already follow it.
@@ -196,7 +218,13 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 			swift_subpkt_grow(w);
 		return;
 	}
-	if (swift_probing(b) || !b->initialized || !swift_can_decrease(w, rs))
+	if (!b->initialized)
+		return;
+	if (swift_probing(b)) {
+		swift_probe_too_high(b, sk, rs);
+		return;
+	}
+	if (!swift_can_decrease(w, rs))
 		return;
 	swift_cut_lower_bounds(b, w, sk, factor);
 	w->has_decreased = 1;

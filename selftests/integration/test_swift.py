@@ -3,23 +3,36 @@
 transfers; without ETS, bbr_swift is bbr3 (same goodput within tolerance).
 
 The Swift decrease itself is tested natively (selftests/unit/test_swift.c).
-Not here yet (see docs/bbr_swift.md, "Status"): the queue-vs-target test
-on labkit.EmulatedPath with the ETS sockops program, and reading the
-fallback status from bbr_swift's state record (bbrctl stat knows only the
-bbr3 record size so far).
+
+Target tracking (test_target_tracking): one bulk flow through the lab
+emulator (labkit.EmulatedPath, linkem, deep buffer), first bbr3, then
+bbr_swift with ETS on both ends (`bbrctl attach --cgroup CG --cc NAME` on a
+cgroup this test creates for client and server; for bbr_swift bbrctl
+attaches the ETS sockops program alongside) and a target_RTT between the
+base RTT and base RTT + bbr3's queue, written into the pinned
+swift_cgrp_cfg map for that cgroup. Asserts the bottleneck queue (linkem's
+per-packet log) shrinks against bbr3's and the mean Network_RTT (the
+client's ets_sk_stor entry, the value bbr_swift reads) settles near the
+target.
 
 bpftool registers without a pin root, so the object's pinned-by-name maps
 (ets_sk_stor, swift_cgrp_cfg, swift_sk_cfg) land in /sys/fs/bpf/; the
 tests remove the ones they created and leave any that were there before.
 """
 
+import json
+import os
+import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import netlab
 from conftest import REPO
+
+sys.path.insert(0, str(REPO / "selftests" / "lab"))
 
 SWIFT_OBJ = REPO / "bpf" / "bbr_swift.bpf.o"
 DCTCP_OBJ = REPO / "bpf" / "dctcp_bpf.bpf.o"
@@ -61,9 +74,24 @@ class _OwnPins:
         return False
 
 
-def _transfer(cc, obj, cc_name):
-    with _OwnPins(), netlab.register_cc(obj, cc_name, loader="bpftool"), \
+# The fallback test gives bbr_swift a target (default entry) but no ETS:
+# every ACK must take the NO_ETS path, which is plain BBRv3.
+FALLBACK_TARGET_US = 100
+
+
+def _transfer(cc, obj, cc_name, default_target_us=0):
+    with _OwnPins() as pins, netlab.register_cc(obj, cc_name, loader="bpftool"), \
             netlab.Topology(rate_mbit=RATE_MBIT) as topo:
+        if default_target_us:
+            cfg_map = BPFFS / "swift_cgrp_cfg"
+            if "swift_cgrp_cfg" in pins.before:
+                pytest.fail(f"{cfg_map} existed before the test (a leftover "
+                            "bpftool registration): remove it")
+            subprocess.run(["bpftool", "map", "update", "pinned", str(cfg_map),
+                            "key", *_hexbytes(struct.pack("<Q", 0)),
+                            "value", *_hexbytes(struct.pack("<IIII", default_target_us,
+                                                            0, 0, 0))],
+                           check=True, capture_output=True, timeout=30)
         res = netlab.run_transfer(topo, cc, nbytes=TRANSFER_BYTES)
     assert res["cc"] == cc, res
     assert res["bytes_received"] == TRANSFER_BYTES, res
@@ -79,10 +107,299 @@ def test_registers_and_carries_a_transfer(cc, obj):
     assert util >= MIN_UTILISATION
 
 
+def _hexbytes(b):
+    return ["hex"] + [f"{x:02x}" for x in b]
+
+
 def test_without_ets_bbr_swift_matches_bbr3():
-    swift = _transfer("bbr_swift", SWIFT_OBJ, "bbr_swift")
+    # A target in force but no ETS program: bbr_swift falls back to BBRv3.
+    swift = _transfer("bbr_swift", SWIFT_OBJ, "bbr_swift", FALLBACK_TARGET_US)
     bbr3 = _transfer("bbr3", BBR3_OBJ, "bbr3")
     ratio = swift["mbps"] / bbr3["mbps"]
-    print(f"goodput bbr_swift {swift['mbps']:.1f} / bbr3 {bbr3['mbps']:.1f} Mbit/s "
+    print(f"target {FALLBACK_TARGET_US} us, no ETS: "
+          f"goodput bbr_swift {swift['mbps']:.1f} / bbr3 {bbr3['mbps']:.1f} Mbit/s "
           f"= {ratio:.3f} (tolerance +-{SAME_GOODPUT_TOLERANCE})")
     assert abs(ratio - 1.0) <= SAME_GOODPUT_TOLERANCE
+
+
+# ---- target tracking through the emulator ----------------------------------
+
+BBRCTL = REPO / "loader" / "bbrctl"
+SHARED_PINS = Path("/sys/fs/bpf/bbr-bpf/shared")     # SWIFT_PIN_ROOT, ETS_PIN_ROOT
+CGROUP2_CANDIDATES = [Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")]
+TT_PORT = 5401
+# The path: 50 Mbit/s, 10 ms base RTT, a deep buffer (8 BDP = 80 ms) so
+# that the queue is the CC's choice, not the buffer's.
+TT_RATE_MBIT = 50
+TT_RTT_MS = 10
+TT_BUFFER_BDP = 8
+TT_DURATION_S = 12
+TT_WARMUP_S = 4            # STARTUP, DRAIN and the first cuts are over by then
+TT_SAMPLE_S = 0.05         # client reads its ets_sk_stor entries this often
+# Four bulk flows: together bbr3's flows keep a standing queue of the
+# order of a BDP in a deep buffer (docs/lab.md, four_flows); one bbr3 flow
+# alone keeps the queue too small for a delay target to have work to do.
+TT_FLOWS = 4
+# Target: base RTT + 1 ms of queue, well below base RTT + bbr3's mean queue.
+TT_TARGET_US = TT_RTT_MS * 1000 + 1000
+# Mean Network_RTT after warm-up within 10 % of the target (1.1 ms here);
+# Network_RTT also holds a few hundred us of host and TUN delay on top of
+# the emulated RTT (docs/ets.md), and the cut is once per round, so the
+# flow oscillates around the target, not on it.
+TT_NET_TOL_FRAC = 0.10
+# bbr_swift's mean queue at most half of bbr3's: a decrease that does not
+# bind (wrong map, no ETS samples, fallback) leaves them about equal.
+TT_QUEUE_RATIO_MAX = 0.5
+# With the target in force the flow still uses the link (the cut bounds
+# the short-term model, it must not starve the flow).
+TT_MIN_UTILISATION = 0.7
+
+# Server and client run inside the emulator's namespaces (nsenter, not
+# `ip netns exec`, which remounts /sys and hides cgroup2 and bpffs) and
+# first move themselves into the test's cgroup, so cc_select and ETS see
+# their sockets.
+_TT_COMMON = r"""
+import ctypes, json, os, socket, struct, sys, threading, time
+open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
+"""
+
+_TT_SERVER = _TT_COMMON + r"""
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(16)
+print("LISTEN", flush=True)
+def sink(c):
+    while c.recv(1 << 20):
+        pass
+    c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=sink, args=(c,), daemon=True).start()
+"""
+
+# BPF_OBJ_GET = 7, BPF_MAP_LOOKUP_ELEM = 1; struct ets_sk (include/ets_shared.h)
+# starts with last_sample_ns, network_rtt_us, total_rtt_us, rcv_ack_delay_us.
+_TT_CLIENT = _TT_COMMON + r"""
+libc = ctypes.CDLL(None, use_errno=True)
+def bpf(cmd, attr):
+    buf = ctypes.create_string_buffer(attr, 128)
+    r = libc.syscall(321, cmd, buf, 128)
+    if r < 0:
+        raise OSError(ctypes.get_errno(), "bpf cmd %d" % cmd)
+    return r
+dst, port, ets_map, duration, gap, nflows = sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
+mfd = None
+if ets_map != "-":
+    path = ctypes.create_string_buffer(ets_map.encode())
+    mfd = bpf(7, struct.pack("=QII", ctypes.addressof(path), 0, 0))
+socks = [socket.create_connection((dst, port)) for _ in range(nflows)]
+cc = socks[0].getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
+t0 = time.monotonic()
+sent = [0] * nflows
+def pump(i):
+    buf = b"x" * 65536
+    while time.monotonic() - t0 < duration:
+        sent[i] += socks[i].send(buf)
+ths = [threading.Thread(target=pump, args=(i,)) for i in range(nflows)]
+for th in ths:
+    th.start()
+val = ctypes.create_string_buffer(96)
+rows = []          # [t_s, flow, Network_RTT us, Total_RTT us, rcv ACK delay us]
+while any(th.is_alive() for th in ths):
+    time.sleep(gap)
+    for i, s in enumerate(socks if mfd is not None else []):
+        key = ctypes.c_int(s.fileno())
+        try:
+            bpf(1, struct.pack("=IIQQQ", mfd, 0, ctypes.addressof(key), ctypes.addressof(val), 0))
+        except OSError:
+            continue
+        last_ns, net, total, dly = struct.unpack("=QIII", val.raw[:20])
+        if last_ns:
+            rows.append([round(time.monotonic() - t0, 3), i, net, total, dly])
+for th in ths:
+    th.join()
+retrans = 0
+for s in socks:
+    ti = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+    retrans += struct.unpack_from("=I", ti, 100)[0]
+# Every byte acked and both ends closed while the path still exists: a
+# socket left in FIN_WAIT in a deleted namespace would hold the CC (and
+# its struct_ops map) for minutes.
+for s in socks:
+    s.shutdown(socket.SHUT_WR)
+    s.settimeout(30)
+    while s.recv(65536):
+        pass
+    s.close()
+print(json.dumps({"cc": cc, "sent": sum(sent), "per_flow": sent, "elapsed": time.monotonic() - t0,
+                  "total_retrans": retrans, "rows": rows}), flush=True)
+"""
+
+
+def _cgroup2_root():
+    for c in CGROUP2_CANDIDATES:
+        if (c / "cgroup.procs").exists() and (c / "cgroup.controllers").exists():
+            return c
+    pytest.fail(f"no cgroup2 hierarchy mounted (looked at {CGROUP2_CANDIDATES})")
+
+
+def _run(argv):
+    cp = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert cp.returncode == 0, f"{argv}: {cp.stdout}{cp.stderr}"
+    return cp
+
+
+class _TestCgroup:
+    """A cgroup v2 child for the test's processes, attached with bbrctl."""
+
+    def __init__(self, tag):
+        self.path = _cgroup2_root() / f"swf{os.getpid()}-{tag}"
+        self.attached = False
+
+    def __enter__(self):
+        self.path.mkdir()
+        self.id = os.stat(self.path).st_ino     # the cgroup v2 id
+        return self
+
+    def attach(self, cc):
+        _run([str(BBRCTL), "attach", "--cgroup", str(self.path), "--cc", cc])
+        self.attached = True
+
+    def __exit__(self, *exc):
+        if self.attached:
+            subprocess.run([str(BBRCTL), "detach", "--cgroup", str(self.path)],
+                           capture_output=True, timeout=60)
+        for pid in (self.path / "cgroup.procs").read_text().split():
+            try:
+                os.kill(int(pid), 9)
+            except ProcessLookupError:
+                pass
+        for _ in range(50):
+            try:
+                self.path.rmdir()
+                break
+            except OSError:
+                import time
+                time.sleep(0.1)
+        return False
+
+
+class _SwiftTarget:
+    """swift_cgrp_cfg[cgroup id] = {target_rtt_us}, removed on exit.
+
+    `bbrctl set --cgroup CG bbr_swift target_rtt_us=N` when bbrctl has it,
+    else the pinned map through bpftool."""
+
+    def __init__(self, cg, target_us):
+        self.cg, self.target_us = cg, target_us
+        self.map = SHARED_PINS / "swift_cgrp_cfg"
+        self.via_set = subprocess.run([str(BBRCTL), "help", "set"], capture_output=True,
+                                      text=True, timeout=30).returncode == 0
+
+    def __enter__(self):
+        if self.via_set:
+            _run([str(BBRCTL), "set", "--cgroup", str(self.cg.path), "bbr_swift",
+                  f"target_rtt_us={self.target_us}"])
+        else:
+            assert self.map.exists(), f"{self.map} not pinned: bbr_swift loaded by bbrctl?"
+            _run(["bpftool", "map", "update", "pinned", str(self.map),
+                  "key", *self._hex(struct.pack("<Q", self.cg.id)),
+                  "value", *self._hex(struct.pack("<IIII", self.target_us, 0, 0, 0))])
+        return self
+
+    @staticmethod
+    def _hex(b):
+        return ["hex"] + [f"{x:02x}" for x in b]
+
+    def __exit__(self, *exc):
+        if self.via_set:
+            subprocess.run([str(BBRCTL), "set", "--cgroup", str(self.cg.path), "bbr_swift",
+                            "--reset"], capture_output=True, timeout=30)
+        elif self.map.exists():
+            subprocess.run(["bpftool", "map", "delete", "pinned", str(self.map),
+                            "key", *self._hex(struct.pack("<Q", self.cg.id))],
+                           capture_output=True, timeout=30)
+        return False
+
+
+def _ns_py(ns, code, *args):
+    return subprocess.Popen(["nsenter", f"--net=/run/netns/{ns}", sys.executable, "-c",
+                             code, *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _bulk_through_emulator(cc, target_us=None):
+    """One bulk flow of CC for TT_DURATION_S through a fresh emulated path.
+    Returns the client's result and the queue delays after warm-up (µs)."""
+    import linkem_log
+    from labkit.path import EmulatedPath, linkem_available
+    if not linkem_available():
+        pytest.fail("linkem not built (make): the emulator provides the path")
+    obj = SWIFT_OBJ if cc == "bbr_swift" else BBR3_OBJ
+    with netlab.register_cc(obj, cc, loader="bbrctl"), _TestCgroup(cc) as cg:
+        cg.attach(cc)
+        ets_map = str(SHARED_PINS / "ets_sk_stor") if cc == "bbr_swift" else "-"
+        target = _SwiftTarget(cg, target_us) if target_us else None
+        with EmulatedPath(rate_mbit=TT_RATE_MBIT, rtt_ms=TT_RTT_MS,
+                          buffer_bdp=TT_BUFFER_BDP, backend="linkem", log=True) as p:
+            if target:
+                target.__enter__()
+            try:
+                srv = _ns_py(p.rcv_ns, _TT_SERVER, cg.path, p.rcv_addr, TT_PORT)
+                try:
+                    assert "LISTEN" in srv.stdout.readline(), srv.stderr.read()
+                    cli = _ns_py(p.snd_ns[0], _TT_CLIENT, cg.path, p.rcv_addr, TT_PORT,
+                                 ets_map, TT_DURATION_S, TT_SAMPLE_S, TT_FLOWS)
+                    out, err = cli.communicate(timeout=TT_DURATION_S + 60)
+                    assert cli.returncode == 0, err
+                finally:
+                    srv.kill()
+                    srv.wait()
+            finally:
+                if target:
+                    target.__exit__(None, None, None)
+            p.stop_emulator()
+            log = p.read_log()
+    res = json.loads(out.strip().splitlines()[-1])
+    t_ns, qd_us = linkem_log.queueing_delay_us(log)
+    t_rel = (t_ns.astype("int64") - int(t_ns[0])) / 1e9
+    res["queue_us"] = qd_us[(t_rel >= TT_WARMUP_S) & (t_rel <= TT_DURATION_S)]
+    res["mbps"] = res["sent"] * 8 / res["elapsed"] / 1e6
+    res["target_via"] = (("bbrctl set" if target.via_set else "bpftool map update")
+                         if target else "-")
+    fwd = linkem_log.forwarded(log, linkem_log.DIR_FWD)
+    span_s = (int(fwd["t_depart_ns"].max()) - int(fwd["t_depart_ns"].min())) / 1e9
+    res["link_mbps"] = float(fwd["size"].sum()) * 8 / span_s / 1e6
+    res["mean_pkt"] = float(fwd["size"].mean())
+    res["drops"] = int((log["drop"] != linkem_log.DROP_NONE).sum())
+    return res
+
+
+def test_target_tracking():
+    assert BBRCTL.exists(), f"{BBRCTL} not built (make)"
+    bbr3 = _bulk_through_emulator("bbr3")
+    swift = _bulk_through_emulator("bbr_swift", TT_TARGET_US)
+    payload_mbit = TT_RATE_MBIT * 1448 / 1500
+    q3, qs = float(bbr3["queue_us"].mean()), float(swift["queue_us"].mean())
+    nets = [r[2] for r in swift["rows"] if r[0] >= TT_WARMUP_S]
+    totals = [r[3] for r in swift["rows"] if r[0] >= TT_WARMUP_S]
+    assert bbr3["cc"] == "bbr3" and swift["cc"] == "bbr_swift", (bbr3["cc"], swift["cc"])
+    assert len(nets) >= 20, f"too few Network_RTT samples after warm-up: {swift['rows'][:5]}"
+    mean_net = sum(nets) / len(nets)
+    base_us = TT_RTT_MS * 1000
+    print(f"path {TT_RATE_MBIT} Mbit/s, base RTT {base_us} us, buffer {TT_BUFFER_BDP} BDP; "
+          f"target {TT_TARGET_US} us (set by {swift['target_via']}); after {TT_WARMUP_S} s of {TT_DURATION_S} s:")
+    for name, r in (("bbr3", bbr3), ("bbr_swift", swift)):
+        q = r["queue_us"]
+        print(f"  {name:9s} goodput {r['mbps']:.1f} Mbit/s, queue mean {q.mean():.0f} us "
+              f"p50 {float(sorted(q)[len(q) // 2]):.0f} us max {q.max():.0f} us, "
+              f"retransmits {r['total_retrans']}")
+    print(f"  bbr_swift Network_RTT mean {mean_net:.0f} us (target {TT_TARGET_US}, "
+          f"tol +-{TT_NET_TOL_FRAC * TT_TARGET_US:.0f}), Total_RTT mean "
+          f"{sum(totals) / len(totals):.0f} us, {len(nets)} samples; "
+          f"bbr3 base + queue {base_us + q3:.0f} us; queue ratio swift/bbr3 "
+          f"{qs / q3:.2f} (max {TT_QUEUE_RATIO_MAX})")
+    # The premise: the target is below what bbr3 gives on this path.
+    assert base_us + q3 > TT_TARGET_US * (1 + TT_NET_TOL_FRAC), "bbr3's queue too small for the test"
+    assert qs <= TT_QUEUE_RATIO_MAX * q3
+    assert abs(mean_net - TT_TARGET_US) <= TT_NET_TOL_FRAC * TT_TARGET_US
+    assert swift["mbps"] >= TT_MIN_UTILISATION * payload_mbit

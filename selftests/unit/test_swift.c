@@ -2,7 +2,9 @@
 /*
  * BBR.Swift's delay response (bpf/swift_core.h) on the native BBRv3 core:
  * the decrease formula, once per round trip, the 0.5 floor, nothing at or
- * below target, the interplay with inflight_lo/hi and PROBE_BW, fallback to
+ * below target, the interplay with inflight_lo/hi and PROBE_BW (no cut in
+ * REFILL/UP, but over target in UP ends the probe and lowers inflight_hi as
+ * BBRv3's loss/ECN do), fallback to
  * BBRv3 without a fresh sample, ECN off with a target, sub-packet pacing.
  *
  * Each ACK goes through the same three steps as in bpf/bbr_swift.bpf.c:
@@ -188,6 +190,40 @@ TEST(swift_probe_bw_resets_lower_bounds)
 	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);
 	/* inflight_hi is the long-term model: a cut never touches it. */
 	ASSERT_NE(s.e.b->inflight_hi, 0);
+}
+
+/*
+ * Over target in PROBE_BW UP: no cut of the lower bounds (REFILL reset
+ * them), but the probe ends as BBRv3 ends it on loss or ECN: inflight_hi
+ * comes down to what was in flight and the cycle goes to DOWN; once per
+ * probe. At target the same probe runs on (UP or beyond, inflight_hi
+ * untouched by Swift).
+ */
+TEST(swift_over_target_ends_probe_up)
+{
+	struct swift_env s;
+	u32 hi_before, rounds;
+	int i;
+
+	senv_init(&s, TARGET_US, TARGET_US);
+	s.e.b->inflight_hi = 3 * BDP_PKTS;
+	for (i = 0; i < 400 && s.e.b->cycle_idx != BBR_BW_PROBE_UP; i++)
+		senv_round(&s, BDP_PKTS / 2);
+	ASSERT_EQ(s.e.b->cycle_idx, BBR_BW_PROBE_UP);
+	ASSERT_EQ(s.w.decreases, 0);
+	hi_before = s.e.b->inflight_hi;
+	/* The queue grows past the target during the probe. */
+	s.smp.network_rtt_us = 2 * TARGET_US;
+	for (rounds = 0; rounds < 8 && s.e.b->cycle_idx == BBR_BW_PROBE_UP; rounds++)
+		senv_round(&s, BDP_PKTS);
+	printf("    UP over target: left UP after %u round(s), cycle %u, "
+	       "inflight_hi %u -> %u, decreases %u\n", rounds, s.e.b->cycle_idx,
+	       hi_before, s.e.b->inflight_hi, s.w.decreases);
+	ASSERT_EQ(rounds, 1);				/* on the first ACK over target */
+	ASSERT_EQ(s.e.b->cycle_idx, BBR_BW_PROBE_DOWN);
+	ASSERT_LT(s.e.b->inflight_hi, hi_before);	/* long-term bound learned */
+	ASSERT_TRUE(s.e.b->prev_probe_too_high);
+	ASSERT_EQ(s.w.decreases, 0);			/* no lower-bound cut in UP */
 }
 
 /* A cut bounds cwnd through inflight_lo even while inflight_hi is higher. */
