@@ -106,6 +106,10 @@ static const struct key_spec swift_keys[] = {
 	  "us, 0 = the default 100000" },
 	{ "keep_ecn", SWIFT_KEEP_ECN_OFF, 0, 1,
 	  "0 or 1: keep BBRv3's ECN response with a target" },
+	/* struct swift_cfg's own field, for callers that name the fields
+	 * (the lab reads them from include/bbr_swift.h): SWIFT_CFG_F_* */
+	{ "flags", offsetof(struct swift_cfg, flags), 0, SWIFT_CFG_F_KEEP_ECN,
+	  "SWIFT_CFG_F_* bits: 1 = keep_ecn" },
 };
 #define N_SWIFT_KEYS	(sizeof(swift_keys) / sizeof(swift_keys[0]))
 
@@ -527,6 +531,7 @@ static void show(const char *cc, struct cc_maps *m, const struct scope *sc)
 			json_kv_u64(&j, "target_rtt_us", sw.target_rtt_us);
 			json_kv_u64(&j, "stale_us", sw.stale_us);
 			json_kv_u64(&j, "keep_ecn", !!(sw.flags & SWIFT_CFG_F_KEEP_ECN));
+			json_kv_u64(&j, "flags", sw.flags);
 			json_kv_string(&j, "from", sw_src);
 			json_end_object(&j);
 		}

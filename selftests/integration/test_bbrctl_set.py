@@ -41,7 +41,7 @@ import socket, sys, threading
 addr, port = sys.argv[1], int(sys.argv[2])
 l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 l.bind((addr, port)); l.listen(4)
-c = socket.socket(); c.setsockopt(6, 13, b"bbr3"); c.connect((addr, port))
+c = socket.socket(); c.setsockopt(6, 13, sys.argv[3].encode()); c.connect((addr, port))
 a, _ = l.accept()
 def drain():
     while a.recv(1 << 16): pass
@@ -59,25 +59,32 @@ def built():
     make_target("bpf/bbr3.bpf.o")
 
 
-@pytest.fixture
-def bbr3():
-    if "bbr3" in netlab.available_ccs():
-        busy_elsewhere("bbr3 is registered by someone else right now")
-    cp = bbrctl("load", "bbr3")
+@contextmanager
+def loaded(name):
+    busy = f"{name} is registered by someone else right now"
+    if name in netlab.available_ccs():
+        busy_elsewhere(busy)
+    cp = bbrctl("load", name)
     if cp.returncode == 1 and "already registered" in cp.stderr:
-        busy_elsewhere("bbr3 is registered by someone else right now")
+        busy_elsewhere(busy)
     assert cp.returncode == 0, cp.stderr
-    (e,) = [e for e in list_json() if e["name"] == "bbr3"]
+    (e,) = [e for e in list_json() if e["name"] == name]
     try:
         yield e
     finally:
-        if pin_dir("bbr3").exists():
-            bbrctl("unload", "bbr3", check=0)
+        if pin_dir(name).exists():
+            bbrctl("unload", name, check=0)
         # Only our own map: other sessions' closed sockets may still hold
-        # older bbr3 maps on a shared machine.
-        assert "bbr3" not in netlab.available_ccs() and not pin_dir("bbr3").exists()
+        # older maps of that name on a shared machine.
+        assert name not in netlab.available_ccs() and not pin_dir(name).exists()
         mid = e["struct_ops_map_id"]
         assert wait_for(lambda: mid not in struct_ops_maps()), f"map {mid} left"
+
+
+@pytest.fixture
+def bbr3():
+    with loaded("bbr3") as e:
+        yield e
 
 
 
@@ -113,15 +120,16 @@ def netns():
 
 
 @contextmanager
-def peer(ns, cg, port):
+def peer(ns, cg, port, cc="bbr3"):
     """PEER in netns ns, moved into cgroup cg before it opens a socket."""
     argv = ["sh", "-c", f"echo $$ > {cg}/cgroup.procs && exec nsenter "
-            f"--net=/run/netns/{ns} {sys.executable} -c '{PEER}' {ADDR} {port}"]
+            f"--net=/run/netns/{ns} {sys.executable} -c '{PEER}' {ADDR} {port} {cc}"]
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         words = p.stdout.readline().split()
         assert words[:1] == ["ready"], f"peer did not start: {words}"
         p.sport = int(words[1])
+        p.port, p.cc = port, cc
         yield p
     finally:
         p.kill()
@@ -134,9 +142,9 @@ def xfer(p, n=XFER_BYTES):
     assert p.stdout.readline().split()[0] == "ok"
 
 
-def record(p):
-    """The bbr3 state record of p's client socket."""
-    recs = json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout)
+def record(p, cc="bbr3"):
+    """The state record of p's client socket."""
+    recs = json.loads(bbrctl("stat", "--json", cc, check=0).stdout)
     mine = [r for r in recs if r["sport"] == p.sport and r["dport"] == p.port]
     assert len(mine) == 1, f"client socket :{p.sport} not in stat: {recs}"
     return mine[0]
@@ -147,7 +155,7 @@ def settle(p, pred):
     deadline = time.monotonic() + ROUND_WAIT_S
     while True:
         xfer(p)
-        r = record(p)
+        r = record(p, p.cc)
         if pred(r) or time.monotonic() > deadline:
             return r
 
@@ -168,7 +176,6 @@ def test_two_cgroups_run_different_parameters(bbr3):
         assert sb["slot"] == 0 and sb["params"]["ecn_enable"] == 0, \
             "a cgroup without set must show the default set"
         with peer(ns, cga, PORT) as pa, peer(ns, cgb, PORT + 1) as pb:
-            pa.port, pb.port = PORT, PORT + 1
             ra = settle(pa, lambda r: r["ecn_eligible"] == 1)
             rb = settle(pb, lambda r: False)     # a few bursts, nothing expected
             print(f"a: slot {ra['param_slot']} ecn_eligible {ra['ecn_eligible']}; "
@@ -190,6 +197,45 @@ def test_two_cgroups_run_different_parameters(bbr3):
             assert ra["param_slot"] == 0
             assert set_json("--cgroup", cga, "bbr3")["slot"] == 0
         bbrctl("set", "--cgroup", cgb, "bbr3", "--reset", check=0)
+
+
+# ---- bbr_swift: target_RTT in swift_cgrp_cfg, parameters in its own sets -----------
+
+SWIFT_CFG_PIN = "/sys/fs/bpf/bbr-bpf/shared/swift_cgrp_cfg"   # include/bbr_swift.h
+
+
+def swift_entry(cgroup_id):
+    """struct swift_cfg of key cgroup_id in the pinned map, or None."""
+    key = [str(b) for b in cgroup_id.to_bytes(8, "little")]
+    cp = subprocess.run(["bpftool", "-j", "map", "lookup", "pinned", SWIFT_CFG_PIN,
+                         "key", *key], capture_output=True, text=True)
+    if cp.returncode != 0:
+        return None
+    val = bytes(int(b, 16) for b in json.loads(cp.stdout)["value"])
+    return dict(zip(("target_rtt_us", "stale_us", "flags"),
+                    (int.from_bytes(val[i:i + 4], "little") for i in (0, 4, 8))))
+
+
+def test_swift_target_rtt_per_cgroup():
+    make_target("bpf/bbr_swift.bpf.o")
+    with loaded("bbr_swift"), cgroup("s") as cg:
+        cid = cg.stat().st_ino
+        s = set_json("--cgroup", cg, "bbr_swift", "target_rtt_us=100", "keep_ecn=1",
+                     "ecn_enable=1")
+        print("bbr_swift set:", s["slot"], s["swift"])
+        assert s["swift"] == {"target_rtt_us": 100, "stale_us": 0, "keep_ecn": 1,
+                              "flags": 1, "from": "cgroup"}
+        assert s["slot"] >= 1 and s["params"]["ecn_enable"] == 1
+        assert swift_entry(cid) == {"target_rtt_us": 100, "stale_us": 0, "flags": 1}
+        # flags is struct swift_cfg's own name for keep_ecn
+        s = set_json("--cgroup", cg, "bbr_swift", "flags=0", "target_rtt_us=250")
+        assert swift_entry(cid) == {"target_rtt_us": 250, "stale_us": 0, "flags": 0}
+        cp = bbrctl("set", "--cgroup", cg, "bbr_swift", "target_rtt_us=3600000001", check=2)
+        assert "out of range" in cp.stderr
+        assert swift_entry(cid)["target_rtt_us"] == 250
+        bbrctl("set", "--cgroup", cg, "bbr_swift", "--reset", check=0)
+        assert swift_entry(cid) is None
+        assert set_json("--cgroup", cg, "bbr_swift")["slot"] == 0
 
 
 # ---- success paths --------------------------------------------------------------
