@@ -48,7 +48,7 @@ PROJECT_CCS = {"bbr3": REPO / "bpf" / "bbr3.bpf.o",
 CC_LIST = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 STATE_POLL_S = 0.2          # bbrctl stat period (a process per poll: keep it modest)
 QUEUE_POLL_S = 0.1          # kernel backend: tc backlog period
-LOCK_WAIT_S = 300.0
+LOCK_WAIT_S = 600.0         # others hold it <= ~5 min at a time (briefing); 2 holds
 TRACE_STOP_S = 5.0          # SIGINT until bbrctl trace has flushed and exited
 MODES = ("STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT")   # BBR_STARTUP.. (bbr3_state.h)
 _lock_depth = [0]           # kernel_lock is re-entrant within this process
