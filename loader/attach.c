@@ -240,12 +240,15 @@ int cmd_attach_impl(char **args, int nargs)
 		err("attach: invalid congestion control name \"%s\"", g_opts.cc);
 		return EXIT_USAGE;
 	}
-	if (check_privileges("attach") || ensure_bpffs())
+	/* cc_select and ETS are CO-RE programs: they need the kernel's BTF. */
+	if (check_privileges("attach") || check_kernel_btf() || ensure_bpffs())
 		return EXIT_FAIL;
 	if (cc_available(g_opts.cc) != 1) {
 		err("attach: unknown congestion control \"%s\": not in %s "
 		    "(load it first with `bbrctl load %s`)", g_opts.cc,
 		    PROC_AVAIL_CC, g_opts.cc);
+		/* ...which cannot work on a kernel without BPF CCs: say so. */
+		check_struct_ops_cc();
 		return EXIT_FAIL;
 	}
 	if (cgroup_resolve(g_opts.cgroup, cg, sizeof(cg), &id))

@@ -433,7 +433,8 @@ static int cmd_load(char **args, int nargs)
 		err("load: with --obj, give either no NAMEs or one NAME per --obj");
 		return EXIT_USAGE;
 	}
-	if (check_privileges("load") || check_kernel_btf())
+	if (check_privileges("load") || check_kernel_btf() ||
+	    check_struct_ops_cc())
 		return EXIT_FAIL;
 
 	if (all) {

@@ -87,6 +87,8 @@ void setup_libbpf_logging(void);
 /* 0 if we hold what loading BPF struct_ops needs; prints why not. */
 int check_privileges(const char *cmd);
 int check_kernel_btf(void);
+/* 0 if the kernel's BTF has struct_ops for tcp_congestion_ops; prints why not. */
+int check_struct_ops_cc(void);
 /* Mount bpffs at /sys/fs/bpf if nothing is mounted there. */
 int ensure_bpffs(void);
 bool bpffs_mounted(void);

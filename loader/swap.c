@@ -345,5 +345,7 @@ int cmd_swap_impl(char **args, int nargs)
 		    "bbrctl swap --from CC --to CC [filters]");
 		return EXIT_USAGE;
 	}
+	if (check_struct_ops_cc())
+		return EXIT_FAIL;
 	return swap_in_place(args[0]);
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bbrctl.h"
@@ -154,6 +155,39 @@ int check_kernel_btf(void)
 		return 0;
 	err("%s: %s; struct_ops congestion controls need a kernel built "
 	    "with CONFIG_DEBUG_INFO_BTF=y", VMLINUX_BTF, strerror(errno));
+	return -1;
+}
+
+/*
+ * Can this kernel register BPF congestion controls? It can if its BTF has
+ * the struct_ops value type of tcp_congestion_ops, which the kernel
+ * generates for every struct_ops it supports (net/ipv4/bpf_tcp_ca.c needs
+ * CONFIG_BPF_JIT and CONFIG_BPF_SYSCALL with TCP). Without it the load
+ * would fail deep inside libbpf with a less helpful ENOTSUP/ENOENT.
+ */
+#define STRUCT_OPS_CC_TYPE	"bpf_struct_ops_tcp_congestion_ops"
+
+int check_struct_ops_cc(void)
+{
+	struct btf *btf;
+	int id, e;
+
+	btf = btf__parse(VMLINUX_BTF, NULL);
+	if (!btf) {
+		e = errno;
+		err("%s: cannot read it as BTF (%s); struct_ops congestion "
+		    "controls need a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+		    VMLINUX_BTF, strerror(e));
+		return -1;
+	}
+	id = btf__find_by_name_kind(btf, STRUCT_OPS_CC_TYPE, BTF_KIND_STRUCT);
+	btf__free(btf);
+	if (id > 0)
+		return 0;
+	err("this kernel cannot register BPF congestion controls: no struct_ops "
+	    "for tcp_congestion_ops (%s has no %s; it needs CONFIG_BPF_JIT and "
+	    "CONFIG_BPF_SYSCALL, Linux 5.6 or later)", VMLINUX_BTF,
+	    STRUCT_OPS_CC_TYPE);
 	return -1;
 }
 

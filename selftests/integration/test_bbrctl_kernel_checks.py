@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""bbrctl on kernels it cannot work with: no BTF, no struct_ops for CCs.
+
+The kernel cannot be changed under a test, so each case runs bbrctl in a
+private mount namespace (unshare -m) where /sys/kernel/btf/vmlinux is
+hidden (a tmpfs over /sys/kernel/btf) or replaced (a bind mount of a tiny
+BTF blob, built here from a one-struct C file, that has no
+bpf_struct_ops_tcp_congestion_ops). bpffs and the cgroup tree stay the
+host's. Each command must fail with the message that names the cause,
+exit 1, and leave nothing behind (no pin, no registered CC, nothing on the
+cgroup). The mount namespace disappears with the command.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import netlab
+from test_bbrctl import BBRCTL, CLANG, PIN_ROOT, bbrctl, busy_elsewhere, make_target
+from test_bbrctl_attach import cgroup2_root, cgroup_progs
+
+NO_BTF = "/sys/kernel/btf/vmlinux: No such file or directory; struct_ops congestion " \
+         "controls need a kernel built with CONFIG_DEBUG_INFO_BTF=y"
+NO_STRUCT_OPS = "this kernel cannot register BPF congestion controls: no struct_ops " \
+                "for tcp_congestion_ops"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    make_target("loader/bbrctl")
+    make_target("bpf/bbr3.bpf.o")
+    for tool in ("unshare", "mount"):
+        if not shutil.which(tool):
+            pytest.fail(f"{tool} is needed to simulate the kernel")
+
+
+@pytest.fixture(scope="module")
+def fake_btf():
+    """Raw BTF with one struct and nothing of struct_ops."""
+    objcopy = shutil.which("llvm-objcopy-19") or shutil.which("llvm-objcopy")
+    if not objcopy:
+        pytest.fail("llvm-objcopy(-19) is needed to build a fake vmlinux BTF")
+    with tempfile.TemporaryDirectory(prefix="cts") as d:
+        src, obj, btf = Path(d, "fake.c"), Path(d, "fake.o"), Path(d, "vmlinux")
+        src.write_text("struct cts_fake { int a; };\nstruct cts_fake cts_fake_var;\n")
+        subprocess.run([CLANG, "-g", "-target", "bpf", "-c", str(src), "-o", str(obj)],
+                       check=True)
+        subprocess.run([objcopy, f"--dump-section=.BTF={btf}", str(obj)], check=True)
+        yield btf
+
+
+def in_fake_kernel(setup, *args):
+    """bbrctl ARGS in a private mount namespace prepared by the shell `setup`."""
+    cmd = f"{setup} && exec {BBRCTL} " + " ".join(f"'{a}'" for a in args)
+    return subprocess.run(["unshare", "-m", "sh", "-c", cmd], capture_output=True,
+                          text=True, timeout=30)
+
+
+HIDE_BTF = "mount -t tmpfs cts-nobtf /sys/kernel/btf"
+
+
+def fake_btf_setup(btf):
+    return f"mount --bind {btf} /sys/kernel/btf/vmlinux"
+
+
+def assert_nothing_left(name="bbr3"):
+    assert name not in netlab.available_ccs(), f"{name} got registered"
+    assert not (PIN_ROOT / name).exists(), f"{PIN_ROOT / name} left behind"
+
+
+def test_load_without_btf():
+    if "bbr3" in netlab.available_ccs():
+        busy_elsewhere("bbr3 is registered by someone else right now")
+    cp = in_fake_kernel(HIDE_BTF, "load", "bbr3")
+    print(cp.stderr.strip())
+    assert cp.returncode == 1 and NO_BTF in cp.stderr
+    assert_nothing_left()
+
+
+def test_load_and_swap_without_struct_ops(fake_btf):
+    if "bbr3" in netlab.available_ccs():
+        busy_elsewhere("bbr3 is registered by someone else right now")
+    for args in (("load", "bbr3"), ("swap", "bbr3")):
+        cp = in_fake_kernel(fake_btf_setup(fake_btf), *args)
+        print(" ".join(args), "->", cp.stderr.strip())
+        assert cp.returncode == 1 and NO_STRUCT_OPS in cp.stderr
+        assert "bpf_struct_ops_tcp_congestion_ops" in cp.stderr
+    assert_nothing_left()
+
+
+def test_attach_without_btf_or_struct_ops(fake_btf):
+    cg = cgroup2_root() / f"cts{os.getpid()}k"
+    cg.mkdir()
+    try:
+        # no BTF at all: cc_select is a CO-RE program, even for kernel CCs
+        cp = in_fake_kernel(HIDE_BTF, "attach", "--cgroup", cg, "--cc", "cubic")
+        print("attach cubic, no BTF ->", cp.stderr.strip())
+        assert cp.returncode == 1 and NO_BTF in cp.stderr
+        # BTF without struct_ops: a project CC cannot be there; say why
+        cp = in_fake_kernel(fake_btf_setup(fake_btf), "attach", "--cgroup", cg,
+                            "--cc", "ctsnotloaded")
+        print("attach ctsnotloaded, no struct_ops ->", cp.stderr.strip())
+        assert cp.returncode == 1
+        assert "unknown congestion control" in cp.stderr and NO_STRUCT_OPS in cp.stderr
+        assert cgroup_progs(cg) == [], "something was attached"
+        assert not (PIN_ROOT / "cgroup" / str(cg.stat().st_ino)).exists()
+    finally:
+        bbrctl("detach", "--cgroup", cg)
+        cg.rmdir()
