@@ -274,6 +274,22 @@ PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
 "own netns). Prints one line per matching socket (cookie and result) and a\n"
 "summary: switched, failed, TIME_WAIT and request sockets skipped (they are\n"
 "not full sockets and cannot be switched). Exit 1 if any switch failed.\n" },
+	{ "hwtstamp",
+"Usage: bbrctl hwtstamp enable|disable|status IFACE\n"
+"\n"
+"NIC receive hardware timestamps for the ETS sockops program (docs/ets.md,\n"
+"\"Clocks\"). IFACE is an interface of bbrctl's network namespace.\n"
+"  enable   save the device's current configuration (SIOCGHWTSTAMP) under\n"
+"           /run/bbr-bpf/hwtstamp/IFACE, unless one is saved already, then\n"
+"           set rx_filter HWTSTAMP_FILTER_ALL keeping tx_type (SIOCSHWTSTAMP)\n"
+"  disable  restore the saved configuration and remove the saved file\n"
+"  status   print tx_type, rx_filter and flags, and the saved ones if any\n"
+"\n"
+"A device without hardware timestamping (veth, virtio_net, lo) is reported\n"
+"as such: exit 1, nothing saved. The BPF side uses NIC stamps only once a\n"
+"NIC->host clock offset is published in ets_cfg (not yet done by bbrctl);\n"
+"until then ETS keeps the host clock. Example:\n"
+"  bbrctl hwtstamp enable eth0 && bbrctl hwtstamp status eth0\n" },
 	{ "help",
 "Usage: bbrctl help [COMMAND]\n" },
 };
@@ -1041,7 +1057,12 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (help) {
-		fputs(find_help(cmdname)->text, stdout);
+		const struct cmd_help *h = find_help(cmdname);
+
+		if (h)
+			fputs(h->text, stdout);
+		else
+			usage_main(stdout);	/* a command without its own text */
 		return EXIT_OK;
 	}
 	if (g_opts.json && !cmd->json_ok) {

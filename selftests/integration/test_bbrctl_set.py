@@ -347,3 +347,17 @@ def test_set_help_documents_keys():
                 "loss_thresh 1..255", "Example"):
         assert key in out, key
     assert "set --cgroup" in bbrctl("--help", check=0).stdout
+
+
+# ---- help: every command has its own text ------------------------------------------
+
+@pytest.mark.parametrize("cmd, words", [
+    ("set", "--cgroup PATH NAME"), ("params", "set --default"),
+    ("hwtstamp", "enable|disable|status IFACE"), ("load", "Usage: bbrctl load"),
+    ("attach", "Usage: bbrctl attach"), ("swap", "Usage: bbrctl swap"),
+])
+def test_command_help(cmd, words):
+    a = bbrctl("help", cmd, check=0).stdout
+    b = bbrctl(cmd, "--help", check=0).stdout
+    assert a == b and words in a, f"help {cmd}: {a!r}"
+    assert f"  {cmd} " in bbrctl("--help", check=0).stdout
