@@ -6,6 +6,18 @@ def _f(x, fmt="{:.1f}", none="-"):
     return none if x is None else fmt.format(x)
 
 
+LOCK_ON_LISTED_MAX = 4      # more flows than this: median (min-max)
+
+
+def _lock_on(values):
+    if not values:
+        return "-"
+    if len(values) <= LOCK_ON_LISTED_MAX:
+        return ",".join(f"{x:.1f}" for x in values)
+    v = sorted(values)
+    return f"med {v[len(v) // 2]:.1f} ({v[0]:.1f}-{v[-1]:.1f}, {len(v)} flows)"
+
+
 def scorecard_rows(runs):
     """[(header...), (row...)...] - the scorecard table, also printed by the demo."""
     head = ("point", "cc", "goodput Mbit/s", "util %", "retx %", "loss %", "mark %",
@@ -27,7 +39,7 @@ def scorecard_rows(runs):
                      _f(r["jain_run"], "{:.3f}"),
                      f"{_f(jw.get('mean'), '{:.3f}')}/{_f(jw.get('min'), '{:.3f}')}",
                      _f(r["convergence_s"]),
-                     ",".join(f"{x:.1f}" for x in r["lock_on_mbit"]) if r.get("lock_on_mbit") else "-",
+                     _lock_on(r.get("lock_on_mbit")),
                      "yes" if v.get("valid") else "NO"))
     return rows
 
