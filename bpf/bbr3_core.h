@@ -129,6 +129,10 @@
 #define BBR_PACING_SHIFT_DEFAULT	10u
 /* No usable RTT yet: assume 1 ms for the initial pacing rate. */
 #define BBR_INIT_RTT_US			1000u
+/* A live connection switched to this CC (warm start, bbr_core_init) must
+ * have delivered at least this much for its cwnd/srtt to describe the
+ * path: two initial windows of 10 segments (RFC 6928). */
+#define BBR_WARM_START_MIN_DELIVERED_PKTS	20u
 #define BBR_TCP_INFINITE_SSTHRESH	0x7fffffffu
 
 /* TCP congestion-avoidance states (enum tcp_ca_state). */
@@ -228,6 +232,8 @@ struct bbr_sock {
 	u32 snd_una;
 	u32 tlp_high_seq;		/* tp->tlp_high_seq */
 	u32 prior_cwnd;			/* tp->prior_cwnd (init only) */
+	u32 rate_delivered;		/* tp->rate_delivered (init only) */
+	u32 rate_interval_us;		/* tp->rate_interval_us (init only) */
 	u32 pacing_shift;		/* sk->sk_pacing_shift */
 	u32 ack;			/* cong_control's ack argument */
 	u8 ca_state;			/* icsk_ca_state */
@@ -1492,6 +1498,46 @@ static inline void bbr_ring_reset(struct bbr3_sk *sks, const struct bbr_sock *sk
 }
 
 /*
+ * Warm start. The kernel calls init also when setsockopt(TCP_CONGESTION)
+ * switches an established connection (tcp_reinit_congestion_control(), as
+ * `bbrctl swap --from cubic --to bbr3` does). Starting such a flow in
+ * STARTUP paces it at 2.77x the rate it already has: with many flows
+ * switched at once the bottleneck queue overflows, every flow loses
+ * packets in the same round, and flows stall in loss recovery / RTO.
+ *
+ * A connection whose previous CC has left slow start (finite ssthresh)
+ * and that has RTT samples has already found its share of the path: take
+ * bw from its latest delivery-rate sample or cwnd/srtt (whichever is
+ * larger), mark the pipe full, and enter PROBE_BW in DOWN, which drains
+ * the queue the previous CC built and then probes as usual. A connection
+ * still in slow start keeps the normal STARTUP (its bandwidth is unknown).
+ */
+static inline bool bbr_can_warm_start(const struct bbr_sock *sk)
+{
+	return sk->snd_ssthresh < BBR_TCP_INFINITE_SSTHRESH &&
+	       sk->delivered >= BBR_WARM_START_MIN_DELIVERED_PKTS &&
+	       sk->srtt_us && sk->kernel_min_rtt_us &&
+	       sk->kernel_min_rtt_us != BBR_UNSET && sk->snd_cwnd;
+}
+
+static inline void bbr_warm_start(struct bbr3 *b, struct bbr_sock *sk)
+{
+	u64 bw = (u64)sk->snd_cwnd * BW_UNIT / sk->srtt_us;
+
+	if (sk->rate_interval_us && sk->rate_delivered)
+		bw = bbr_max_u64(bw, (u64)sk->rate_delivered * BW_UNIT /
+				     sk->rate_interval_us);
+	bw = bbr_min_u64(bw, 0xFFFFFFFFu);
+	b->bw_hi[1] = (u32)bw;
+	b->full_bw = (u32)bw;
+	b->full_bw_reached = 1;
+	b->has_seen_rtt = 1;
+	b->prior_cwnd = sk->snd_cwnd;
+	b->mode = BBR_PROBE_BW;
+	bbr_start_bw_probe_down(b, sk);
+}
+
+/*
  * Mainline has no per-packet "marked lost" callback (google/bbr's
  * skb_marked_lost). tp->lost grows whenever the stack marks packets lost
  * (SACK/RACK, RACK timer, RTO), so at each ACK treat its growth since the
@@ -1667,10 +1713,12 @@ out:
 BBR_API int bbr_core_init(struct bbr3_sk *sks, struct bbr_sock *sk)
 {
 	struct bbr3 *b;
+	bool warm;
 	u8 slot;
 
 	if (!sks || !sk)
 		return 0;
+	warm = bbr_can_warm_start(sk);	/* before ssthresh is overwritten */
 	b = &sks->st;
 	slot = b->param_slot;	/* chosen by the glue before init */
 	__builtin_memset(b, 0, sizeof(*b));
@@ -1700,7 +1748,18 @@ BBR_API int bbr_core_init(struct bbr3_sk *sks, struct bbr_sock *sk)
 	b->ack_phase = BBR_ACKS_INIT;
 	b->ecn_alpha = BBR_UNIT;
 	b->last_lost = sk->lost;
+	if (warm)
+		bbr_warm_start(b, sk);
 	bbr_update_gains(b);
+	if (b->full_bw_reached) {
+		/* Warm start: pace at the flow's rate, and report ssthresh
+		 * as leaving DRAIN does (bbr_check_drain), so that a later
+		 * switch back to a loss-based CC finds the connection out of
+		 * slow start instead of an infinite ssthresh. */
+		sk->pacing_rate = bbr_bw_to_pacing_rate(sk, bbr_max_bw(b),
+							 b->pacing_gain);
+		sk->snd_ssthresh = bbr_inflight(b, sk, bbr_max_bw(b), BBR_UNIT);
+	}
 	bbr_ring_reset(sks, sk);
 	b->initialized = 1;
 	return 0;

@@ -127,6 +127,9 @@ def run_flows(swaps):
                 t = time.monotonic() - t_start
                 if i == 0:
                     r = swap_sockets(p.snd_ns[0], "cubic", "bbr3")
+                    recs = json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout)
+                    r["modes"] = sorted(x["mode_name"] for x in recs
+                                        if PORT in (x["sport"], x["dport"]))
                     top = bbrctl("top", "--count", "1", "bbr3", check=0).stdout
                     print("bbrctl top after cubic -> bbr3:\n" + top)
                     r["top_rows"] = sum(1 for ln in top.splitlines()
@@ -181,6 +184,12 @@ def test_swap_under_load():
     assert not b_err and not b_short, "the baseline run itself lost data"
     assert events[0][2]["switched"] == FLOWS and events[0][2]["failed"] == 0, events[0]
     assert events[0][2]["top_rows"] >= FLOWS, "bbrctl top does not show the switched flows"
+    # Warm start (bbr3_core.h): live cubic flows switched to bbr3 continue in
+    # PROBE_BW at their own rate; none re-enters STARTUP (2.77x pacing).
+    modes = events[0][2]["modes"]
+    print(f"modes right after cubic -> bbr3: {len(modes)} flows, "
+          f"{modes.count('STARTUP')} in STARTUP, {modes.count('PROBE_BW')} in PROBE_BW")
+    assert len(modes) == FLOWS and "STARTUP" not in modes, modes
     assert events[2][2]["switched"] == FLOWS and events[2][2]["failed"] == 0, events[2]
     assert not errors, f"connection errors: {errors[:5]}"
     assert not short, f"flows that lost bytes or did not end: {short[:5]}"
@@ -198,8 +207,13 @@ def test_swap_under_load():
     # The bound is 2 RTT. This path's own loss recovery (RTO >= 200 ms)
     # already exceeds it without any swap, so the check is that a swap adds at
     # most 2 RTT to the stall the same path shows at the same times without
-    # swaps. Known to fail today (all 50 flows re-enter STARTUP at once when
-    # switched to bbr3): reported as XFAIL with the figures, never as a pass.
+    # swaps. Still known to fail (session 3): switched flows no longer
+    # re-enter STARTUP (asserted above) and bbr3 -> cubic no longer restarts
+    # slow start from an infinite ssthresh (that window fell from ~330 ms to
+    # ~36 ms), but within 0.3 s of cubic -> bbr3 the longest gap is still
+    # 240-275 ms against ~197 ms without swaps: one RTO-length stall, longer
+    # because the RTO follows the larger srtt. Reported as XFAIL with the
+    # figures, never as a pass.
     if worst_near > max(b_near, MAX_STALL_S) + MAX_STALL_S:
         pytest.xfail(f"known: swap stall {worst_near * 1000:.1f} ms vs "
                      f"{b_near * 1000:.1f} ms without swaps (bound +{MAX_STALL_S * 1000:.0f} ms)")

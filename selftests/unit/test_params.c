@@ -84,3 +84,80 @@ TEST(live_slot_change_switches_ecn_response)
 	env_round(&e, BDP_PKTS, RTT_US);
 	ASSERT_EQ(e.b->ecn_eligible, 1);
 }
+
+/* ---- warm start: init on a live connection (bbrctl swap --from cubic) ---- */
+
+/* A connection another CC has run for a while: 100 pkts per 10 ms. */
+static void env_live(struct env *e, u32 ssthresh)
+{
+	env_init(e, 10);
+	e->sk.delivered = 5000;
+	e->sk.lost = 40;
+	e->sk.snd_cwnd = 100;
+	e->sk.snd_ssthresh = ssthresh;
+	e->sk.srtt_us = 10000;
+	e->sk.kernel_min_rtt_us = 8000;
+	e->sk.rate_delivered = 90;		/* last sample: 90 pkts in 10 ms */
+	e->sk.rate_interval_us = 10000;
+	env_set_inflight(e, 100);
+	bbr_core_init(&e->sks, &e->sk);
+}
+
+TEST(warm_start_enters_probe_bw_at_the_flows_rate)
+{
+	struct env e;
+	u32 bw = env_bw(100, 10000);	/* cwnd/srtt beats the 90-pkt sample */
+
+	env_live(&e, 70);
+	printf("  # warm start: mode %u phase %u bw %u (want %u) pacing %llu B/s\n",
+	       e.b->mode, e.b->cycle_idx, bbr_max_bw(e.b), bw,
+	       (unsigned long long)e.sk.pacing_rate);
+	ASSERT_EQ(e.b->mode, BBR_PROBE_BW);
+	ASSERT_EQ(e.b->cycle_idx, BBR_BW_PROBE_DOWN);
+	ASSERT_EQ(e.b->full_bw_reached, 1);
+	ASSERT_LE(bbr_max_bw(e.b), bw);
+	ASSERT_GE(bbr_max_bw(e.b) + 1, bw);
+	ASSERT_EQ(e.b->min_rtt_us, 8000);
+	/* ssthresh reported as after DRAIN: one BDP (100 pkts/10 ms x 8 ms) */
+	ASSERT_GE(e.sk.snd_ssthresh, 79);
+	ASSERT_LE(e.sk.snd_ssthresh, 81);
+	ASSERT_EQ(e.b->pacing_gain, 232);	/* DOWN: 0.9x, not STARTUP's 2.77x */
+	/* 100 pkts x 1448 B / 10 ms = 14.48 MB/s, x 0.906 x 0.99 margin */
+	ASSERT_GT(e.sk.pacing_rate, 12500000);
+	ASSERT_LT(e.sk.pacing_rate, 13500000);
+	/* the model keeps the flow going: next round, no STARTUP, cwnd > 0 */
+	env_round(&e, 100, 10000);
+	ASSERT_EQ(e.b->mode, BBR_PROBE_BW);
+	ASSERT_GE(e.sk.snd_cwnd, 4);
+}
+
+TEST(warm_start_uses_the_rate_sample_when_larger)
+{
+	struct env e;
+
+	env_init(&e, 10);
+	e.sk.delivered = 5000;
+	e.sk.snd_cwnd = 50;
+	e.sk.snd_ssthresh = 40;
+	e.sk.srtt_us = 10000;
+	e.sk.kernel_min_rtt_us = 8000;
+	e.sk.rate_delivered = 80;
+	e.sk.rate_interval_us = 10000;
+	bbr_core_init(&e.sks, &e.sk);
+	ASSERT_EQ(e.b->mode, BBR_PROBE_BW);
+	/* 80 pkts / 10 ms (floor) beats cwnd/srtt = 50 pkts / 10 ms */
+	ASSERT_EQ(bbr_max_bw(e.b), (u32)(80ull * BW_UNIT / 10000));
+}
+
+TEST(cold_start_in_slow_start_or_when_new)
+{
+	struct env e;
+
+	env_live(&e, BBR_TCP_INFINITE_SSTHRESH);	/* previous CC in slow start */
+	ASSERT_EQ(e.b->mode, BBR_STARTUP);
+	ASSERT_EQ(e.b->full_bw_reached, 0);
+	ASSERT_EQ(e.sk.snd_ssthresh, BBR_TCP_INFINITE_SSTHRESH);
+	env_init(&e, 10);				/* a new connection */
+	ASSERT_EQ(e.b->mode, BBR_STARTUP);
+	ASSERT_EQ(e.b->pacing_gain, 710);
+}
