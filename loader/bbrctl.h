@@ -162,7 +162,6 @@ int read_state_iter(const char *name, void **buf, size_t *len, bool quiet);
 /* Count records; -1 if the stream is not a valid bbr3_state_rec stream. */
 long count_state_recs(const void *buf, size_t len);
 int cmd_stat_impl(char **names, int n);
-int cmd_params_impl(const char *name);
 /* ---- parameter sets (params.c) ---- */
 int cmd_set_impl(char **args, int nargs);
 int cmd_params_set_impl(char **args, int nargs);
