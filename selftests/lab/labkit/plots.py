@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 from . import metrics as M  # noqa: E402
 
 DPI = 80
+LEGEND_FLOWS_MAX = 12       # more flows: per-flow lines without legend entries
 COLORS = {"bbr3": "tab:blue", "bbr": "tab:green", "cubic": "tab:red", "reno": "tab:gray",
           "bbr_swift": "tab:purple", "dctcp_bpf": "tab:orange"}
 MODE_LEVEL = {"STARTUP": 3, "DRAIN": 2, "PROBE_BW": 1, "PROBE_RTT": 0}
@@ -53,8 +54,10 @@ def _throughput(sub, title, path):
     for ax, (res, _, _) in zip(axes[:, 0], sub):
         edges, bins, active = res["_bins"]
         t = edges[1:]
+        many = len(bins) > LEGEND_FLOWS_MAX
         for fid, v in bins.items():
-            ax.plot(t, v, lw=0.9, label=f"flow {fid} ({res['flows'][fid]['cc']})")
+            ax.plot(t, v, lw=0.4 if many else 0.9,
+                    label=None if many else f"flow {fid} ({res['flows'][fid]['cc']})")
         ax.plot(t, sum(bins.values()), color="black", lw=1.2, alpha=0.5, label="aggregate")
         if res.get("capacity_mbit"):
             ax.axhline(res["rate_mbit"], color="gray", ls=":", lw=1, label="link rate")
