@@ -250,3 +250,46 @@ def test_state_recorder_prefers_trace_and_falls_back_to_stat(monkeypatch, tmp_pa
     assert seen[(True, False)][0].startswith("bbrctl stat") and "no trace ring" in seen[(True, False)][2]
     assert seen[(False, True)][0].startswith("bbrctl stat") and seen[(False, True)][1] == [{"t_s": 1.0}]
     assert rec["source"].startswith("none") and rec["rows"] == []
+
+
+FAKE_BBRCTL = """#!/bin/sh
+# bbrctl without `set`: help set fails; params shows JSON or logs a change
+echo "$@" >> "$0.log"
+case "$1 $2" in
+  "help set") echo "bbrctl: unknown command set" >&2; exit 2;;
+  "help attach") echo "Usage: bbrctl attach --cgroup PATH --cc NAME"; exit 0;;
+  "--json params") echo '{"cc":"bbr3","params":{"beta":76,"ecn_enable":0}}'; exit 0;;
+  "params bbr3") exit 0;;
+  "attach --cgroup") echo "bbrctl: attached: ... use bbr3; pinned at ..." >&2; exit 0;;
+  "detach --cgroup") exit 0;;
+esac
+exit 1
+"""
+
+
+def test_params_fallback_restores_global_values(monkeypatch, tmp_path):
+    """bbrctl without `set --cgroup`: global `params NAME k=v`, the old values
+    written back after the run, also when the run fails; attach/detach pair up."""
+    fake = tmp_path / "bbrctl"
+    fake.write_text(FAKE_BBRCTL)
+    fake.chmod(0o755)
+    monkeypatch.setattr(ccctl, "BBRCTL", fake)
+
+    class Cg:
+        path = Path("/sys/fs/cgroup/unified/lab-test")
+
+    with pytest.raises(RuntimeError):
+        with ccctl.CcParams("bbr3", {"beta": 128, "ecn_enable": 1}, Cg()) as cp, \
+                ccctl.EtsAttach("bbr3", Cg()) as ea:
+            assert cp.method.startswith("bbrctl params (global")
+            assert ea.ets is False
+            raise RuntimeError("run failed")
+    log = (tmp_path / "bbrctl.log").read_text().splitlines()
+    print("\n".join(log))
+    assert "params bbr3 beta=128 ecn_enable=1" in log
+    assert log[-1] == "params bbr3 beta=76 ecn_enable=0"           # restored last
+    assert "detach --cgroup /sys/fs/cgroup/unified/lab-test" in log
+    assert log.index("detach --cgroup /sys/fs/cgroup/unified/lab-test") < len(log) - 1
+    with pytest.raises(LabError, match="have no \\['bogus'\\]"):
+        with ccctl.CcParams("bbr3", {"bogus": 1}, Cg()):
+            pass
