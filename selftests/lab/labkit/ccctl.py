@@ -73,7 +73,8 @@ def param_keys(cc):
     if cc == "bbr3":
         return frozenset(bbr)
     if cc == "bbr_swift":
-        return frozenset(bbr | _struct_fields(SWIFT_HDR, "swift_cfg"))
+        # keep_ecn: bbrctl set's name for the SWIFT_CFG_F_KEEP_ECN flag
+        return frozenset(bbr | _struct_fields(SWIFT_HDR, "swift_cfg") | {"keep_ecn"})
     return frozenset()
 
 

@@ -60,7 +60,7 @@ def test_param_keys_from_headers():
     k3, ks = ccctl.param_keys("bbr3"), ccctl.param_keys("bbr_swift")
     print("bbr3 keys", sorted(k3), "swift extra", sorted(ks - k3))
     assert {"ecn_enable", "beta", "cwnd_gain", "probe_rtt_mode_ms"} <= k3
-    assert "target_rtt_us" in ks and "target_rtt_us" not in k3
+    assert {"target_rtt_us", "stale_us", "keep_ecn"} <= ks and "target_rtt_us" not in k3
     assert not any(k.startswith("_") for k in ks)
 
 
