@@ -294,9 +294,6 @@ void BBR_GLUE_PROG(BBR_GLUE_SYM(init), struct sock *sk)
 	sks = BBR_GLUE_CORE(v);
 	bbr_glue_pick_params(sk, &sks->st);
 	bbr_sock_load(&s, sk);
-	/* the latest rate sample, for a warm start of a live connection */
-	s.rate_delivered = tcp_sk(sk)->rate_delivered;
-	s.rate_interval_us = tcp_sk(sk)->rate_interval_us;
 	bbr_core_init(sks, &s);
 	BBR_GLUE_HOOK_INIT(sk, v, &s);
 	bbr_sock_store(sk, &s);
@@ -477,6 +474,16 @@ int BBR_GLUE_DUMP_PROG(struct bpf_iter__bpf_sk_storage_map *ctx)
 		bpf_probe_read_kernel(rec_p->daddr, 16,
 				      &sk->__sk_common.skc_v6_daddr);
 	}
+	rec_p->bytes_acked = tp->bytes_acked;
+	rec_p->bytes_retrans = tp->bytes_retrans;
+	rec_p->total_retrans = tp->total_retrans;
+	rec_p->retrans_out = tp->retrans_out;
+	rec_p->lost_out = tp->lost_out;
+	rec_p->sacked_out = tp->sacked_out;
+	rec_p->snd_ssthresh = tp->snd_ssthresh;
+	rec_p->rttvar_us = tp->mdev_us >> 2;
+	rec_p->kernel_min_rtt_us = tp->rtt_min.s[0].v;
+	rec_p->ca_state = BPF_CORE_READ_BITFIELD(&tp->inet_conn, icsk_ca_state);
 	__builtin_memcpy(&rec_p->st, &BBR_GLUE_CORE(v)->st, sizeof(rec_p->st));
 	BBR_GLUE_HOOK_REC(&full, v);
 	bpf_seq_write(seq, &full, sizeof(full));

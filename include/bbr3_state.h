@@ -14,7 +14,7 @@
 #ifndef BBR3_STATE_H
 #define BBR3_STATE_H
 
-#define BBR3_STATE_VERSION	2	/* bump when the layout below changes */
+#define BBR3_STATE_VERSION	3	/* bump when the layout below changes */
 
 #define BBR_UNSET		0xFFFFFFFFu
 
@@ -217,6 +217,19 @@ struct bbr3_state_rec {
 	u16 _pad;
 	u8 saddr[16];			/* IPv4 in the first 4 bytes */
 	u8 daddr[16];
+	/* tcp_info's view of the socket (read with CO-RE, not through the
+	 * CC), so `bbrctl stat` needs no inet_diag per namespace. */
+	u64 bytes_acked;		/* tcpi_bytes_acked */
+	u64 bytes_retrans;		/* tcpi_bytes_retrans */
+	u32 total_retrans;		/* tcpi_total_retrans, segments */
+	u32 retrans_out;		/* tcpi_retrans: retransmits in flight */
+	u32 lost_out;			/* tcpi_lost */
+	u32 sacked_out;			/* tcpi_sacked */
+	u32 snd_ssthresh;		/* tcpi_snd_ssthresh */
+	u32 rttvar_us;			/* tcpi_rttvar */
+	u32 kernel_min_rtt_us;		/* tcpi_min_rtt */
+	u8 ca_state;			/* tcpi_ca_state: TCP_CA_* */
+	u8 _pad2[3];
 	struct bbr3 st;
 };
 

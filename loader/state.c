@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * bbrctl: read the state iterators (`stat`) of loaded congestion controls.
- * The runtime parameters (`params`, `set`) are in params.c.
+ * bbrctl: read the state iterators (`stat`) and the runtime parameters
+ * (`params`) of loaded congestion controls.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +17,7 @@
 
 #include "bbr_types.h"
 #include "bbr3_state.h"
+#include "bbr_swift.h"
 #include "bbrctl.h"
 
 #define BW_SCALE	24	/* bw is packets per µs << BW_SCALE */
@@ -60,7 +61,7 @@ _Static_assert(sizeof(struct bbr3_state_rec) ==
 	       offsetof(struct bbr3_state_rec, st) + sizeof(struct bbr3),
 	       "struct bbr3_state_rec changed: update loader/state.c");
 _Static_assert(offsetof(struct bbr3_state_rec, st) ==
-	       offsetof(struct bbr3_state_rec, daddr) + 16,
+	       offsetof(struct bbr3_state_rec, _pad2) + 3,
 	       "struct bbr3_state_rec header changed: update loader/state.c");
 
 struct field {
@@ -165,15 +166,50 @@ out_link:
 	return ret;
 }
 
+/*
+ * Size of one record of a stream: bbr3's struct bbr3_state_rec, or
+ * bbr_swift's struct bbr_swift_state_rec (the same record followed by the
+ * Swift part, recognised by its magic).
+ */
+static size_t rec_stride(const void *buf, size_t len)
+{
+	uint32_t magic;
+
+	if (len >= sizeof(struct bbr_swift_state_rec)) {
+		memcpy(&magic, (const char *)buf +
+		       offsetof(struct bbr_swift_state_rec, magic), sizeof(magic));
+		if (magic == BBR_SWIFT_STATE_REC_MAGIC)
+			return sizeof(struct bbr_swift_state_rec);
+	}
+	return sizeof(struct bbr3_state_rec);
+}
+
+/* The i-th record of a stream of records stride bytes apart. */
+static const struct bbr3_state_rec *rec_at(const void *buf, size_t stride, size_t i)
+{
+	return (const void *)((const char *)buf + i * stride);
+}
+
+/* The Swift part of a record, or NULL for bbr3 records. */
+static const struct bbr_swift_state_rec *swift_rec(const struct bbr3_state_rec *r,
+						   size_t stride)
+{
+	const struct bbr_swift_state_rec *sr = (const void *)r;
+
+	if (stride != sizeof(*sr) || sr->magic != BBR_SWIFT_STATE_REC_MAGIC ||
+	    sr->version != BBR_SWIFT_VERSION)
+		return NULL;
+	return sr;
+}
+
 long count_state_recs(const void *buf, size_t len)
 {
-	const struct bbr3_state_rec *r = buf;
-	size_t n = len / sizeof(*r);
+	size_t stride = rec_stride(buf, len), n = len / stride;
 
-	if (len % sizeof(*r))
+	if (len % stride)
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		if (r[i].version != BBR3_STATE_VERSION)
+		if (rec_at(buf, stride, i)->version != BBR3_STATE_VERSION)
 			return -1;
 	return (long)n;
 }
@@ -181,7 +217,7 @@ long count_state_recs(const void *buf, size_t len)
 /* Check a record stream; prints why it is unusable. */
 static int validate_stream(const char *name, const void *buf, size_t len)
 {
-	const struct bbr3_state_rec *r = buf;
+	size_t stride = rec_stride(buf, len);
 	uint32_t version;
 
 	if (len >= offsetof(struct bbr3_state_rec, version) + sizeof(version)) {
@@ -195,17 +231,26 @@ static int validate_stream(const char *name, const void *buf, size_t len)
 			return -1;
 		}
 	}
-	if (len % sizeof(*r)) {
+	if (len % stride) {
 		err("%s: the state iterator produced %zu bytes, not a multiple "
-		    "of the %zu-byte struct bbr3_state_rec (object and bbrctl "
-		    "built from different include/bbr3_state.h?)", name, len,
-		    sizeof(*r));
+		    "of the %zu-byte record (object and bbrctl built from "
+		    "different include/bbr3_state.h or bbr_swift.h?)", name, len,
+		    stride);
 		return -1;
 	}
-	for (size_t i = 0; i < len / sizeof(*r); i++) {
-		if (r[i].version != BBR3_STATE_VERSION) {
+	for (size_t i = 0; i < len / stride; i++) {
+		const struct bbr3_state_rec *r = rec_at(buf, stride, i);
+
+		if (r->version != BBR3_STATE_VERSION) {
 			err("%s: record %zu has version %u, expected %u", name,
-			    i, r[i].version, BBR3_STATE_VERSION);
+			    i, r->version, BBR3_STATE_VERSION);
+			return -1;
+		}
+		if (stride != sizeof(*r) && !swift_rec(r, stride)) {
+			err("%s: record %zu has a bad Swift part (magic or version "
+			    "%u, expected %u)", name, i,
+			    ((const struct bbr_swift_state_rec *)r)->version,
+			    BBR_SWIFT_VERSION);
 			return -1;
 		}
 	}
@@ -302,21 +347,48 @@ static void fmt_u32_unset(uint32_t v, char *buf, size_t len)
 
 enum {
 	C_CC, C_COOKIE, C_LOCAL, C_PEER, C_MODE, C_PHASE, C_BW, C_PACING,
-	C_CWND, C_INFLIGHT, C_SRTT, C_MINRTT, C_INFL_LO, C_INFL_HI, C_ECN,
-	C_FULLBW, NCOLS
+	C_CWND, C_INFLIGHT, C_SRTT, C_MINRTT, C_INFL_LO, C_INFL_HI, C_LOSS,
+	C_CE, C_RETRANS, C_ECN, C_NETRTT, C_SWIFT, C_FULLBW, NCOLS
 };
 
 static const char *const col_names[NCOLS] = {
 	"CC", "COOKIE", "LOCAL", "PEER", "MODE", "PHASE", "BW", "PACING",
 	"CWND", "INFLIGHT", "SRTT", "MIN_RTT", "INFL_LO", "INFL_HI",
-	"ECN_ALPHA", "FULL_BW",
+	"LOSS%", "CE%", "RETRANS", "ECN_ALPHA", "NET_RTT", "SWIFT", "FULL_BW",
 };
+
+/* Lost / (delivered + lost) over the connection's life, parts per million. */
+static uint64_t loss_ppm(const struct bbr3_state_rec *r)
+{
+	uint64_t d = (uint64_t)r->delivered + r->lost;
+
+	return d ? (uint64_t)r->lost * 1000000 / d : 0;
+}
+
+/* CE-marked / delivered over the connection's life, parts per million. */
+static uint64_t ce_ppm(const struct bbr3_state_rec *r)
+{
+	return r->delivered ? (uint64_t)r->delivered_ce * 1000000 / r->delivered : 0;
+}
+
+/* swift_state.status: "active" means the target is in force; anything
+ * else is the fallback to plain BBRv3 and says why. */
+static const char *swift_status_name(unsigned int st)
+{
+	switch (st) {
+	case SWIFT_ST_NO_TARGET:	return "no_target";
+	case SWIFT_ST_NO_ETS:		return "no_ets";
+	case SWIFT_ST_STALE:		return "stale";
+	case SWIFT_ST_ACTIVE:		return "active";
+	default:			return "?";
+	}
+}
 
 #define CELL 64
 struct row { char c[NCOLS][CELL]; };
 
 static void rec_to_row(const char *cc, const struct bbr3_state_rec *r,
-		       struct row *row)
+		       const struct bbr_swift_state_rec *sw, struct row *row)
 {
 	const struct bbr3 *b = &r->st;
 
@@ -339,7 +411,21 @@ static void rec_to_row(const char *cc, const struct bbr3_state_rec *r,
 		snprintf(row->c[C_MINRTT], CELL, "%uus", b->min_rtt_us);
 	fmt_u32_unset(b->inflight_lo, row->c[C_INFL_LO], CELL);
 	fmt_u32_unset(b->inflight_hi, row->c[C_INFL_HI], CELL);
+	snprintf(row->c[C_LOSS], CELL, "%.2f", loss_ppm(r) / 1e4);
+	snprintf(row->c[C_CE], CELL, "%.2f", ce_ppm(r) / 1e4);
+	snprintf(row->c[C_RETRANS], CELL, "%u", r->total_retrans);
 	snprintf(row->c[C_ECN], CELL, "%.3f", b->ecn_alpha / (double)(1 << BBR_SCALE));
+	if (sw && sw->sw.network_rtt_us)
+		snprintf(row->c[C_NETRTT], CELL, "%uus", sw->sw.network_rtt_us);
+	else
+		snprintf(row->c[C_NETRTT], CELL, "-");
+	if (!sw)
+		snprintf(row->c[C_SWIFT], CELL, "-");
+	else if (sw->sw.target_rtt_us)
+		snprintf(row->c[C_SWIFT], CELL, "%s/%uus",
+			 swift_status_name(sw->sw.status), sw->sw.target_rtt_us);
+	else
+		snprintf(row->c[C_SWIFT], CELL, "%s", swift_status_name(sw->sw.status));
 	snprintf(row->c[C_FULLBW], CELL, "%s", b->full_bw_reached ? "yes" : "no");
 }
 
@@ -366,7 +452,8 @@ static void print_table(const struct row *rows, size_t n)
 }
 
 static void rec_to_json(struct json *j, const char *cc,
-			const struct bbr3_state_rec *r)
+			const struct bbr3_state_rec *r,
+			const struct bbr_swift_state_rec *sw)
 {
 	const struct bbr3 *b = &r->st;
 	char addr[INET6_ADDRSTRLEN + 2];
@@ -417,6 +504,41 @@ static void rec_to_json(struct json *j, const char *cc,
 		json_kv_null(j, "phase_name");
 	json_kv_u64(j, "bw", bw);
 	json_kv_u64(j, "bw_bps", bw_to_bps(bw, r->mss_bytes));
+
+	/* tcp_info's fields, read by the iterator. */
+	json_kv_u64(j, "bytes_acked", r->bytes_acked);
+	json_kv_u64(j, "bytes_retrans", r->bytes_retrans);
+	json_kv_u64(j, "total_retrans", r->total_retrans);
+	json_kv_u64(j, "retrans_out", r->retrans_out);
+	json_kv_u64(j, "lost_out", r->lost_out);
+	json_kv_u64(j, "sacked_out", r->sacked_out);
+	json_kv_u64(j, "snd_ssthresh", r->snd_ssthresh);
+	json_kv_u64(j, "rttvar_us", r->rttvar_us);
+	json_kv_u64(j, "kernel_min_rtt_us", r->kernel_min_rtt_us);
+	json_kv_u64(j, "ca_state", r->ca_state);
+	json_kv_u64(j, "loss_ppm", loss_ppm(r));
+	json_kv_u64(j, "ce_ppm", ce_ppm(r));
+
+	if (sw) {
+		json_key(j, "swift");
+		json_begin_object(j);
+		json_kv_u64(j, "version", sw->version);
+		json_kv_string(j, "status", swift_status_name(sw->sw.status));
+		json_kv_u64(j, "status_code", sw->sw.status);
+		json_kv_bool(j, "fallback", sw->sw.status != SWIFT_ST_ACTIVE);
+		json_kv_u64(j, "target_rtt_us", sw->sw.target_rtt_us);
+		json_kv_u64(j, "network_rtt_us", sw->sw.network_rtt_us);
+		json_kv_u64(j, "stale_us", sw->sw.stale_us);
+		json_kv_u64(j, "last_sample_ns", sw->sw.last_sample_ns);
+		json_kv_u64(j, "last_factor", sw->sw.last_factor);
+		json_kv_u64(j, "last_factor_ppm",
+			    (uint64_t)sw->sw.last_factor * 1000000 / SWIFT_FACTOR_UNIT);
+		json_kv_u64(j, "decreases", sw->sw.decreases);
+		json_kv_u64(j, "fallback_acks", sw->sw.fallback_acks);
+		json_kv_u64(j, "subpkt_cwnd_milli", sw->sw.subpkt_cwnd_milli);
+		json_kv_u64(j, "flags", sw->sw.flags);
+		json_end_object(j);
+	}
 	json_end_object(j);
 }
 
@@ -443,8 +565,7 @@ int cmd_stat_impl(char **names, int n)
 	for (int i = 0; i < n; i++) {
 		char p[PATH_MAX];
 		void *buf = NULL;
-		size_t len = 0, cnt;
-		const struct bbr3_state_rec *r;
+		size_t len = 0, cnt, stride;
 
 		if (!valid_cc_name(names[i])) {
 			err("invalid congestion control name \"%s\"", names[i]);
@@ -468,11 +589,14 @@ int cmd_stat_impl(char **names, int n)
 			ret = -1;
 			continue;
 		}
-		r = buf;
-		cnt = len / sizeof(*r);
+		stride = rec_stride(buf, len);
+		cnt = len / stride;
 		if (g_opts.json) {
-			for (size_t k = 0; k < cnt; k++)
-				rec_to_json(&j, names[i], &r[k]);
+			for (size_t k = 0; k < cnt; k++) {
+				const struct bbr3_state_rec *r = rec_at(buf, stride, k);
+
+				rec_to_json(&j, names[i], r, swift_rec(r, stride));
+			}
 		} else if (cnt) {
 			struct row *nr = realloc(rows, (nrows + cnt) * sizeof(*rows));
 
@@ -483,8 +607,12 @@ int cmd_stat_impl(char **names, int n)
 				break;
 			}
 			rows = nr;
-			for (size_t k = 0; k < cnt; k++)
-				rec_to_row(names[i], &r[k], &rows[nrows++]);
+			for (size_t k = 0; k < cnt; k++) {
+				const struct bbr3_state_rec *r = rec_at(buf, stride, k);
+
+				rec_to_row(names[i], r, swift_rec(r, stride),
+					   &rows[nrows++]);
+			}
 		}
 		free(buf);
 	}
@@ -501,5 +629,190 @@ int cmd_stat_impl(char **names, int n)
 	}
 	free(rows);
 	free_names(all, nall);
+	return ret;
+}
+
+/* ---- params ------------------------------------------------------------------- */
+
+/* Find <name>_params in a .data map of one of the programs of a struct_ops map. */
+struct params_loc {
+	int map_fd;
+	struct btf *btf;
+	uint32_t value_size;
+	uint32_t var_off;
+	uint32_t type_id;	/* the struct */
+	uint32_t map_id;
+};
+
+static int try_data_map(uint32_t map_id, const char *var_name,
+			struct params_loc *loc)
+{
+	struct bpf_map_info mi;
+	__u32 mi_len = sizeof(mi);
+	const struct btf_type *sec;
+	const struct btf_var_secinfo *vsi;
+	const char *sname;
+	struct btf *btf;
+	int fd;
+
+	fd = bpf_map_get_fd_by_id(map_id);
+	if (fd < 0)
+		return -errno;
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_map_get_info_by_fd(fd, &mi, &mi_len) || mi.type != BPF_MAP_TYPE_ARRAY ||
+	    !mi.btf_id || !mi.btf_value_type_id)
+		goto no;
+	btf = btf__load_from_kernel_by_id(mi.btf_id);
+	if (!btf)
+		goto no;
+	sec = btf__type_by_id(btf, mi.btf_value_type_id);
+	sname = sec ? btf__name_by_offset(btf, sec->name_off) : NULL;
+	if (!sec || !btf_is_datasec(sec) || !sname || strcmp(sname, ".data") != 0) {
+		btf__free(btf);
+		goto no;
+	}
+	vsi = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vsi++) {
+		const struct btf_type *var = btf__type_by_id(btf, vsi->type);
+		const char *vname = var ? btf__name_by_offset(btf, var->name_off) : NULL;
+		const struct btf_type *st;
+		int tid;
+
+		if (!vname || strcmp(vname, var_name) != 0)
+			continue;
+		tid = btf__resolve_type(btf, var->type);
+		st = tid > 0 ? btf__type_by_id(btf, tid) : NULL;
+		if (!st || !btf_is_struct(st) || vsi->offset + st->size > mi.value_size)
+			break;
+		loc->map_fd = fd;
+		loc->btf = btf;
+		loc->value_size = mi.value_size;
+		loc->var_off = vsi->offset;
+		loc->type_id = tid;
+		loc->map_id = map_id;
+		return 0;
+	}
+	btf__free(btf);
+no:
+	close(fd);
+	return -ENOENT;
+}
+
+static int find_params(uint32_t st_map_id, const char *var_name,
+		       struct params_loc *loc)
+{
+	uint32_t progs[32], maps[64];
+	int np = struct_ops_prog_ids(st_map_id, progs, 32);
+
+	if (np < 0)
+		return np;
+	for (int i = 0; i < np; i++) {
+		struct bpf_prog_info pi;
+		__u32 pi_len = sizeof(pi);
+		int pfd = bpf_prog_get_fd_by_id(progs[i]);
+
+		if (pfd < 0)
+			continue;
+		memset(&pi, 0, sizeof(pi));
+		pi.nr_map_ids = 64;
+		pi.map_ids = (uintptr_t)maps;
+		if (bpf_prog_get_info_by_fd(pfd, &pi, &pi_len) != 0) {
+			close(pfd);
+			continue;
+		}
+		close(pfd);
+		for (uint32_t k = 0; k < pi.nr_map_ids && k < 64; k++)
+			if (try_data_map(maps[k], var_name, loc) == 0)
+				return 0;
+	}
+	return -ENOENT;
+}
+
+int cmd_params_impl(const char *name)
+{
+	struct params_loc loc = { .map_fd = -1 };
+	const struct btf_type *st;
+	const struct btf_member *m;
+	struct cc_info ci;
+	char var[64], *value = NULL;
+	__u32 key = 0;
+	struct json j;
+	int ret = -1;
+
+	if (!valid_cc_name(name)) {
+		err("invalid congestion control name \"%s\"", name);
+		return -1;
+	}
+	cc_get_info(name, &ci);
+	if (!ci.has_link) {
+		err("%s is not loaded by bbrctl (%s)", name,
+		    ci.note[0] ? ci.note : "no link pin");
+		return -1;
+	}
+	if (!ci.map_id) {
+		err("%s: the pinned link is detached (stale pins; run `bbrctl "
+		    "unload %s`)", name, name);
+		return -1;
+	}
+	snprintf(var, sizeof(var), "%s_params", name);
+	ret = find_params(ci.map_id, var, &loc);
+	if (ret == -EPERM || ret == -EACCES) {
+		err("%s: reading its maps and programs by id needs CAP_SYS_ADMIN "
+		    "(%s)", name, strerror(-ret));
+		return -1;
+	}
+	if (ret) {
+		err("%s: no runtime parameters: none of its programs uses a "
+		    "global %s in .data", name, var);
+		return -1;
+	}
+	ret = -1;
+	value = calloc(1, loc.value_size);
+	if (!value)
+		goto out;
+	if (bpf_map_lookup_elem(loc.map_fd, &key, value)) {
+		err("%s: reading map %u: %s", name, loc.map_id, strerror(errno));
+		goto out;
+	}
+	st = btf__type_by_id(loc.btf, loc.type_id);
+	if (g_opts.json) {
+		json_init(&j, stdout, g_opts.pretty);
+		json_begin_object(&j);
+		json_kv_string(&j, "cc", name);
+		json_kv_u64(&j, "data_map_id", loc.map_id);
+		json_key(&j, "params");
+		json_begin_object(&j);
+	}
+	m = btf_members(st);
+	for (int i = 0; i < btf_vlen(st); i++, m++) {
+		const char *mname = btf__name_by_offset(loc.btf, m->name_off);
+		const struct btf_type *mt;
+		size_t off = loc.var_off + btf_member_bit_offset(st, i) / 8;
+		int tid = btf__resolve_type(loc.btf, m->type);
+
+		mt = tid > 0 ? btf__type_by_id(loc.btf, tid) : NULL;
+		if (!mname || mname[0] == '_' || !mt || !btf_is_int(mt) ||
+		    btf_member_bitfield_size(st, i) || off + mt->size > loc.value_size)
+			continue;
+		if (g_opts.json)
+			json_kv_u64(&j, mname, load_uint(value + off, mt->size));
+		else
+			printf("%-24s %llu\n", mname,
+			       (unsigned long long)load_uint(value + off, mt->size));
+	}
+	ret = 0;
+	if (g_opts.json) {
+		json_end_object(&j);
+		json_end_object(&j);
+		if (json_end(&j)) {
+			err("writing JSON output failed");
+			ret = -1;
+		}
+	}
+out:
+	free(value);
+	if (loc.map_fd >= 0)
+		close(loc.map_fd);
+	btf__free(loc.btf);
 	return ret;
 }

@@ -38,6 +38,8 @@ RTT_MS = 40
 BUFFER_BDP = 2
 TRANSFER_S = 5                  # STARTUP+DRAIN take ~1 s, then PROBE_BW
 PER_ACK_TRANSFER_S = 2
+STAT_TRANSFER_S = 4
+STAT_AT_S = 2.5                 # well into PROBE_BW (STARTUP+DRAIN ~0.5 s)
 PORT = 5461
 MSS_BYTES = 1448                # 1500 MTU - 20 IP - 32 TCP with timestamps
 # linkem serialises IP packets at RATE_MBIT: the payload rate is less.
@@ -120,22 +122,33 @@ def start_trace(*args):
     proc = subprocess.Popen([str(BBRCTL), "trace", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + TRACE_START_S
-    while trace_ctl()["owner_pid"] != proc.pid:
-        assert proc.poll() is None, f"bbrctl trace exited early: {proc.communicate()}"
-        assert time.monotonic() < deadline, "bbrctl trace did not set its flag"
-        time.sleep(0.02)
+    try:
+        while trace_ctl()["owner_pid"] != proc.pid:
+            assert proc.poll() is None, f"bbrctl trace exited early: {proc.communicate()}"
+            assert time.monotonic() < deadline, "bbrctl trace did not set its flag"
+            time.sleep(0.02)
+    except BaseException:
+        proc.kill()         # never leave a reader (and its map references) behind
+        proc.communicate()
+        raise
     return proc
 
 
 def stop_trace(proc, sig=signal.SIGINT):
     if sig is not None:
         proc.send_signal(sig)
-    out, errs = proc.communicate(timeout=TRACE_STOP_S)
+    try:
+        out, errs = proc.communicate(timeout=TRACE_STOP_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
     return proc.returncode, out, errs
 
 
-def transfer(seconds):
-    """One bbr3 flow through the emulator; returns its SO_COOKIE."""
+def transfer(seconds, cc="bbr3", during=None, during_at_s=None):
+    """One flow of CC cc through the emulator; returns its SO_COOKIE, or with
+    during, (cookie, during(path, cookie)) called during_at_s into the flow."""
     from labkit import path as labpath
     labpath.NS_PREFIX = NS_PREFIX
     rcv = snd = None
@@ -147,15 +160,19 @@ def transfer(seconds):
                                    stdout=subprocess.PIPE, text=True)
             assert rcv.stdout.readline().strip() == "ready"
             snd = subprocess.Popen(["ip", "netns", "exec", p.snd_ns[0], sys.executable, "-c",
-                                    SENDER, p.rcv_addr, str(PORT), "bbr3", str(seconds)],
+                                    SENDER, p.rcv_addr, str(PORT), cc, str(seconds)],
                                    stdout=subprocess.PIPE, text=True)
             cookie = int(snd.stdout.readline())
+            seen = None
+            if during:
+                time.sleep(during_at_s)
+                seen = during(p, cookie)
             sent = int(snd.stdout.readline())
             assert snd.wait(timeout=30) == 0
             received = int(rcv.stdout.readline())
             assert rcv.wait(timeout=30) == 0
             assert received == sent > 0
-            return cookie
+            return (cookie, seen) if during else cookie
     finally:
         for proc in (snd, rcv):
             if proc and proc.poll() is None:
@@ -218,8 +235,10 @@ def test_round_events_follow_the_model(bbr3_loaded):
 
 def test_per_ack_csv_with_duration(bbr3_loaded):
     trace = start_trace("bbr3", "--per-ack", "--csv", "--duration", str(PER_ACK_TRANSFER_S + 2))
-    cookie = transfer(PER_ACK_TRANSFER_S)
-    rc, out, errs = stop_trace(trace, sig=None)
+    try:
+        cookie = transfer(PER_ACK_TRANSFER_S)
+    finally:
+        rc, out, errs = stop_trace(trace, sig=None)
     assert rc == 0, errs
     rows = list(csv.DictReader(io.StringIO(out)))
     header = out.splitlines()[0].split(",")
@@ -249,8 +268,67 @@ def test_errors_second_reader_and_takeover(bbr3_loaded, tmp_path):
 
     killed = start_trace("bbr3")
     killed.kill()
-    killed.wait()
+    killed.communicate()
     assert trace_ctl()["flags"] != 0, "the flag of a SIGKILLed reader stays set"
     bbrctl("trace", "bbr3", "--duration", "0.3", check=0)
     ctl = trace_ctl()
     assert ctl["flags"] == 0 and ctl["owner_pid"] == 0, ctl
+
+
+def stat_snapshot(cc):
+    """`bbrctl --json stat CC` and `bbrctl top --count 1 CC` in one go."""
+    def snap(path, cookie):
+        recs = json.loads(bbrctl("--json", "stat", cc, check=0).stdout)
+        top = bbrctl("top", "--count", "1", cc, check=0).stdout
+        return path.snd_addr[0], path.rcv_addr, [r for r in recs if r["cookie"] == cookie], top
+    return snap
+
+
+def test_stat_columns_of_a_live_bbr3_flow(bbr3_loaded):
+    cookie, (saddr, daddr, recs, top) = transfer(STAT_TRANSFER_S, during=stat_snapshot("bbr3"),
+                                                 during_at_s=STAT_AT_S)
+    assert len(recs) == 1, f"no stat record for cookie {cookie}"
+    r = recs[0]
+    print(top)
+    print({k: r[k] for k in ("mode_name", "bw_bps", "srtt_us", "kernel_min_rtt_us", "rttvar_us",
+                             "total_retrans", "bytes_acked", "loss_ppm", "ce_ppm", "ca_state")})
+    assert (r["saddr"], r["daddr"], r["dport"]) == (saddr, daddr, PORT)
+    assert r["cc"] == "bbr3" and "swift" not in r
+    assert r["mode_name"] == "PROBE_BW"
+    assert BW_LO * PAYLOAD_MBIT <= r["bw_bps"] / 1e6 <= BW_HI * PAYLOAD_MBIT
+    assert RTT_MS * 1000 <= r["kernel_min_rtt_us"] <= RTT_MS * 1000 * MIN_RTT_SLACK
+    assert r["srtt_us"] >= RTT_MS * 1000 and r["rttvar_us"] > 0
+    # bytes_acked is what arrived in STAT_AT_S at no more than the path's rate.
+    acked_mbit = r["bytes_acked"] * 8 / 1e6
+    assert 0.5 * PAYLOAD_MBIT * (STAT_AT_S - 1) <= acked_mbit <= PAYLOAD_MBIT * STAT_AT_S
+    assert r["loss_ppm"] == (r["lost"] * 1_000_000 // (r["delivered"] + r["lost"]))
+    assert r["ce_ppm"] == 0 and r["ca_state"] in range(5)
+    assert r["total_retrans"] >= 0 and r["bytes_retrans"] <= r["bytes_acked"]
+    header = top.splitlines()[2].split()
+    for col in ("LOSS%", "CE%", "RETRANS", "NET_RTT", "SWIFT", "MIN_RTT", "INFL_LO"):
+        assert col in header, header
+    row = next(line.split() for line in top.splitlines() if f" {cookie} " in f" {line} ")
+    assert row[header.index("SWIFT")] == "-" and row[header.index("NET_RTT")] == "-"
+
+
+def test_stat_decodes_the_swift_record():
+    if "bbr_swift" in netlab.available_ccs():
+        busy_elsewhere("bbr_swift is registered by someone else")
+    bbrctl("load", "bbr_swift", check=0)
+    try:
+        cookie, (_, _, recs, top) = transfer(STAT_TRANSFER_S, cc="bbr_swift",
+                                             during=stat_snapshot("bbr_swift"),
+                                             during_at_s=STAT_AT_S)
+    finally:
+        bbrctl("unload", "bbr_swift", check=0)
+    assert len(recs) == 1, f"no stat record for cookie {cookie}"
+    print(top)
+    sw = recs[0]["swift"]
+    print(sw)
+    # No target configured, no ETS: plain BBRv3, and the record says so.
+    assert sw["status"] == "no_target" and sw["fallback"] is True
+    assert sw["target_rtt_us"] == 0 and sw["network_rtt_us"] == 0 and sw["decreases"] == 0
+    assert recs[0]["mode_name"] in ("DRAIN", "PROBE_BW")
+    header = top.splitlines()[2].split()
+    row = next(line.split() for line in top.splitlines() if f" {cookie} " in f" {line} ")
+    assert row[header.index("SWIFT")] == "no_target"
