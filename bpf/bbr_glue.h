@@ -294,6 +294,9 @@ void BBR_GLUE_PROG(BBR_GLUE_SYM(init), struct sock *sk)
 	sks = BBR_GLUE_CORE(v);
 	bbr_glue_pick_params(sk, &sks->st);
 	bbr_sock_load(&s, sk);
+	/* the latest rate sample, for a warm start of a live connection */
+	s.rate_delivered = tcp_sk(sk)->rate_delivered;
+	s.rate_interval_us = tcp_sk(sk)->rate_interval_us;
 	bbr_core_init(sks, &s);
 	BBR_GLUE_HOOK_INIT(sk, v, &s);
 	bbr_sock_store(sk, &s);
