@@ -139,9 +139,14 @@ def assert_gone(name, map_ids=()):
     assert wait_for(lambda: not (set(map_ids) & set(struct_ops_maps()))), \
         f"struct_ops map(s) {sorted(set(map_ids) & set(struct_ops_maps()))} of {name} " \
         f"still exist {FREE_TIMEOUT_S} s after unload"
-    leftover = [i for i, n in struct_ops_maps().items() if n == name]
-    assert wait_for(lambda: not [i for i, n in struct_ops_maps().items() if n == name]), \
-        f"struct_ops maps named {name} still exist: {leftover}"
+    # Maps of the same name that predate the test belong to sockets of
+    # earlier runs that are still closing (orphans keep their CC's map):
+    # only a map this test could have created counts.
+    def leftover():
+        return [i for i, n in struct_ops_maps().items()
+                if n == name and i not in _maps_at_test_start]
+    assert wait_for(lambda: not leftover()), \
+        f"struct_ops maps named {name} created during the test still exist: {leftover()}"
 
 
 def make_target(target):
@@ -152,6 +157,15 @@ def make_target(target):
 
 
 # ---- fixtures -------------------------------------------------------------------
+
+_maps_at_test_start = set()
+
+
+@pytest.fixture(autouse=True)
+def maps_at_test_start():
+    """Remember the struct_ops maps that exist before each test (assert_gone)."""
+    _maps_at_test_start.clear()
+    _maps_at_test_start.update(struct_ops_maps())
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
