@@ -17,8 +17,11 @@
  * bounds) stay BBRv3's. At most once per packet-timed round trip: a new
  * decrease needs an ACK for data sent after the previous one (Swift's
  * can_decrease), so the cut reacts to its own effect, not to the queue it
- * already answered. Not during REFILL and UP: those probe on purpose and
- * reset the lower bounds, exactly as BBRv3 ignores ECN there.
+ * already answered. Not during STARTUP, REFILL and UP: those probe on
+ * purpose, exactly as BBRv3's loss and ECN responses leave the lower bounds
+ * alone there. Instead, over target ends the probe the way BBRv3 ends it on
+ * too much loss or CE: STARTUP after SWIFT_STARTUP_OVER_ROUNDS rounds in a
+ * row (then DRAIN, where the cuts apply), UP at once (inflight_hi, DOWN).
  *
  * With a target set and a fresh sample the DCTCP-style ECN response of
  * BBRv3 is off (the delay is the signal). Without a fresh sample (no ETS
@@ -57,6 +60,9 @@
 /* Re-read the target configuration every this many rounds (bbrctl set
  * reaches live sockets within a few RTTs). */
 #define SWIFT_CFG_REFRESH_ROUNDS	16u
+/* Rounds in a row with Network_RTT over target that end STARTUP: as many as
+ * BBRv3 needs with CE over its threshold (BBR_FULL_ECN_CNT). */
+#define SWIFT_STARTUP_OVER_ROUNDS	BBR_FULL_ECN_CNT
 #define SWIFT_NSEC_PER_USEC		1000ULL
 #define SWIFT_USEC_PER_SEC		1000000ULL
 
@@ -181,6 +187,30 @@ static inline void swift_probe_too_high(struct bbr3 *b,
 }
 
 /*
+ * Network_RTT over target in STARTUP: the pipe is full and the queue beyond
+ * the target is the flow's own making. Cutting the lower bounds here would
+ * act on a bandwidth estimate that is a round or two old and tiny (measured
+ * in the lab: 400 flows of an incast cut to 85 B/s in their first rounds
+ * and never got out); BBRv3 does the same for CE. Counted at round starts
+ * (b->round_start is the previous ACK's: once per round).
+ */
+static inline void swift_startup_too_high(struct bbr3 *b,
+					  struct swift_state *w,
+					  const struct bbr_sock *sk, bool over)
+{
+	if (b->mode != BBR_STARTUP || b->full_bw_reached || !b->round_start)
+		return;
+	if (!over) {
+		w->startup_over_rounds = 0;
+		return;
+	}
+	if (w->startup_over_rounds < SWIFT_STARTUP_OVER_ROUNDS)
+		w->startup_over_rounds++;
+	if (w->startup_over_rounds >= SWIFT_STARTUP_OVER_ROUNDS)
+		bbr_handle_queue_too_high_in_startup(b, sk);
+}
+
+/*
  * Before bbr_core_main(): classify, switch ECN off when the delay signal is
  * in force, and apply at most one decrease per round trip. The cut is in
  * the model, so this ACK's pacing rate and cwnd already follow it.
@@ -213,12 +243,14 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 	w->network_rtt_us = smp->network_rtt_us;
 	w->last_sample_ns = smp->last_sample_ns;
 	factor = swift_md_factor(smp->network_rtt_us, w->target_rtt_us);
+	if (b->initialized)
+		swift_startup_too_high(b, w, sk, factor != SWIFT_FACTOR_UNIT);
 	if (factor == SWIFT_FACTOR_UNIT) {
 		if (b->round_start)
 			swift_subpkt_grow(w);
 		return;
 	}
-	if (!b->initialized)
+	if (!b->initialized || b->mode == BBR_STARTUP)
 		return;
 	if (swift_probing(b)) {
 		swift_probe_too_high(b, sk, rs);

@@ -92,7 +92,8 @@ struct swift_state {
 	u32 flags;			/* cfg flags in force */
 	u8 status;			/* SWIFT_ST_* */
 	u8 has_decreased;		/* decrease_delivered is valid */
-	u8 _pad[6];
+	u8 startup_over_rounds;		/* rounds in a row over target in STARTUP */
+	u8 _pad[5];
 };
 
 /* bbr_swift's state record from its iterator (`bbrctl stat bbr_swift`):

@@ -130,6 +130,52 @@ TEST(swift_cut_bounds_model_once_per_round)
 	ASSERT_LE(s.e.b->inflight_lo, (u32)((u64)lo1 * 6 / 10) + 1);
 }
 
+/* A connection still in STARTUP with a target and samples of net_rtt_us. */
+static void senv_init_startup(struct swift_env *s, u32 target_us, u32 net_rtt_us)
+{
+	struct swift_cfg cfg = { .target_rtt_us = target_us };
+
+	env_init(&s->e, 10);
+	memset(&s->w, 0, sizeof(s->w));
+	swift_apply_cfg(&s->w, &cfg, s->e.b->round_count);
+	s->smp.present = 1;
+	s->smp.network_rtt_us = net_rtt_us;
+	s->smp.last_sample_ns = s->e.sk.now_us * NS_PER_US;
+}
+
+/* Over target in STARTUP: no cut of the young model (an incast of 400
+ * flows starved on it in the lab), but STARTUP ends after
+ * SWIFT_STARTUP_OVER_ROUNDS rounds, as BBRv3 ends it on CE. */
+TEST(swift_startup_over_target_exits_without_cut)
+{
+	struct swift_env s, ref;
+	u32 pkts = 10, rounds = 0;
+
+	senv_init_startup(&s, TARGET_US, 10 * TARGET_US);
+	senv_init_startup(&ref, TARGET_US, TARGET_US / 2);
+	ASSERT_EQ(s.e.b->mode, BBR_STARTUP);
+	while (s.e.b->mode == BBR_STARTUP && rounds < 10) {
+		senv_round(&s, pkts);
+		senv_round(&ref, pkts);
+		pkts *= 2;
+		rounds++;
+	}
+	UNIT_REPORT("over target: STARTUP left after %u rounds (mode %u), "
+		    "decreases %u; below target: mode %u", rounds,
+		    s.e.b->mode, s.w.decreases, ref.e.b->mode);
+	ASSERT_NE(s.e.b->mode, BBR_STARTUP);
+	ASSERT_EQ(s.e.b->full_bw_reached, 1);
+	ASSERT_LE(rounds, SWIFT_STARTUP_OVER_ROUNDS + 2);
+	ASSERT_EQ(s.w.decreases, 0);
+	ASSERT_EQ(s.e.b->bw_lo, BBR_UNSET);
+	/* Growing without a queue over target: still in STARTUP. */
+	ASSERT_EQ(ref.e.b->mode, BBR_STARTUP);
+	/* Out of STARTUP the cuts apply. */
+	senv_round(&s, pkts);
+	senv_round(&s, pkts);
+	ASSERT_GE(s.w.decreases, 1);
+}
+
 /* The floor: a huge excess still only halves. */
 TEST(swift_floor_half)
 {
