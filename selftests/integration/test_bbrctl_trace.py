@@ -150,7 +150,9 @@ def transfer(seconds, cc="bbr3", during=None, during_at_s=None):
     """One flow of CC cc through the emulator; returns its SO_COOKIE, or with
     during, (cookie, during(path, cookie)) called during_at_s into the flow."""
     from labkit import path as labpath
-    labpath.NS_PREFIX = NS_PREFIX
+    # This area's prefix for the namespaces, only while this path exists:
+    # labkit's own tests in the same pytest process look for theirs.
+    old_prefix, labpath.NS_PREFIX = labpath.NS_PREFIX, NS_PREFIX
     rcv = snd = None
     try:
         with labpath.EmulatedPath(rate_mbit=RATE_MBIT, rtt_ms=RTT_MS, buffer_bdp=BUFFER_BDP,
@@ -174,6 +176,7 @@ def transfer(seconds, cc="bbr3", during=None, during_at_s=None):
             assert received == sent > 0
             return (cookie, seen) if during else cookie
     finally:
+        labpath.NS_PREFIX = old_prefix
         for proc in (snd, rcv):
             if proc and proc.poll() is None:
                 proc.kill()
