@@ -159,85 +159,141 @@ static uint64_t bw_to_bps(uint32_t bw, uint32_t mss)
 	return (((uint64_t)bw * mss * 1000000ULL) >> TRACE_BW_SCALE) * 8;
 }
 
-#define TRACE_FIELDS \
-	"t_ns,cookie,cc,ev,mode,phase,bw_bps,pacing_bps,cwnd_pkts,inflight_pkts," \
-	"min_rtt_us,rtt_us,inflight_lo_pkts,inflight_hi_pkts,bw_lo_bps,bw_hi_bps," \
-	"loss_ppm,ce_ppm,network_rtt_us,swift_factor_ppm,srtt_us,round," \
-	"delivered,lost,delivered_ce,target_rtt_us,swift_status,ca_state,round_start"
+/* One output field: the same table gives the CSV header, CSV rows and JSON
+ * objects, so the three cannot drift apart. */
+enum trace_field_kind { TF_NUM, TF_STR, TF_BOOL };
+
+struct trace_field {
+	const char *name;
+	enum trace_field_kind kind;
+	uint64_t num;		/* TF_NUM, TF_BOOL */
+	const char *str;	/* TF_STR */
+};
+
+#define TF_N(n, v)	{ .name = (n), .kind = TF_NUM, .num = (v) }
+#define TF_S(n, v)	{ .name = (n), .kind = TF_STR, .str = (v) }
+#define TF_B(n, v)	{ .name = (n), .kind = TF_BOOL, .num = (v) }
+
+/* Per-round rates of one event, from the socket's previous round. */
+struct trace_rates {
+	uint32_t loss_ppm, ce_ppm, factor_ppm;
+};
+
+static struct trace_rates event_rates(const struct bbr_trace_ev *e, bool round_start)
+{
+	struct trace_sock *s = e->cookie ? sock_slot(e->cookie) : NULL;
+	struct trace_rates r = { 0 };
+
+	if (!s)
+		return r;
+	if (s->have_round && e->swift_decreases != s->decreases)
+		r.factor_ppm = (uint32_t)((uint64_t)e->swift_factor * 1000000 /
+					  TRACE_SWIFT_UNIT);
+	if (round_start) {
+		if (s->have_round) {
+			uint32_t dd = e->delivered - s->delivered;
+			uint32_t dl = e->lost - s->lost;
+			uint32_t dce = e->delivered_ce - s->delivered_ce;
+
+			s->loss_ppm = dd + dl ? (uint32_t)((uint64_t)dl * 1000000 / (dd + dl)) : 0;
+			s->ce_ppm = dd ? (uint32_t)((uint64_t)dce * 1000000 / dd) : 0;
+		}
+		s->delivered = e->delivered;
+		s->lost = e->lost;
+		s->delivered_ce = e->delivered_ce;
+		s->decreases = e->swift_decreases;
+		s->have_round = true;
+	}
+	r.loss_ppm = s->loss_ppm;
+	r.ce_ppm = s->ce_ppm;
+	return r;
+}
+
+/* Fill f (TRACE_NFIELDS entries) with event e of cc, in output order. */
+#define TRACE_NFIELDS	29
+static void event_fields(struct trace_field *f, const struct trace_cc *cc,
+			 const struct bbr_trace_ev *e, const struct trace_rates *r)
+{
+	static const char *const st_names[] = { "no_target", "no_ets", "stale", "active" };
+	const char *swst = "";
+
+	if (!strcmp(cc->name, "bbr_swift") && e->swift_status < 4)
+		swst = st_names[e->swift_status];
+	const struct trace_field t[TRACE_NFIELDS] = {
+		TF_N("t_ns", e->t_ns),
+		TF_N("cookie", e->cookie),
+		TF_S("cc", cc->name),
+		TF_S("ev", ev_name(e->ev)),
+		TF_S("mode", mode_name(e->mode)),
+		TF_S("phase", phase_name(e)),
+		TF_N("bw_bps", bw_to_bps(e->bw, e->mss_bytes)),
+		TF_N("pacing_bps", (uint64_t)e->pacing_Bps * 8),
+		TF_N("cwnd_pkts", e->cwnd_pkts),
+		TF_N("inflight_pkts", e->inflight_pkts),
+		TF_N("min_rtt_us", e->min_rtt_us),
+		TF_N("rtt_us", e->rtt_us),
+		TF_N("inflight_lo_pkts", e->inflight_lo),
+		TF_N("inflight_hi_pkts", e->inflight_hi),
+		TF_N("bw_lo_bps", bw_to_bps(e->bw_lo, e->mss_bytes)),
+		TF_N("bw_hi_bps", bw_to_bps(e->bw_hi, e->mss_bytes)),
+		TF_N("loss_ppm", r->loss_ppm),
+		TF_N("ce_ppm", r->ce_ppm),
+		TF_N("network_rtt_us", e->network_rtt_us),
+		TF_N("swift_factor_ppm", r->factor_ppm),
+		TF_N("srtt_us", e->srtt_us),
+		TF_N("round", e->round_count),
+		TF_N("delivered", e->delivered),
+		TF_N("lost", e->lost),
+		TF_N("delivered_ce", e->delivered_ce),
+		TF_N("target_rtt_us", e->target_rtt_us),
+		TF_S("swift_status", swst),
+		TF_N("ca_state", e->ca_state),
+		TF_B("round_start", !!(e->flags & BBR_TRACE_F_ROUND_START)),
+	};
+
+	memcpy(f, t, sizeof(t));
+}
+
+static void print_csv_header(void)
+{
+	struct trace_field f[TRACE_NFIELDS];
+	struct bbr_trace_ev e = { 0 };
+	struct trace_rates r = { 0 };
+	struct trace_cc cc = { 0 };
+
+	event_fields(f, &cc, &e, &r);
+	for (int i = 0; i < TRACE_NFIELDS; i++)
+		fprintf(out, "%s%s", i ? "," : "", f[i].name);
+	fputc('\n', out);
+}
 
 static void print_event(const struct trace_cc *cc, const struct bbr_trace_ev *e)
 {
-	struct trace_sock *s = e->cookie ? sock_slot(e->cookie) : NULL;
-	uint32_t loss_ppm = 0, ce_ppm = 0, factor_ppm = 0;
-	bool round_start = e->flags & BBR_TRACE_F_ROUND_START;
-	static const char *const st_names[] = { "no_target", "no_ets", "stale", "active" };
-	const char *swst = "";
-	int n;
+	struct trace_rates r = event_rates(e, e->flags & BBR_TRACE_F_ROUND_START);
+	struct trace_field f[TRACE_NFIELDS];
+	int n = 0;
 
-	if (s) {
-		if (s->have_round && e->swift_decreases != s->decreases)
-			factor_ppm = (uint32_t)((uint64_t)e->swift_factor * 1000000 /
-						TRACE_SWIFT_UNIT);
-		if (round_start) {
-			if (s->have_round) {
-				uint32_t dd = e->delivered - s->delivered;
-				uint32_t dl = e->lost - s->lost;
-				uint32_t dce = e->delivered_ce - s->delivered_ce;
+	event_fields(f, cc, e, &r);
+	if (!g_opts.csv && fputc('{', out) == EOF)
+		n = -1;
+	for (int i = 0; i < TRACE_NFIELDS && n >= 0; i++) {
+		const char *sep = i ? "," : "";
 
-				s->loss_ppm = dd + dl ? (uint32_t)((uint64_t)dl * 1000000 / (dd + dl)) : 0;
-				s->ce_ppm = dd ? (uint32_t)((uint64_t)dce * 1000000 / dd) : 0;
-			}
-			s->delivered = e->delivered;
-			s->lost = e->lost;
-			s->delivered_ce = e->delivered_ce;
-			s->decreases = e->swift_decreases;
-			s->have_round = true;
-		}
-		loss_ppm = s->loss_ppm;
-		ce_ppm = s->ce_ppm;
+		if (!g_opts.csv)
+			n = fprintf(out, "%s\"%s\":", sep, f[i].name);
+		else
+			n = fprintf(out, "%s", sep);
+		if (n < 0)
+			break;
+		if (f[i].kind == TF_STR)
+			n = fprintf(out, g_opts.csv ? "%s" : "\"%s\"", f[i].str);
+		else if (f[i].kind == TF_BOOL && !g_opts.csv)
+			n = fprintf(out, "%s", f[i].num ? "true" : "false");
+		else
+			n = fprintf(out, "%llu", (unsigned long long)f[i].num);
 	}
-	if (!strcmp(cc->name, "bbr_swift") && e->swift_status < 4)
-		swst = st_names[e->swift_status];
-
-	if (g_opts.csv)
-		n = fprintf(out,
-			"%llu,%llu,%s,%s,%s,%s,%llu,%llu,%u,%u,%u,%u,%u,%u,%llu,%llu,"
-			"%u,%u,%u,%u,%u,%u,%u,%u,%u,%u,%s,%u,%d\n",
-			(unsigned long long)e->t_ns, (unsigned long long)e->cookie,
-			cc->name, ev_name(e->ev), mode_name(e->mode), phase_name(e),
-			(unsigned long long)bw_to_bps(e->bw, e->mss_bytes),
-			(unsigned long long)e->pacing_Bps * 8, e->cwnd_pkts,
-			e->inflight_pkts, e->min_rtt_us, e->rtt_us, e->inflight_lo,
-			e->inflight_hi,
-			(unsigned long long)bw_to_bps(e->bw_lo, e->mss_bytes),
-			(unsigned long long)bw_to_bps(e->bw_hi, e->mss_bytes),
-			loss_ppm, ce_ppm, e->network_rtt_us, factor_ppm, e->srtt_us,
-			e->round_count, e->delivered, e->lost, e->delivered_ce,
-			e->target_rtt_us, swst, e->ca_state, round_start);
-	else
-		n = fprintf(out,
-			"{\"t_ns\":%llu,\"cookie\":%llu,\"cc\":\"%s\",\"ev\":\"%s\","
-			"\"mode\":\"%s\",\"phase\":\"%s\",\"bw_bps\":%llu,"
-			"\"pacing_bps\":%llu,\"cwnd_pkts\":%u,\"inflight_pkts\":%u,"
-			"\"min_rtt_us\":%u,\"rtt_us\":%u,\"inflight_lo_pkts\":%u,"
-			"\"inflight_hi_pkts\":%u,\"bw_lo_bps\":%llu,\"bw_hi_bps\":%llu,"
-			"\"loss_ppm\":%u,\"ce_ppm\":%u,\"network_rtt_us\":%u,"
-			"\"swift_factor_ppm\":%u,\"srtt_us\":%u,\"round\":%u,"
-			"\"delivered\":%u,\"lost\":%u,\"delivered_ce\":%u,"
-			"\"target_rtt_us\":%u,\"swift_status\":\"%s\",\"ca_state\":%u,"
-			"\"round_start\":%s}\n",
-			(unsigned long long)e->t_ns, (unsigned long long)e->cookie,
-			cc->name, ev_name(e->ev), mode_name(e->mode), phase_name(e),
-			(unsigned long long)bw_to_bps(e->bw, e->mss_bytes),
-			(unsigned long long)e->pacing_Bps * 8, e->cwnd_pkts,
-			e->inflight_pkts, e->min_rtt_us, e->rtt_us, e->inflight_lo,
-			e->inflight_hi,
-			(unsigned long long)bw_to_bps(e->bw_lo, e->mss_bytes),
-			(unsigned long long)bw_to_bps(e->bw_hi, e->mss_bytes),
-			loss_ppm, ce_ppm, e->network_rtt_us, factor_ppm, e->srtt_us,
-			e->round_count, e->delivered, e->lost, e->delivered_ce,
-			e->target_rtt_us, swst, e->ca_state,
-			round_start ? "true" : "false");
+	if (n >= 0)
+		n = fprintf(out, g_opts.csv ? "\n" : "}\n");
 	if (n < 0)
 		out_failed = true;
 }
@@ -433,7 +489,7 @@ int cmd_trace_impl(char **names, int n)
 		}
 	}
 	if (g_opts.csv)
-		fprintf(out, "%s\n", TRACE_FIELDS);
+		print_csv_header();
 	for (int i = 0; i < ncc; i++)
 		if (claim(&ccs[i]))
 			goto out;
