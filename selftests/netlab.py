@@ -370,6 +370,48 @@ def delete_netns(ns):
         raise NetlabError(f"cannot delete namespace {ns}: {cp.stderr.strip()}")
 
 
+# ---- cgroups ----------------------------------------------------------------------
+
+# Where the cgroup v2 hierarchy is: pure v2 layout, then the hybrid layout's.
+CGROUP2_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
+CGROUP2_FSTYPE = "cgroup2fs"            # stat -f -c %T
+CGROUP_RMDIR_TRIES = 50
+CGROUP_RMDIR_WAIT_S = 0.1               # members leave a cgroup asynchronously
+
+
+def cgroup2_root():
+    """The mounted cgroup v2 hierarchy; NetlabError if there is none
+    (bbrctl attach mounts one on a hybrid layout)."""
+    for root in CGROUP2_ROOTS:
+        cp = _run(["stat", "-f", "-c", "%T", str(root)], check=False)
+        if cp.stdout.strip() == CGROUP2_FSTYPE:
+            return root
+    raise NetlabError(f"no cgroup2 hierarchy mounted (looked at "
+                      f"{', '.join(map(str, CGROUP2_ROOTS))})")
+
+
+def remove_cgroup(path, kill=False):
+    """Remove the test's cgroup path, retrying while its members exit; with
+    kill, SIGKILL what still runs in it first (only the creator's processes)."""
+    path = Path(path)
+    if not path.exists():
+        return
+    if kill:
+        for pid in (path / "cgroup.procs").read_text().split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    for _ in range(CGROUP_RMDIR_TRIES):
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(CGROUP_RMDIR_WAIT_S)
+
+
 # ---- transfers ------------------------------------------------------------------
 
 def run_transfer(topo, cc, nbytes=None, seconds=None, port=5201,

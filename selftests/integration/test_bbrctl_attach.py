@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,8 +24,6 @@ import netlab
 from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, cc_objs, make_target, \
     struct_ops_maps, unique, wait_for  # noqa: F401 (cc_objs is a fixture)
 
-CGROUP2_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
-CGROUP2_MAGIC = "cgroup2fs"             # stat -f %T
 PIN_CGROUP = PIN_ROOT / "cgroup"
 PORT = 5301
 
@@ -56,12 +53,10 @@ for line in sys.stdin:
 
 
 def cgroup2_root():
-    for root in CGROUP2_ROOTS:
-        out = subprocess.run(["stat", "-f", "-c", "%T", str(root)], capture_output=True,
-                             text=True).stdout.strip()
-        if out == CGROUP2_MAGIC:
-            return root
-    pytest.fail("no cgroup2 hierarchy mounted (bbrctl attach would mount one)")
+    try:
+        return netlab.cgroup2_root()
+    except netlab.NetlabError as e:
+        pytest.fail(str(e))
 
 
 @contextmanager
@@ -72,12 +67,7 @@ def cgroup(tag):
         yield path
     finally:
         bbrctl("detach", "--cgroup", str(path))     # harmless if not attached
-        for _ in range(50):
-            try:
-                path.rmdir()
-                break
-            except OSError:
-                time.sleep(0.1)
+        netlab.remove_cgroup(path)
 
 
 @contextmanager

@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
@@ -95,12 +94,7 @@ def cgroup(tag):
     try:
         yield path
     finally:
-        for _ in range(50):
-            try:
-                path.rmdir()
-                break
-            except OSError:
-                time.sleep(0.1)
+        netlab.remove_cgroup(path)
 
 
 @contextmanager

@@ -24,13 +24,14 @@ from pathlib import Path
 
 import pytest
 
+import netlab
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "selftests" / "lab"))
 
 ETS_OBJ = REPO / "bpf" / "ets.bpf.o"
 ETS_ATTACH = REPO / "selftests" / "integration" / "ets_attach"
 PIN_PARENT = Path("/sys/fs/bpf/bbr-bpf")
-CGROUP2_CANDIDATES = [Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")]
 NS_PREFIX = f"ets{os.getpid()}"
 ADDR_A, ADDR_B = "198.18.200.1", "198.18.200.2"
 PORT = 5301
@@ -60,10 +61,10 @@ def run(argv, check=True, **kw):
 
 
 def cgroup2_root():
-    for c in CGROUP2_CANDIDATES:
-        if (c / "cgroup.procs").exists() and (c / "cgroup.controllers").exists():
-            return c
-    pytest.fail("no cgroup2 hierarchy mounted (looked at %s)" % CGROUP2_CANDIDATES)
+    try:
+        return netlab.cgroup2_root()
+    except netlab.NetlabError as e:
+        pytest.fail(str(e))
 
 
 class EtsAttached:
@@ -93,18 +94,7 @@ class EtsAttached:
                 f.unlink()
             if self.pins.exists():
                 self.pins.rmdir()
-        if self.cg.exists():
-            for pid in (self.cg / "cgroup.procs").read_text().split():
-                try:
-                    os.kill(int(pid), 9)
-                except ProcessLookupError:
-                    pass
-            for _ in range(50):
-                try:
-                    self.cg.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.05)
+        netlab.remove_cgroup(self.cg, kill=True)
 
     def stats(self):
         """Sum of the per-netns counters (bpftool, BTF-formatted JSON)."""

@@ -126,7 +126,6 @@ def test_without_ets_bbr_swift_matches_bbr3():
 
 BBRCTL = REPO / "loader" / "bbrctl"
 SHARED_PINS = Path("/sys/fs/bpf/bbr-bpf/shared")     # SWIFT_PIN_ROOT, ETS_PIN_ROOT
-CGROUP2_CANDIDATES = [Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")]
 TT_PORT = 5401
 # The path: 50 Mbit/s, 10 ms base RTT, a deep buffer (8 BDP = 80 ms) so
 # that the queue is the CC's choice, not the buffer's.
@@ -235,13 +234,6 @@ print(json.dumps({"cc": cc, "sent": sum(sent), "per_flow": sent, "elapsed": time
 """
 
 
-def _cgroup2_root():
-    for c in CGROUP2_CANDIDATES:
-        if (c / "cgroup.procs").exists() and (c / "cgroup.controllers").exists():
-            return c
-    pytest.fail(f"no cgroup2 hierarchy mounted (looked at {CGROUP2_CANDIDATES})")
-
-
 def _run(argv):
     cp = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert cp.returncode == 0, f"{argv}: {cp.stdout}{cp.stderr}"
@@ -252,7 +244,7 @@ class _TestCgroup:
     """A cgroup v2 child for the test's processes, attached with bbrctl."""
 
     def __init__(self, tag):
-        self.path = _cgroup2_root() / f"swf{os.getpid()}-{tag}"
+        self.path = netlab.cgroup2_root() / f"swf{os.getpid()}-{tag}"
         self.attached = False
 
     def __enter__(self):
@@ -268,18 +260,7 @@ class _TestCgroup:
         if self.attached:
             subprocess.run([str(BBRCTL), "detach", "--cgroup", str(self.path)],
                            capture_output=True, timeout=60)
-        for pid in (self.path / "cgroup.procs").read_text().split():
-            try:
-                os.kill(int(pid), 9)
-            except ProcessLookupError:
-                pass
-        for _ in range(50):
-            try:
-                self.path.rmdir()
-                break
-            except OSError:
-                import time
-                time.sleep(0.1)
+        netlab.remove_cgroup(self.path, kill=True)
         return False
 
 
