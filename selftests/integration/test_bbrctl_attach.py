@@ -73,12 +73,11 @@ def cgroup(tag):
 @contextmanager
 def netns(tag):
     name = f"ctl{os.getpid()}{tag}"
-    subprocess.run(["ip", "netns", "add", name], check=True)
+    netlab.add_netns(name)
     try:
-        subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)
         yield name
     finally:
-        subprocess.run(["ip", "netns", "del", name])
+        netlab.delete_netns(name)
 
 
 @contextmanager

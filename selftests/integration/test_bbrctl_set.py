@@ -100,9 +100,8 @@ def cgroup(tag):
 @contextmanager
 def netns():
     name = f"cts{os.getpid()}"
-    subprocess.run(["ip", "netns", "add", name], check=True)
+    netlab.add_netns(name)
     try:
-        subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)
         subprocess.run(["ip", "-n", name, "addr", "add", f"{ADDR}/32", "dev", "lo"],
                        check=True)
         # ECN negotiated on every connection: ecn_enable decides the rest.
@@ -110,7 +109,7 @@ def netns():
                         "net.ipv4.tcp_ecn=1"], check=True)
         yield name
     finally:
-        subprocess.run(["ip", "netns", "del", name])
+        netlab.delete_netns(name)
 
 
 @contextmanager
