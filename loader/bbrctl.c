@@ -763,11 +763,8 @@ static int cmd_list(char **args, int nargs)
 
 static int cmd_stat(char **args, int nargs)
 {
-	for (int i = 0; i < nargs; i++)
-		if (!valid_cc_name(args[i])) {
-			err("stat: invalid congestion control name \"%s\"", args[i]);
-			return EXIT_USAGE;
-		}
+	if (!valid_cc_names("stat", args, nargs))
+		return EXIT_USAGE;
 	if (check_privileges("stat"))
 		return EXIT_FAIL;
 	warn_if_bpffs_hidden();
@@ -800,11 +797,8 @@ static int cmd_top(char **args, int nargs)
 	int ret = EXIT_OK;
 	bool tty = isatty(STDOUT_FILENO);
 
-	for (int i = 0; i < nargs; i++)
-		if (!valid_cc_name(args[i])) {
-			err("top: invalid congestion control name \"%s\"", args[i]);
-			return EXIT_USAGE;
-		}
+	if (!valid_cc_names("top", args, nargs))
+		return EXIT_USAGE;
 	if (check_privileges("top"))
 		return EXIT_FAIL;
 	for (long k = 0; g_opts.count <= 0 || k < g_opts.count; k++) {

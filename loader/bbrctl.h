@@ -95,6 +95,7 @@ bool bpffs_mounted(void);
 /* Warn if a private mount namespace hides the host's bpffs. */
 void warn_if_bpffs_hidden(void);
 bool valid_cc_name(const char *name);
+bool valid_cc_names(const char *cmd, char **names, int n);
 /* Is name in tcp_available_congestion_control? -1 if unreadable. */
 int cc_available(const char *name);
 /* Poll until cc_available(name) == want or timeout; returns final state. */

@@ -291,6 +291,17 @@ bool valid_cc_name(const char *name)
 	return true;
 }
 
+/* Every one of names[0..n) a valid name? If not, say which, for cmd. */
+bool valid_cc_names(const char *cmd, char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!valid_cc_name(names[i])) {
+			err("%s: invalid congestion control name \"%s\"", cmd, names[i]);
+			return false;
+		}
+	return true;
+}
+
 int cc_available(const char *name)
 {
 	char buf[4096], *tok, *save = NULL;

@@ -423,11 +423,8 @@ int cmd_trace_impl(char **names, int n)
 	int npinned = 0, ncc = 0, ret = EXIT_FAIL;
 	uint64_t t0, deadline = 0, dropped = 0;
 
-	for (int i = 0; i < n; i++)
-		if (!valid_cc_name(names[i])) {
-			err("trace: invalid congestion control name \"%s\"", names[i]);
-			return EXIT_USAGE;
-		}
+	if (!valid_cc_names("trace", names, n))
+		return EXIT_USAGE;
 	if (check_privileges("trace"))
 		return EXIT_FAIL;
 	if (!n) {
