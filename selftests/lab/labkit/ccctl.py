@@ -33,10 +33,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from .path import REPO, LabError, _run
+from .path import REPO, LabError, _run, netlab
 
 BBRCTL = REPO / "loader" / "bbrctl"
-CGROUP2_PURE = Path("/sys/fs/cgroup")            # loader/attach.c CGROUP2_PURE
 CGROUP2_HYBRID = Path("/sys/fs/cgroup/unified")  # loader/attach.c CGROUP2_HYBRID
 CG_PREFIX = "lab"                                # this area's prefix (briefing)
 RMDIR_TRIES = 50                                 # x RMDIR_WAIT_S: sockets closing
@@ -98,21 +97,12 @@ def validate_params(cc_params, bad):
 
 # ---- cgroup v2 ----
 
-def _mounts():
-    out = []
-    with open("/proc/self/mountinfo") as fh:
-        for line in fh:
-            left, _, right = line.partition(" - ")
-            out.append((left.split()[4], right.split()[0]))
-    return out
-
-
 def cgroup2_root():
     """The cgroup2 hierarchy, as bbrctl finds it (mounting the hybrid one if needed)."""
-    mounts = dict(_mounts())
-    for p in (CGROUP2_PURE, CGROUP2_HYBRID):
-        if mounts.get(str(p)) == "cgroup2":
-            return p
+    try:
+        return netlab.cgroup2_root()
+    except netlab.NetlabError:
+        pass
     try:
         CGROUP2_HYBRID.mkdir(exist_ok=True)
         subprocess.run(["mount", "-t", "cgroup2", "cgroup2", str(CGROUP2_HYBRID)],
