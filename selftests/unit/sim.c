@@ -9,13 +9,18 @@
 #include <string.h>
 
 #include "sim.h"
+#include "bbr_swift.h"
+#include "swift_core.h"
 
-#define SIM_TX_RING		(1u << 16)	/* transmissions remembered */
+#define SIM_TX_RING_DEFAULT	(1u << 16)	/* transmissions remembered */
 #define SIM_QUEUE_MAX		(1u << 16)
 #define SIM_DUPTHRESH		3u	/* later packets ACKed before marking lost */
 #define SIM_UNPACED_SEGS	10u	/* tcp_update_skb_after_send(): first 10 */
 #define SIM_INIT_CWND		10u
 #define SIM_NEVER		(~0ull)
+/* Retransmission timeout: Linux's 200 ms floor (TCP_RTO_MIN) plus srtt,
+ * what rto = srtt + max(4 rttvar, rto_min) gives on a steady path. */
+#define SIM_RTO_MIN_NS		200000000ull
 
 enum { TX_OUT, TX_ACKED, TX_LOST };
 
@@ -44,6 +49,7 @@ struct sim_sender {
 	u64 next_send_ns;
 	u64 first_tx_ns, delivered_mstamp_ns;
 	u32 recovery_point;
+	u64 progress_ns;		/* last forward progress (RTO timer start) */
 	u32 kernel_min_rtt_us;
 	u8 cwnd_blocked;
 	u8 active;
@@ -51,6 +57,8 @@ struct sim_sender {
 	u64 *ack_at;
 	u32 *ack_tx;
 	u32 ack_head, ack_tail;
+	u32 ring;			/* size of the rings above */
+	struct swift_state w;		/* BBR.Swift, when cfg->swift_target_us */
 };
 
 struct sim_pkt {
@@ -104,12 +112,13 @@ static void sender_load_sock(struct sim_sender *s, u64 now)
 
 static void sender_send(struct sim *m, struct sim_sender *s, int f)
 {
-	struct sim_tx *t = &s->tx[s->next_tx % SIM_TX_RING];
+	struct sim_tx *t = &s->tx[s->next_tx % s->ring];
 	u64 gap_ns;
 
 	if (!s->packets_out) {		/* tcp_rate_skb_sent(): restart */
 		s->first_tx_ns = m->now;
 		s->delivered_mstamp_ns = m->now;
+		s->progress_ns = m->now;
 	}
 	memset(t, 0, sizeof(*t));
 	t->sent_ns = m->now;
@@ -119,12 +128,12 @@ static void sender_send(struct sim *m, struct sim_sender *s, int f)
 	t->app_limited = s->e.sk.app_limited != 0;
 	t->state = TX_OUT;
 	if (s->rtx_head != s->rtx_tail) {
-		t->pkt = s->rtx[s->rtx_head++ % SIM_TX_RING];
+		t->pkt = s->rtx[s->rtx_head++ % s->ring];
 		t->is_retrans = 1;
 		m->res->retransmits[f]++;
 	} else {
 		t->pkt = s->next_pkt++;
-		s->pkt_acked[t->pkt % SIM_TX_RING] = 0;
+		s->pkt_acked[t->pkt % s->ring] = 0;
 	}
 	s->next_tx++;
 	s->packets_out++;
@@ -160,13 +169,13 @@ static u32 sender_mark_lost(struct sim_sender *s, u32 acked_tx)
 
 	while (s->oldest_tx != s->next_tx &&
 	       bbr_before(s->oldest_tx + SIM_DUPTHRESH, acked_tx + 1)) {
-		struct sim_tx *t = &s->tx[s->oldest_tx % SIM_TX_RING];
+		struct sim_tx *t = &s->tx[s->oldest_tx % s->ring];
 
 		if (t->state == TX_OUT) {
 			t->state = TX_LOST;
 			s->packets_out--;
 			s->e.sk.lost++;
-			s->rtx[s->rtx_tail++ % SIM_TX_RING] = t->pkt;
+			s->rtx[s->rtx_tail++ % s->ring] = t->pkt;
 			losses++;
 		}
 		s->oldest_tx++;
@@ -176,7 +185,7 @@ static u32 sender_mark_lost(struct sim_sender *s, u32 acked_tx)
 
 static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 {
-	struct sim_tx *t = &s->tx[txid % SIM_TX_RING];
+	struct sim_tx *t = &s->tx[txid % s->ring];
 	struct env *e = &s->e;
 	struct bbr_rs *rs = &e->rs;
 	u64 snd_us, ack_us, rtt_us;
@@ -187,17 +196,18 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 		return;		/* declared lost already; its retransmit counts */
 	t->state = TX_ACKED;
 	s->packets_out--;
-	if (!s->pkt_acked[t->pkt % SIM_TX_RING]) {
-		s->pkt_acked[t->pkt % SIM_TX_RING] = 1;
+	if (!s->pkt_acked[t->pkt % s->ring]) {
+		s->pkt_acked[t->pkt % s->ring] = 1;
 		bin = (u32)(m->now / SIM_BIN_NS);
 		if (bin < SIM_MAX_BINS)
 			m->res->bin_pkts[f][bin]++;
 	}
-	while (s->una_pkt != s->next_pkt && s->pkt_acked[s->una_pkt % SIM_TX_RING])
+	while (s->una_pkt != s->next_pkt && s->pkt_acked[s->una_pkt % s->ring])
 		s->una_pkt++;
 
 	e->sk.delivered++;
 	s->delivered_mstamp_ns = m->now;
+	s->progress_ns = m->now;
 	losses = sender_mark_lost(s, txid);
 
 	/* tcp_rate_skb_delivered() + tcp_rate_gen() for a one-packet ACK */
@@ -233,7 +243,8 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 		e->sk.ca_state = BBR_CA_RECOVERY;
 		bbr_core_set_state(e->b, &e->sk, BBR_CA_RECOVERY);
 		s->recovery_point = s->next_pkt;
-	} else if (e->sk.ca_state == BBR_CA_RECOVERY &&
+	} else if ((e->sk.ca_state == BBR_CA_RECOVERY ||
+		    e->sk.ca_state == BBR_CA_LOSS) &&
 		   !bbr_before(s->una_pkt, s->recovery_point)) {
 		e->sk.ca_state = BBR_CA_OPEN;
 		bbr_core_set_state(e->b, &e->sk, BBR_CA_OPEN);
@@ -241,13 +252,61 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 	e->sk.is_cwnd_limited = s->cwnd_blocked;
 	s->cwnd_blocked = 0;
 	e->sk.ack = e->sk.snd_una;
+	if (m->cfg->swift_target_us && !t->is_retrans) {
+		/* ETS would measure exactly this: no receiver delay here */
+		struct swift_sample smp = { .present = 1, .last_sample_ns = m->now,
+					    .network_rtt_us = (u32)rtt_us };
+
+		if (m->now >= m->res->measure_from_ns) {
+			m->res->net_rtt_sum_us += rtt_us;
+			m->res->net_rtt_samples++;
+		}
+		swift_on_ack(e->b, &s->w, &e->sk, rs, &smp);
+	}
 	bbr_core_main(&e->sks, &e->sk, rs);
+	if (m->cfg->swift_target_us)
+		swift_after_ack(e->b, &s->w, &e->sk);
 
 	if (e->b->mode != prev_mode) {
 		m->res->mode_changes[f]++;
 		if (e->b->mode == BBR_PROBE_RTT)
 			m->res->probe_rtt_entries[f]++;
 	}
+}
+
+static u64 sender_rto_at(const struct sim_sender *s)
+{
+	if (!s->active || !s->packets_out)
+		return SIM_NEVER;
+	return s->progress_ns + SIM_RTO_MIN_NS + (u64)s->e.sk.srtt_us * 1000;
+}
+
+/* tcp_retransmit_timer() -> tcp_enter_loss(): everything out is lost, cwnd
+ * one packet beyond what is in flight (none), the CC hears CA_Loss. */
+static void sender_rto(struct sim *m, struct sim_sender *s)
+{
+	struct env *e = &s->e;
+
+	while (s->oldest_tx != s->next_tx) {
+		struct sim_tx *t = &s->tx[s->oldest_tx % s->ring];
+
+		if (t->state == TX_OUT) {
+			t->state = TX_LOST;
+			s->packets_out--;
+			e->sk.lost++;
+			s->rtx[s->rtx_tail++ % s->ring] = t->pkt;
+		}
+		s->oldest_tx++;
+	}
+	sender_load_sock(s, m->now);
+	if (e->sk.ca_state != BBR_CA_LOSS)
+		bbr_core_ssthresh(e->b, &e->sk);
+	e->sk.ca_state = BBR_CA_LOSS;
+	bbr_core_set_state(e->b, &e->sk, BBR_CA_LOSS);
+	e->sk.snd_cwnd = 1;
+	s->recovery_point = s->next_pkt;
+	s->progress_ns = m->now;
+	m->res->rtos++;
 }
 
 static u64 sender_next_send(const struct sim *m, const struct sim_sender *s)
@@ -259,15 +318,17 @@ static u64 sender_next_send(const struct sim *m, const struct sim_sender *s)
 	return s->next_send_ns > m->now ? s->next_send_ns : m->now;
 }
 
-static int sender_init(struct sim_sender *s, const struct sim_flow_cfg *cfg)
+static int sender_init(struct sim_sender *s, const struct sim_flow_cfg *cfg,
+		       u32 ring)
 {
 	memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
-	s->tx = calloc(SIM_TX_RING, sizeof(*s->tx));
-	s->pkt_acked = calloc(SIM_TX_RING, 1);
-	s->rtx = calloc(SIM_TX_RING, sizeof(*s->rtx));
-	s->ack_at = calloc(SIM_TX_RING, sizeof(*s->ack_at));
-	s->ack_tx = calloc(SIM_TX_RING, sizeof(*s->ack_tx));
+	s->ring = ring ? ring : SIM_TX_RING_DEFAULT;
+	s->tx = calloc(s->ring, sizeof(*s->tx));
+	s->pkt_acked = calloc(s->ring, 1);
+	s->rtx = calloc(s->ring, sizeof(*s->rtx));
+	s->ack_at = calloc(s->ring, sizeof(*s->ack_at));
+	s->ack_tx = calloc(s->ring, sizeof(*s->ack_tx));
 	s->kernel_min_rtt_us = BBR_UNSET;
 	return s->tx && s->pkt_acked && s->rtx && s->ack_at && s->ack_tx ? 0 : -1;
 }
@@ -281,13 +342,17 @@ static void sender_free(struct sim_sender *s)
 	free(s->ack_tx);
 }
 
-static void sender_start(struct sim_sender *s, u64 now)
+static void sender_start(const struct sim *m, struct sim_sender *s, u64 now)
 {
+	struct swift_cfg scfg = { .target_rtt_us = m->cfg->swift_target_us };
+
 	env_init(&s->e, SIM_INIT_CWND);
 	s->e.sk.now_us = now / 1000;
 	s->e.sk.delivered_mstamp_us = now / 1000;
 	s->e.sk.snd_cwnd = SIM_INIT_CWND;
 	bbr_core_init(&s->e.sks, &s->e.sk);
+	memset(&s->w, 0, sizeof(s->w));
+	swift_apply_cfg(&s->w, &scfg, 0);
 	s->next_send_ns = now;
 	s->active = 1;
 }
@@ -307,7 +372,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	if (!m->q)
 		goto out;
 	for (f = 0; f < cfg->nflows; f++)
-		if (sender_init(&m->s[f], &cfg->flow[f]))
+		if (sender_init(&m->s[f], &cfg->flow[f], cfg->tx_ring))
 			goto out;
 
 	while (m->now < cfg->duration_ns) {
@@ -318,16 +383,18 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			u64 stop = s->cfg->stop_ns ? s->cfg->stop_ns : SIM_NEVER;
 
 			if (!s->active && m->now >= s->cfg->start_ns && m->now < stop)
-				sender_start(s, m->now);
+				sender_start(m, s, m->now);
 			if (s->active && m->now >= stop)
 				s->active = 0;
 			if (!s->active && s->cfg->start_ns > m->now && s->cfg->start_ns < t)
 				t = s->cfg->start_ns;
 			if (s->ack_head != s->ack_tail &&
-			    s->ack_at[s->ack_head % SIM_TX_RING] < t)
-				t = s->ack_at[s->ack_head % SIM_TX_RING];
+			    s->ack_at[s->ack_head % s->ring] < t)
+				t = s->ack_at[s->ack_head % s->ring];
 			if (sender_next_send(m, s) < t)
 				t = sender_next_send(m, s);
+			if (sender_rto_at(s) < t)
+				t = sender_rto_at(s);
 		}
 		if (q_len(m) && m->link_busy_until_ns < t)
 			t = m->link_busy_until_ns;
@@ -342,8 +409,8 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 
 			q_account(m);
 			m->q_head++;
-			s->ack_at[s->ack_tail % SIM_TX_RING] = m->now + s->cfg->base_rtt_ns;
-			s->ack_tx[s->ack_tail % SIM_TX_RING] = p->tx;
+			s->ack_at[s->ack_tail % s->ring] = m->now + s->cfg->base_rtt_ns;
+			s->ack_tx[s->ack_tail % s->ring] = p->tx;
 			s->ack_tail++;
 			if (q_len(m))
 				m->link_busy_until_ns += m->tx_time_ns;
@@ -353,13 +420,15 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 
 			/* 2. ACKs arrive */
 			while (s->ack_head != s->ack_tail &&
-			       s->ack_at[s->ack_head % SIM_TX_RING] <= m->now) {
-				u32 txid = s->ack_tx[s->ack_head % SIM_TX_RING];
+			       s->ack_at[s->ack_head % s->ring] <= m->now) {
+				u32 txid = s->ack_tx[s->ack_head % s->ring];
 
 				s->ack_head++;
 				if (s->active)
 					sender_on_ack(m, s, f, txid);
 			}
+			if (sender_rto_at(s) <= m->now)
+				sender_rto(m, s);
 			/* 3. sends, paced and within cwnd */
 			while (s->active && sender_next_send(m, s) <= m->now)
 				sender_send(m, s, f);
@@ -373,6 +442,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		res->final_mode[f] = m->s[f].e.b->mode;
 		res->final_cwnd[f] = m->s[f].e.sk.snd_cwnd;
 		res->final_min_rtt_us[f] = m->s[f].e.b->min_rtt_us;
+		res->final_subpkt_milli[f] = m->s[f].w.subpkt_cwnd_milli;
 	}
 	err = 0;
 out:
