@@ -30,14 +30,15 @@
  *
  * Sub-packet windows: when a decrease would take the model's window below
  * BBRv3's cwnd floor (BBR_CWND_MIN_TARGET_PKTS), inflight_lo stays at the
- * floor and the rest of the cut goes into a fractional window
- * (subpkt_cwnd_milli, down to SWIFT_SUBPKT_MIN_MILLI = 0.001 packet, as in
- * Swift); the pacing rate is then that window per smoothed RTT, so a flow
- * in a heavy incast sends less than one packet per RTT. Each round with
- * Network_RTT at or below target grows it by SWIFT_SUBPKT_AI_MILLI until it
- * reaches the floor again; it ends at once on a fallback. While it lasts,
- * PROBE_BW's REFILL/UP cannot raise the pacing rate above it: no probing
- * while the delay says the flow is many times over its share.
+ * floor and the window continues as a fractional one (subpkt_cwnd_milli,
+ * down to SWIFT_SUBPKT_MIN_MILLI = 0.001 packet, as in Swift) that paces
+ * the flow at that many packets per target_RTT: in a heavy incast a flow
+ * sends less than one packet per round trip. While it lasts the fractional
+ * window is the flow's whole control, an AIMD of its own as in Swift: an
+ * ACK over target may cut it (once per round trip, whatever BBRv3's phase),
+ * an ACK at or below target grows it (swift_subpkt_ai_milli()), and the
+ * flow returns to BBRv3 when the window is back at the floor (at the same
+ * rate) or on a fallback.
  *
  * Plain C, compiles natively (selftests/unit/test_swift*.c) and as BPF;
  * needs bbr3_core.h and bbr_swift.h first. See docs/bbr_swift.md.
@@ -54,9 +55,19 @@
 /* Smallest fractional window, in 1/1000 packet: Swift's 0.001 packet. */
 #define SWIFT_SUBPKT_MIN_MILLI		1u
 #define SWIFT_MILLI_PER_PKT		1000u
-/* Growth of the fractional window per round at or below target: one packet
- * per RTT, Swift's additive increase ai = 1. */
-#define SWIFT_SUBPKT_AI_MILLI		1000u
+#define SWIFT_SUBPKT_FLOOR_MILLI	(BBR_CWND_MIN_TARGET_PKTS * SWIFT_MILLI_PER_PKT)
+/* Additive increase of a fractional window on an ACK at or below target,
+ * in 1/1000 packet (swift_subpkt_ai_milli()): SWIFT_SUBPKT_AI_BASE_MILLI
+ * plus SWIFT_SUBPKT_AI_MILLI x sqrt(window) below one packet, or
+ * SWIFT_SUBPKT_AI_MILLI / window (per round trip: SWIFT_SUBPKT_AI_MILLI)
+ * from one packet on. Swift's ai is a whole packet per RTT, which hundreds
+ * of flows sharing a pipe of a few packets cannot afford: each adds a packet
+ * per RTT to a 16-packet pipe and the queue stands where the 0.5 cuts
+ * balance it, ~3 x the target. The values were chosen in the packet model
+ * (selftests/unit/sim.c, docs/bbr_swift.md has the sweep): 4 to 400 flows
+ * on one path, Jain >= 0.96 and Network_RTT within 5 % of the target. */
+#define SWIFT_SUBPKT_AI_BASE_MILLI	2u
+#define SWIFT_SUBPKT_AI_MILLI		20u
 /* Re-read the target configuration every this many rounds (bbrctl set
  * reaches live sockets within a few RTTs). */
 #define SWIFT_CFG_REFRESH_ROUNDS	16u
@@ -128,40 +139,113 @@ static inline bool swift_probing(const struct bbr3 *b)
 		b->cycle_idx == BBR_BW_PROBE_UP);
 }
 
-/* Cut bw_lo and inflight_lo by factor; below the cwnd floor the remainder
- * goes into the fractional window. */
+/* Cut bw_lo and inflight_lo by factor; below the cwnd floor the window
+ * continues as a fractional one (bw_lo then stays where it was: the
+ * fractional window alone sets the rate until it is back at the floor). */
 static inline void swift_cut_lower_bounds(struct bbr3 *b, struct swift_state *w,
 					  const struct bbr_sock *sk, u32 factor)
 {
-	u32 floor_milli = BBR_CWND_MIN_TARGET_PKTS * SWIFT_MILLI_PER_PKT;
 	u64 win_milli;
 
 	bbr_init_lower_bounds(b, sk, true);
-	b->bw_lo = bbr_max_u32(swift_scale(b->bw_lo, factor), 1);
-
-	win_milli = w->subpkt_cwnd_milli ? w->subpkt_cwnd_milli :
-		    (u64)b->inflight_lo * SWIFT_MILLI_PER_PKT;
-	win_milli = (win_milli * factor) >> SWIFT_FACTOR_SCALE;
-	if (win_milli >= floor_milli) {
+	win_milli = ((u64)b->inflight_lo * SWIFT_MILLI_PER_PKT * factor) >>
+		    SWIFT_FACTOR_SCALE;
+	if (win_milli >= SWIFT_SUBPKT_FLOOR_MILLI) {
+		b->bw_lo = bbr_max_u32(swift_scale(b->bw_lo, factor), 1);
 		b->inflight_lo = (u32)(win_milli / SWIFT_MILLI_PER_PKT);
-		w->subpkt_cwnd_milli = 0;
-	} else {
-		b->inflight_lo = BBR_CWND_MIN_TARGET_PKTS;
-		w->subpkt_cwnd_milli = bbr_max_u32((u32)win_milli,
-						   SWIFT_SUBPKT_MIN_MILLI);
+		return;
 	}
+	b->bw_lo = bbr_max_u32(b->bw_lo, 1);	/* max_bw may still be 0 */
+	b->inflight_lo = BBR_CWND_MIN_TARGET_PKTS;
+	w->subpkt_cwnd_milli = bbr_max_u32((u32)win_milli, SWIFT_SUBPKT_MIN_MILLI);
 }
 
-/* A round at or below target: grow the fractional window back. */
-static inline void swift_subpkt_grow(struct swift_state *w)
+/* floor(sqrt(x)), bit by bit: 16 steps for any u32. */
+static inline u32 swift_isqrt(u32 x)
 {
-	u32 floor_milli = BBR_CWND_MIN_TARGET_PKTS * SWIFT_MILLI_PER_PKT;
+	u32 r = 0, bit = 1u << 30, i;
 
-	if (!w->subpkt_cwnd_milli)
+	for (i = 0; i < 16; i++) {
+		if (x >= r + bit) {
+			x -= r + bit;
+			r = (r >> 1) + bit;
+		} else {
+			r >>= 1;
+		}
+		bit >>= 2;
+	}
+	return r;
+}
+
+/*
+ * Growth of a fractional window of w packets on an ACK at or below target.
+ * From one packet on it is Swift's additive increase, ai per round trip
+ * (ai / w per ACK, plus the constant). Below one packet a flow sees only w
+ * ACKs per round trip, and the increase per ACK is a constant plus
+ * ai x sqrt(w): it meets the other form at one packet (with a jump there
+ * the flows above a packet outgrew those below and ended with 20-100 x
+ * their share; packet model, 20 to 400 flows), and it grows a flow by less
+ * than in proportion to its window while the cuts, one per ACK over target,
+ * fall on it in proportion to w, so smaller flows gain on larger ones. The
+ * constant term is what pulls the smallest flows up: without it the 400-flow
+ * model ended at Jain 0.8 instead of 0.97.
+ */
+static inline u32 swift_subpkt_ai_milli(u32 w_milli)
+{
+	u32 ai = SWIFT_SUBPKT_AI_BASE_MILLI;
+
+	if (w_milli >= SWIFT_MILLI_PER_PKT)
+		return ai + SWIFT_SUBPKT_AI_MILLI * SWIFT_MILLI_PER_PKT / w_milli;
+	return ai + SWIFT_SUBPKT_AI_MILLI * swift_isqrt(w_milli * SWIFT_MILLI_PER_PKT) /
+		    SWIFT_MILLI_PER_PKT;
+}
+
+/* Rate of a fractional window: subpkt_cwnd_milli packets per target_RTT.
+ * The target rather than the measured Network_RTT: every flow on a path
+ * then converts the same window to the same rate, whatever the noise of its
+ * last sample, and at the operating point the two are the same. */
+static inline u64 swift_subpkt_bw(const struct swift_state *w, u32 milli)
+{
+	return (u64)milli * BW_UNIT / ((u64)SWIFT_MILLI_PER_PKT * w->target_rtt_us);
+}
+
+/* A decrease was applied on this ACK. */
+static inline void swift_note_decrease(struct swift_state *w,
+				       const struct bbr_sock *sk, u32 factor)
+{
+	w->has_decreased = 1;
+	w->decrease_delivered = sk->delivered;
+	w->last_factor = factor;
+	w->decreases++;
+}
+
+/*
+ * An ACK of a flow with a fractional window: Swift's AIMD on that window,
+ * whatever BBRv3's phase (the window is not BBRv3's model). Back at the
+ * floor the flow returns to BBRv3 at the rate it had: bw_lo and inflight_lo
+ * describe the floor window per target_RTT until the next REFILL lets it
+ * probe. (Its bw_hi, made of one-packet flights' delivery-rate samples of
+ * about a packet per RTT, says nothing of its share.)
+ */
+static inline void swift_subpkt_on_ack(struct bbr3 *b, struct swift_state *w,
+				       const struct bbr_sock *sk,
+				       const struct bbr_rs *rs, u32 factor)
+{
+	if (factor != SWIFT_FACTOR_UNIT) {
+		if (!swift_can_decrease(w, rs))
+			return;
+		w->subpkt_cwnd_milli = bbr_max_u32(swift_scale(w->subpkt_cwnd_milli, factor),
+						   SWIFT_SUBPKT_MIN_MILLI);
+		swift_note_decrease(w, sk, factor);
 		return;
-	w->subpkt_cwnd_milli += SWIFT_SUBPKT_AI_MILLI;
-	if (w->subpkt_cwnd_milli >= floor_milli)
-		w->subpkt_cwnd_milli = 0;
+	}
+	w->subpkt_cwnd_milli += swift_subpkt_ai_milli(w->subpkt_cwnd_milli);
+	if (w->subpkt_cwnd_milli < SWIFT_SUBPKT_FLOOR_MILLI)
+		return;
+	w->subpkt_cwnd_milli = 0;
+	b->inflight_lo = BBR_CWND_MIN_TARGET_PKTS;
+	b->bw_lo = bbr_max_u32((u32)bbr_min_u64(swift_subpkt_bw(w, SWIFT_SUBPKT_FLOOR_MILLI),
+						0xFFFFFFFFu), 1);
 }
 
 /*
@@ -234,22 +318,23 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 		sk->ece = 0;
 		b->ecn_eligible = 0;	/* and no ECN response now */
 	}
-	/* The fractional window outlives a reset of the lower bounds by
-	 * REFILL: a flow in heavy incast probes only once the delay is back
-	 * at target (then the window grows back by SWIFT_SUBPKT_AI_MILLI per
-	 * round). Without it, BBRv3's Reno-coexistence timer (rounds ~ BDP
-	 * in packets, a handful here) would refill every few rounds. */
-
 	w->network_rtt_us = smp->network_rtt_us;
 	w->last_sample_ns = smp->last_sample_ns;
 	factor = swift_md_factor(smp->network_rtt_us, w->target_rtt_us);
 	if (b->initialized)
 		swift_startup_too_high(b, w, sk, factor != SWIFT_FACTOR_UNIT);
-	if (factor == SWIFT_FACTOR_UNIT) {
-		if (b->round_start)
-			swift_subpkt_grow(w);
+	/* The fractional window outlives a reset of the lower bounds by
+	 * REFILL and ignores BBRv3's phases: a flow in heavy incast probes
+	 * only once its window is back at the floor. Without that, BBRv3's
+	 * Reno-coexistence timer (rounds ~ BDP in packets, a handful here)
+	 * would refill every few rounds, and flows in REFILL or UP would
+	 * escape the cuts the others take. */
+	if (w->subpkt_cwnd_milli) {
+		swift_subpkt_on_ack(b, w, sk, rs, factor);
 		return;
 	}
+	if (factor == SWIFT_FACTOR_UNIT)
+		return;
 	if (!b->initialized || b->mode == BBR_STARTUP)
 		return;
 	if (swift_probing(b)) {
@@ -259,25 +344,12 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 	if (!swift_can_decrease(w, rs))
 		return;
 	swift_cut_lower_bounds(b, w, sk, factor);
-	w->has_decreased = 1;
-	w->decrease_delivered = sk->delivered;
-	w->last_factor = factor;
-	w->decreases++;
-}
-
-/* Pacing rate of a fractional window: subpkt_cwnd_milli packets per srtt,
- * bytes per second. */
-static inline u64 swift_subpkt_rate_Bps(const struct swift_state *w,
-					const struct bbr_sock *sk)
-{
-	u64 rtt_us = sk->srtt_us ? sk->srtt_us : BBR_INIT_RTT_US;
-
-	return (u64)w->subpkt_cwnd_milli * sk->mss * SWIFT_USEC_PER_SEC /
-	       (SWIFT_MILLI_PER_PKT * rtt_us);
+	swift_note_decrease(w, sk, factor);
 }
 
 /* After bbr_core_main(): with a fractional window, cwnd stays at its floor
- * (the core put it there) and the pacing rate carries the rest. */
+ * (whatever REFILL did to inflight_lo) and the pacing rate is the window's
+ * (swift_subpkt_bw()), less than a packet per round trip below one packet. */
 static inline void swift_after_ack(const struct bbr3 *b,
 				   const struct swift_state *w,
 				   struct bbr_sock *sk)
@@ -287,7 +359,10 @@ static inline void swift_after_ack(const struct bbr3 *b,
 	if (!b->initialized || w->status != SWIFT_ST_ACTIVE ||
 	    !w->subpkt_cwnd_milli)
 		return;
-	rate = swift_subpkt_rate_Bps(w, sk);
+	if (sk->snd_cwnd > BBR_CWND_MIN_TARGET_PKTS)
+		sk->snd_cwnd = BBR_CWND_MIN_TARGET_PKTS;
+	rate = (swift_subpkt_bw(w, w->subpkt_cwnd_milli) * sk->mss *
+		SWIFT_USEC_PER_SEC) >> BW_SCALE;
 	if (rate < 1)
 		rate = 1;
 	if (rate < sk->pacing_rate)

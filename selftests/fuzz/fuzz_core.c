@@ -2,7 +2,9 @@
 /*
  * libFuzzer target for the BBRv3 core: the input is a script of operations
  * on one connection (ACKs with adversarial rate samples, recovery and RTO
- * transitions, undo, idle restarts, TLP state, parameter flips). After each
+ * transitions, undo, idle restarts, TLP state, parameter flips), with or
+ * without BBR.Swift's hooks (swift_core.h: fuzzed target, Network_RTT
+ * samples and their age) around each ACK. After each
  * operation the core's invariants are checked; ASan and UBSan catch
  * out-of-bounds accesses and signed overflow on their own.
  *
@@ -31,6 +33,8 @@ static u32 fuzz_prandom(void)
 #define BBR_CFG			fuzz_param_sets
 #define BBR_PRANDOM_U32()	fuzz_prandom()
 #include "bbr3_core.h"
+#include "bbr_swift.h"
+#include "swift_core.h"
 
 /* The byte stream the script is read from. */
 struct reader {
@@ -157,8 +161,33 @@ static void fill_rs(struct reader *r, const struct bbr_sock *sk, struct bbr_rs *
 	rs->is_ack_delayed = (shape >> 6) & 1;
 }
 
+static void check_swift(const struct swift_state *w)
+{
+	CHECK(w->status <= SWIFT_ST_ACTIVE);
+	CHECK(w->subpkt_cwnd_milli < SWIFT_SUBPKT_FLOOR_MILLI);
+	CHECK(!w->decreases || (w->last_factor >= SWIFT_MIN_FACTOR &&
+				w->last_factor < SWIFT_FACTOR_UNIT));
+	CHECK(w->status == SWIFT_ST_ACTIVE || !w->subpkt_cwnd_milli);
+}
+
+/* A Network_RTT sample as the ETS program would leave it, fuzzed. */
+static void fill_sample(struct reader *r, const struct bbr_sock *sk,
+			struct swift_sample *smp)
+{
+	u8 shape = (u8)take(r, 1);
+
+	smp->present = !(shape & 1);
+	smp->network_rtt_us = (shape & 2) ? 0 : take(r, 3);
+	smp->last_sample_ns = (shape & 4) ? 0 :
+			      (sk->now_us - (take(r, 2) << (shape >> 4))) * 1000ull;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct swift_state w;
+	struct swift_sample smp;
+	struct swift_cfg scfg;
+	bool swift;
 	struct reader r = { data, size };
 	struct bbr3_sk sks;
 	struct bbr_sock sk;
@@ -188,13 +217,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sk.ecn_ok = take(&r, 1) & 1;
 	bbr_core_init(&sks, &sk);
 	check_invariants(&sks, &sk, false);
+	memset(&w, 0, sizeof(w));
+	memset(&scfg, 0, sizeof(scfg));
+	swift = take(&r, 1) & 1;
+	scfg.target_rtt_us = take(&r, 3);
+	scfg.stale_us = take(&r, 3);
+	scfg.flags = take(&r, 1) & SWIFT_CFG_F_KEEP_ECN;
+	swift_apply_cfg(&w, &scfg, sks.st.round_count);
 
 	while (r.left && ops++ < 4096) {
 		switch (take(&r, 1) % 10) {
 		case 0: case 1: case 2: case 3: case 4:
 			advance_socket(&r, &sk, &delivered_now);
 			fill_rs(&r, &sk, &rs, delivered_now);
+			if (swift) {
+				fill_sample(&r, &sk, &smp);
+				swift_on_ack(&sks.st, &w, &sk, &rs, &smp);
+			}
 			bbr_core_main(&sks, &sk, &rs);
+			if (swift) {
+				swift_after_ack(&sks.st, &w, &sk);
+				check_swift(&w);
+			}
 			/* The app-limited fast path may skip the control step
 			 * and leave cwnd as it was, as the reference does. */
 			check_invariants(&sks, &sk, rs.acked_sacked && sk.mss &&

@@ -347,10 +347,13 @@ TEST(swift_ecn_off_with_target)
 }
 
 /* Below the cwnd floor: cwnd stays at 4, pacing carries a fractional
- * window, less than one packet per RTT; it grows back at target. */
+ * window per target_RTT, less than one packet per RTT; Swift's AIMD acts on
+ * it in any PROBE_BW phase; back at the floor the flow returns to BBRv3 at
+ * the same rate. */
 TEST(swift_subpacket_pacing)
 {
 	struct swift_env s;
+	u32 w0, want_w, want_bw;
 	u64 want;
 	int i;
 
@@ -360,26 +363,49 @@ TEST(swift_subpacket_pacing)
 		senv_round(&s, 4);
 	ASSERT_GT(s.w.subpkt_cwnd_milli, 0);
 	ASSERT_LT(s.w.subpkt_cwnd_milli, SWIFT_MILLI_PER_PKT);
-	ASSERT_EQ(s.e.b->inflight_lo, BBR_CWND_MIN_TARGET_PKTS);
 	ASSERT_EQ(s.e.sk.snd_cwnd, BBR_CWND_MIN_TARGET_PKTS);
-	want = (u64)s.w.subpkt_cwnd_milli * ENV_MSS_BYTES * 1000000u /
-	       (1000u * s.e.sk.srtt_us);
+	/* w packets per target_RTT, bytes per second */
+	want = (((u64)s.w.subpkt_cwnd_milli * BW_UNIT / (1000ull * TARGET_US)) *
+		ENV_MSS_BYTES * 1000000u) >> BW_SCALE;
 	ASSERT_EQ(s.e.sk.pacing_rate, want);
-	/* less than one MSS per srtt */
-	ASSERT_LT(s.e.sk.pacing_rate * s.e.sk.srtt_us / 1000000u, ENV_MSS_BYTES);
-	UNIT_REPORT("sub-packet window %u/1000 pkt, pacing %llu B/s = %.3f pkt per RTT",
+	/* less than one MSS per target_RTT */
+	ASSERT_LT(s.e.sk.pacing_rate * TARGET_US / 1000000u, ENV_MSS_BYTES);
+	UNIT_REPORT("sub-packet window %u/1000 pkt, pacing %llu B/s = %.3f pkt per target",
 		    s.w.subpkt_cwnd_milli, (unsigned long long)s.e.sk.pacing_rate,
-		    (double)s.e.sk.pacing_rate * s.e.sk.srtt_us / 1e6 / ENV_MSS_BYTES);
+		    (double)s.e.sk.pacing_rate * TARGET_US / 1e6 / ENV_MSS_BYTES);
 	/* the floor of 0.001 packet holds */
 	for (i = 0; i < 20; i++)
 		senv_round(&s, 1);
-	ASSERT_GE(s.w.subpkt_cwnd_milli, SWIFT_SUBPKT_MIN_MILLI);
-	/* at target it grows back by one packet per round, then off */
+	ASSERT_EQ(s.w.subpkt_cwnd_milli, SWIFT_SUBPKT_MIN_MILLI);
+	/* cuts go on whatever BBRv3's phase: REFILL and UP included */
+	s.w.subpkt_cwnd_milli = 500;
+	s.e.b->cycle_idx = BBR_BW_PROBE_REFILL;
+	senv_round(&s, 1);
+	ASSERT_EQ(s.w.subpkt_cwnd_milli, 250);
+	s.e.b->cycle_idx = BBR_BW_PROBE_UP;
+	senv_round(&s, 1);
+	ASSERT_EQ(s.w.subpkt_cwnd_milli, 125);
+	ASSERT_EQ(s.e.sk.snd_cwnd, BBR_CWND_MIN_TARGET_PKTS);
+	/* at target each ACK adds 2 + 20 x sqrt(w) below a packet ... */
 	s.smp.network_rtt_us = TARGET_US;
-	for (i = 0; i < 6 && s.w.subpkt_cwnd_milli; i++)
-		senv_round(&s, 1);
+	w0 = s.w.subpkt_cwnd_milli;
+	senv_round(&s, 1);
+	want_w = w0 + SWIFT_SUBPKT_AI_BASE_MILLI +
+		 SWIFT_SUBPKT_AI_MILLI * swift_isqrt(w0 * 1000) / 1000;
+	ASSERT_EQ(s.w.subpkt_cwnd_milli, want_w);
+	/* ... and 2 + 20 / w from one packet on */
+	s.w.subpkt_cwnd_milli = 2000;
+	senv_round(&s, 1);
+	ASSERT_EQ(s.w.subpkt_cwnd_milli, 2000 + SWIFT_SUBPKT_AI_BASE_MILLI +
+					 SWIFT_SUBPKT_AI_MILLI * 1000 / 2000);
+	/* back at the floor: BBRv3 again at 4 packets per target_RTT */
+	s.w.subpkt_cwnd_milli = SWIFT_SUBPKT_FLOOR_MILLI - 1;
+	s.e.b->cycle_idx = BBR_BW_PROBE_DOWN;
+	senv_ack(&s, 1, s.e.sk.delivered, true);
 	ASSERT_EQ(s.w.subpkt_cwnd_milli, 0);
-	ASSERT_GE(i, 3);
+	want_bw = (u32)((u64)BBR_CWND_MIN_TARGET_PKTS * BW_UNIT / TARGET_US);
+	ASSERT_EQ(s.e.b->inflight_lo, BBR_CWND_MIN_TARGET_PKTS);
+	ASSERT_EQ(s.e.b->bw_lo, want_bw);
 	/* a fallback also ends it at once */
 	s.smp.network_rtt_us = 100000;
 	for (i = 0; i < 40 && !s.w.subpkt_cwnd_milli; i++)
@@ -388,4 +414,32 @@ TEST(swift_subpacket_pacing)
 	s.smp.present = 0;
 	senv_round(&s, 1);
 	ASSERT_EQ(s.w.subpkt_cwnd_milli, 0);
+}
+
+/* The increase of a fractional window: integer square root exact, growth
+ * per round trip continuous at one packet (a jump there made the flows just
+ * above a packet outgrow the rest in the packet model). */
+TEST(swift_subpacket_increase)
+{
+	u32 x, r, per_rtt_below, per_rtt_at;
+
+	for (x = 0; x < 2000000; x += 997) {
+		r = swift_isqrt(x);
+		ASSERT_LE((u64)r * r, x);
+		ASSERT_GT((u64)(r + 1) * (r + 1), x);
+	}
+	ASSERT_EQ(swift_isqrt(0xFFFFFFFFu), 65535);
+	/* per round trip: (w ACKs) x (increase per ACK), in milli-packets */
+	per_rtt_below = 999 * swift_subpkt_ai_milli(999) / 1000;
+	per_rtt_at = 1000 * swift_subpkt_ai_milli(1000) / 1000;
+	UNIT_REPORT("increase per round trip at 0.999 / 1.000 packet: %u / %u milli",
+		    per_rtt_below, per_rtt_at);
+	/* equal but for the integer truncations (one milli each) */
+	ASSERT_LE(per_rtt_at > per_rtt_below ? per_rtt_at - per_rtt_below :
+		  per_rtt_below - per_rtt_at, 2);
+	/* below a packet: more per ACK for a bigger window, less than in
+	 * proportion to it */
+	ASSERT_LT(swift_subpkt_ai_milli(10), swift_subpkt_ai_milli(100));
+	ASSERT_LT(swift_subpkt_ai_milli(100) * 10, swift_subpkt_ai_milli(1000) * 100);
+	ASSERT_GE(swift_subpkt_ai_milli(1), SWIFT_SUBPKT_AI_BASE_MILLI);
 }

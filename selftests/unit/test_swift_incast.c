@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * BBR.Swift in the packet model (sim.c): flows running bbr_swift's hooks
+ * around the BBRv3 core, Network_RTT = each ACK's RTT (ETS without receiver
+ * delay). These are the figures docs/bbr_swift.md quotes for the fractional
+ * window's AIMD: the seed's datacenter incast scaled to this machine (two
+ * groups of 200 flows, the second 0.2 s later, one 500 Mbit/s bottleneck at
+ * 270 us of base RTT, the emulator's floor) and the four-flow target
+ * tracking path of test_swift.py.
+ */
+#include <string.h>
+
+#include "unit.h"
+#include "sim.h"
+
+#define NS_PER_SEC	1000000000ull
+#define NS_PER_MS	1000000ull
+#define NS_PER_US	1000ull
+
+static double group_jain(const struct sim_result *res, int lo, int hi,
+			 u64 from_ns, u64 to_ns)
+{
+	double sum = 0, sq = 0, x;
+	int f;
+
+	for (f = lo; f < hi; f++) {
+		x = sim_goodput_bps(res, f, from_ns, to_ns);
+		sum += x;
+		sq += x * x;
+	}
+	return sq > 0 ? sum * sum / ((hi - lo) * sq) : 0;
+}
+
+static double total_bps(const struct sim_result *res, int n, u64 from_ns,
+			u64 to_ns)
+{
+	double sum = 0;
+	int f;
+
+	for (f = 0; f < n; f++)
+		sum += sim_goodput_bps(res, f, from_ns, to_ns);
+	return sum;
+}
+
+#define INCAST_FLOWS		400
+#define INCAST_RATE_BPS		500000000ull
+#define INCAST_RTT_NS		(270 * NS_PER_US)
+#define INCAST_TARGET_US	400u
+#define INCAST_BUFFER_PKTS	666u		/* 1 MB, as swift_dc */
+#define INCAST_SECONDS		6ull
+#define INCAST_FROM_NS		(3 * NS_PER_SEC)	/* converged by then */
+
+/* 400 flows on a pipe of 11 packets: a fair share of 0.03 packet per round
+ * trip. Each group is fair, the Network_RTT sits at the target, the link
+ * stays busy. (Before the fractional window's AIMD: Jain 0.65, Network_RTT
+ * 1330 us, as in the lab.) */
+static struct sim_cfg cfg_buf;
+static struct sim_result res_buf;
+
+TEST(swift_incast_fair_at_target)
+{
+	struct sim_cfg *cfg = memset(&cfg_buf, 0, sizeof(cfg_buf));
+	struct sim_result *res = memset(&res_buf, 0, sizeof(res_buf));
+	u64 end = INCAST_SECONDS * NS_PER_SEC;
+	double j0, j1, util, net_us;
+	int f;
+
+	cfg->rate_bps = INCAST_RATE_BPS;
+	cfg->buffer_pkts = INCAST_BUFFER_PKTS;
+	cfg->duration_ns = end;
+	cfg->nflows = INCAST_FLOWS;
+	cfg->tx_ring = 1024;
+	cfg->swift_target_us = INCAST_TARGET_US;
+	for (f = 0; f < INCAST_FLOWS; f++) {
+		cfg->flow[f].start_ns = f < INCAST_FLOWS / 2 ? 0 : 200 * NS_PER_MS;
+		cfg->flow[f].base_rtt_ns = INCAST_RTT_NS;
+	}
+	res->measure_from_ns = INCAST_FROM_NS;
+	ASSERT_EQ(sim_run(cfg, res), 0);
+	j0 = group_jain(res, 0, INCAST_FLOWS / 2, INCAST_FROM_NS, end);
+	j1 = group_jain(res, INCAST_FLOWS / 2, INCAST_FLOWS, INCAST_FROM_NS, end);
+	util = total_bps(res, INCAST_FLOWS, INCAST_FROM_NS, end) / INCAST_RATE_BPS;
+	net_us = res->net_rtt_samples ?
+		 (double)res->net_rtt_sum_us / res->net_rtt_samples : 0;
+	UNIT_REPORT("incast 2 x 200 flows: Jain %.3f / %.3f, utilisation %.2f, "
+		    "Network_RTT mean %.0f us (target %u), %llu RTOs",
+		    j0, j1, util, net_us, INCAST_TARGET_US,
+		    (unsigned long long)res->rtos);
+	ASSERT_GE(j0 * 1000, 900);
+	ASSERT_GE(j1 * 1000, 900);
+	ASSERT_GE(util * 100, 75);
+	ASSERT_GE(net_us, INCAST_TARGET_US * 0.9);
+	ASSERT_LE(net_us, INCAST_TARGET_US * 1.15);
+}
+
+#define FOUR_RATE_BPS		50000000ull
+#define FOUR_RTT_NS		(10 * NS_PER_MS)
+#define FOUR_TARGET_US		11000u
+#define FOUR_SECONDS		10ull
+
+/* test_swift.py's path: 4 flows, 50 Mbit/s, 10 ms, 8 BDP, target 11 ms,
+ * two of them 0.2 s late. Windows of ~10 packets, beyond the fractional
+ * regime, except for late flows a STARTUP exit leaves small: they must grow
+ * back to their share. */
+TEST(swift_four_flows_share_at_target)
+{
+	struct sim_cfg *cfg = memset(&cfg_buf, 0, sizeof(cfg_buf));
+	struct sim_result *res = memset(&res_buf, 0, sizeof(res_buf));
+	u64 end = FOUR_SECONDS * NS_PER_SEC, from = 2 * NS_PER_SEC;
+	u32 bdp = (u32)(FOUR_RATE_BPS / 8 * FOUR_RTT_NS / NS_PER_SEC / SIM_WIRE_BYTES);
+	double jain, util, net_us;
+	int f;
+
+	cfg->rate_bps = FOUR_RATE_BPS;
+	cfg->buffer_pkts = 8 * bdp;
+	cfg->duration_ns = end;
+	cfg->nflows = 4;
+	cfg->swift_target_us = FOUR_TARGET_US;
+	for (f = 0; f < 4; f++) {
+		cfg->flow[f].start_ns = f < 2 ? 0 : 200 * NS_PER_MS;
+		cfg->flow[f].base_rtt_ns = FOUR_RTT_NS;
+	}
+	res->measure_from_ns = from;
+	ASSERT_EQ(sim_run(cfg, res), 0);
+	jain = sim_jain(res, 4, from, end);
+	util = total_bps(res, 4, from, end) / FOUR_RATE_BPS;
+	net_us = res->net_rtt_samples ?
+		 (double)res->net_rtt_sum_us / res->net_rtt_samples : 0;
+	UNIT_REPORT("4 flows, target 11 ms: Jain %.3f, utilisation %.2f, "
+		    "Network_RTT mean %.0f us", jain, util, net_us);
+	ASSERT_GE(jain * 1000, 900);
+	ASSERT_GE(util * 100, 90);
+	ASSERT_GE(net_us, FOUR_TARGET_US * 0.95);
+	ASSERT_LE(net_us, FOUR_TARGET_US * 1.05);
+}
