@@ -44,17 +44,28 @@ def scorecard_rows(runs):
     return rows
 
 
-def ets_rows(runs):
-    """Per sender mean Total_RTT / Network_RTT of runs with ETS (or None)."""
-    rows = [("point", "cc", "sender", "ETS attached", "Total_RTT mean us",
-             "Network_RTT mean us", "Network_RTT samples")]
+def sender_rows(runs):
+    """Per sender: goodput, retransmits and Jain (runs with several senders)
+    and mean Total_RTT / Network_RTT (runs with ETS), as the seed's table of
+    BBR.Swift's datacenter experiment. None when no run has either."""
+    rows = [("point", "cc", "sender", "goodput Mbit/s", "retx %", "Jain",
+             "ETS attached", "Total_RTT mean us", "Network_RTT mean us",
+             "Network_RTT samples")]
     for r in runs:
-        e = r.get("ets")
-        for s in (e or {}).get("per_sender", []):
-            rows.append((r.get("point") or "-", r["cc"], s["sender"],
+        e = r.get("ets") or {}
+        ets = {s["sender"]: s for s in e.get("per_sender", [])}
+        tput = {s["sender"]: s for s in r.get("per_sender") or []}
+        for snd in sorted(set(ets) | set(tput)):
+            t, x = tput.get(snd, {}), ets.get(snd, {})
+            rows.append((r.get("point") or "-", r["cc"], snd,
+                         _f(t.get("goodput_mbit")),
+                         _f(t["retransmit_rate"] * 100, "{:.3f}")
+                         if t.get("retransmit_rate") is not None else "-",
+                         _f(t.get("jain"), "{:.3f}"),
                          {True: "yes", False: "no"}.get(e.get("attached"), "-"),
-                         _f(s["total_rtt_us_mean"], "{:.0f}"),
-                         _f(s["network_rtt_us_mean"], "{:.0f}"), s["network_rtt_samples"]))
+                         _f(x.get("total_rtt_us_mean"), "{:.0f}"),
+                         _f(x.get("network_rtt_us_mean"), "{:.0f}"),
+                         x.get("network_rtt_samples", "-")))
     return rows if len(rows) > 1 else None
 
 
@@ -110,11 +121,14 @@ def write(sc, ccs, runs, pngs, out):
               "sojourn time; Jain over the run and per 1-s window where all flows are "
               "active; conv = seconds from the last arrival until Jain per window stays "
               ">= 0.9; valid = the emulator's release lateness stayed within its bound.", ""]
-    er = ets_rows(runs)
-    if er:
-        lines += ["## ETS: RTT per sender", "", markdown_table(er), "",
-                  "Total_RTT: mean tcp_info srtt of the sender's flows after warm-up; "
-                  "Network_RTT: mean of the CC's ETS samples (bbrctl trace) after warm-up.", ""]
+    sr = sender_rows(runs)
+    if sr:
+        lines += ["## Per sender", "", markdown_table(sr), "",
+                  "Goodput: sum of the sender's bulk flows' mean goodput after warm-up; "
+                  "retx: total_retrans / data_segs_out of its flows; Jain: over its bulk "
+                  "flows' mean goodput after warm-up; Total_RTT: mean tcp_info srtt of "
+                  "its flows after warm-up; Network_RTT: mean of the CC's ETS samples "
+                  "(bbrctl trace) after warm-up (ETS runs only).", ""]
     rq = rr_rows(runs)
     if rq:
         lines += ["## Request/response flows", "", markdown_table(rq), "",

@@ -357,6 +357,26 @@ def run_one(sc, cc, outdir, progress=None, registered=False):
     return res, samples, state
 
 
+def sender_summary(flows, bins, last, warmup_s):
+    """Per sender namespace, as the seed's table reports per sender machine:
+    goodput (sum of its bulk flows' mean after warm-up), retransmit rate
+    (total_retrans / data_segs_out of its flows) and Jain's index over its
+    bulk flows' mean goodput after warm-up."""
+    i0 = int(round(warmup_s / M.BIN_S))
+    out = []
+    for snd in sorted({f["sender"] for f in flows}):
+        mine = [f for f in flows if f["sender"] == snd]
+        bulk = [f for f in mine if f.get("kind", "bulk") == "bulk"] or mine
+        means = [float(np.mean(bins[f["id"]][i0:])) if len(bins[f["id"]]) > i0 else 0.0
+                 for f in bulk]
+        out.append({"sender": snd, "flows": len(mine),
+                    "goodput_mbit": float(sum(means)),
+                    "retransmit_rate": M.retransmit_rate(
+                        [last[f["id"]] for f in mine if f["id"] in last]),
+                    "jain": M.jain(means)})
+    return out
+
+
 def ets_summary(flows, samples, state, warmup_s, attach):
     """Per sender: mean Total_RTT (tcp_info srtt of its flows after warm-up)
     and mean Network_RTT (the CC's ETS samples in its state, > 0 only)."""
@@ -434,6 +454,8 @@ def compute(sc, cc, flows, samples, stats, kqueue, log_q, state, backend):
             "retransmit_rate": M.retransmit_rate([r]) if r else None,
             "rtt_ms": M.percentiles(rtts),
             "min_rtt_ms": (r.get("min_rtt_us", 0) / 1e3) if r else None})
+    res["per_sender"] = sender_summary(flows, bins, last, warm) \
+        if len({f["sender"] for f in flows}) > 1 else None
     util = M.utilisation(bins, edges, cap, warm, dur) if cap else None
     res["goodput_mbit"] = float(sum(float(np.mean(v[int(warm / M.BIN_S):])) for v in bins.values()))
     res["utilisation"] = util

@@ -10,10 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from labkit import ccctl, runner  # noqa: E402
+from labkit import ccctl, report, runner  # noqa: E402
 from labkit import scenario as S  # noqa: E402
 from labkit.path import LabError  # noqa: E402
 
@@ -293,3 +294,37 @@ def test_params_fallback_restores_global_values(monkeypatch, tmp_path):
     with pytest.raises(LabError, match="have no \\['bogus'\\]"):
         with ccctl.CcParams("bbr3", {"bogus": 1}, Cg()):
             pass
+
+
+def test_sender_summary_and_table():
+    """The per-sender table of swift_dc (the seed reports per sender machine):
+    goodput and Jain over each sender's bulk flows after warm-up, retransmits
+    of all its flows, joined with the ETS RTT means."""
+    flows = [{"id": 0, "sender": 0, "kind": "bulk"}, {"id": 1, "sender": 0, "kind": "bulk"},
+             {"id": 2, "sender": 1, "kind": "bulk"}, {"id": 3, "sender": 1, "kind": "rr"}]
+    n = int(4 / runner.M.BIN_S)
+    i0 = int(1 / runner.M.BIN_S)
+    bins = {0: np.full(n, 30.0), 1: np.full(n, 10.0), 2: np.full(n, 50.0), 3: np.full(n, 1.0)}
+    bins[0][:i0] = 1000.0                       # warm-up: left out
+    last = {0: {"data_segs_out": 1000, "total_retrans": 10},
+            1: {"data_segs_out": 1000, "total_retrans": 30},
+            2: {"data_segs_out": 500, "total_retrans": 0},
+            3: {"data_segs_out": 500, "total_retrans": 5}}
+    ps = runner.sender_summary(flows, bins, last, 1.0)
+    print(ps)
+    assert ps[0]["goodput_mbit"] == pytest.approx(40.0)
+    assert ps[0]["jain"] == pytest.approx(40.0 ** 2 / (2 * (30.0 ** 2 + 10.0 ** 2)))
+    assert ps[0]["retransmit_rate"] == pytest.approx(0.02)
+    assert ps[1]["goodput_mbit"] == pytest.approx(50.0)      # the rr flow is not bulk
+    assert ps[1]["jain"] == pytest.approx(1.0) and ps[1]["flows"] == 2
+    assert ps[1]["retransmit_rate"] == pytest.approx(0.005)
+    run = {"cc": "bbr_swift", "point": "", "per_sender": ps,
+           "ets": {"attached": True, "per_sender": [
+               {"sender": 0, "total_rtt_us_mean": 196.0, "network_rtt_us_mean": 93.0,
+                "network_rtt_samples": 7}]}}
+    rows = report.sender_rows([run])
+    print(rows)
+    assert rows[1] == ("-", "bbr_swift", 0, "40.0", "2.000", "0.800", "yes", "196", "93", 7)
+    assert rows[2][:6] == ("-", "bbr_swift", 1, "50.0", "0.500", "1.000")
+    assert rows[2][7:] == ("-", "-", "-")
+    assert report.sender_rows([{"cc": "cubic", "per_sender": None}]) is None
