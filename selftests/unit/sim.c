@@ -257,8 +257,11 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 		struct swift_sample smp = { .present = 1, .last_sample_ns = m->now,
 					    .network_rtt_us = (u32)rtt_us };
 
+		if (m->cfg->net_rtt_jitter_us)
+			smp.network_rtt_us += unit_prandom() % m->cfg->net_rtt_jitter_us;
+
 		if (m->now >= m->res->measure_from_ns) {
-			m->res->net_rtt_sum_us += rtt_us;
+			m->res->net_rtt_sum_us += smp.network_rtt_us;
 			m->res->net_rtt_samples++;
 		}
 		swift_on_ack(e->b, &s->w, &e->sk, rs, &smp);

@@ -36,6 +36,8 @@ struct sim_cfg {
 				 * 0: 65536 (enough for 100 BDP of 4 flows) */
 	u32 swift_target_us;	/* BBR.Swift (swift_core.h) with this target and
 				 * Network_RTT = each ACK's RTT; 0: BBRv3 */
+	u32 net_rtt_jitter_us;	/* plus a uniform [0, this) measurement noise
+				 * (host delay in the lab's samples) */
 	struct sim_flow_cfg flow[SIM_MAX_FLOWS];
 };
 
