@@ -58,16 +58,18 @@
 #define SWIFT_SUBPKT_FLOOR_MILLI	(BBR_CWND_MIN_TARGET_PKTS * SWIFT_MILLI_PER_PKT)
 /* Additive increase of a fractional window on an ACK at or below target,
  * in 1/1000 packet (swift_subpkt_ai_milli()): SWIFT_SUBPKT_AI_BASE_MILLI
- * plus SWIFT_SUBPKT_AI_MILLI x sqrt(window) below one packet, or
- * SWIFT_SUBPKT_AI_MILLI / window (per round trip: SWIFT_SUBPKT_AI_MILLI)
- * from one packet on. Swift's ai is a whole packet per RTT, which hundreds
- * of flows sharing a pipe of a few packets cannot afford: each adds a packet
- * per RTT to a 16-packet pipe and the queue stands where the 0.5 cuts
- * balance it, ~3 x the target. The values were chosen in the packet model
- * (selftests/unit/sim.c, docs/bbr_swift.md has the sweep): 4 to 400 flows
- * on one path, Jain >= 0.96 and Network_RTT within 5 % of the target. */
+ * plus SWIFT_SUBPKT_AI_MILLI_PER_MS for each millisecond of target_RTT,
+ * times sqrt(w) below one packet or 1 / sqrt(w) from one packet on (w in
+ * packets). Swift's ai is a whole packet per RTT, which hundreds of flows
+ * sharing a pipe of a few packets cannot afford: each adds a packet per RTT
+ * to a 16-packet pipe and the queue stands where the 0.5 cuts balance it,
+ * ~3 x the target. The values were chosen in the packet model
+ * (selftests/unit/sim.c; docs/bbr_swift.md has the sweep): from 4 flows at
+ * an 11 ms target to 400 flows at 400 us, Jain >= 0.95 per group and
+ * Network_RTT within 3 % of the target. */
 #define SWIFT_SUBPKT_AI_BASE_MILLI	2u
-#define SWIFT_SUBPKT_AI_MILLI		20u
+#define SWIFT_SUBPKT_AI_MILLI_PER_MS	50u
+#define SWIFT_USEC_PER_MSEC		1000u
 /* Re-read the target configuration every this many rounds (bbrctl set
  * reaches live sockets within a few RTTs). */
 #define SWIFT_CFG_REFRESH_ROUNDS	16u
@@ -160,44 +162,60 @@ static inline void swift_cut_lower_bounds(struct bbr3 *b, struct swift_state *w,
 	w->subpkt_cwnd_milli = bbr_max_u32((u32)win_milli, SWIFT_SUBPKT_MIN_MILLI);
 }
 
-/* floor(sqrt(x)), bit by bit: 16 steps for any u32. */
-static inline u32 swift_isqrt(u32 x)
+/* sqrt(w / 1000 packet) x 1000, i.e. floor(sqrt(w_milli x 1000)), for a
+ * fractional window (1 <= w_milli < SWIFT_SUBPKT_FLOOR_MILLI, so the root
+ * is 31..1999). Newton's iteration from above, a fixed number of steps and
+ * no data-dependent branch but the last (a bit-by-bit loop with a branch
+ * per bit multiplied the verifier's states by five): from 2048 it halves
+ * to the root and then converges quadratically within SWIFT_SQRT_STEPS, and
+ * ends on the root or one above it. */
+#define SWIFT_SQRT_START		2048u	/* >= sqrt(4000 x 1000) */
+#define SWIFT_SQRT_STEPS		12
+static inline u32 swift_sqrt_milli(u32 w_milli)
 {
-	u32 r = 0, bit = 1u << 30, i;
+	u32 x = bbr_min_u32(bbr_max_u32(w_milli, 1), SWIFT_SUBPKT_FLOOR_MILLI) *
+		SWIFT_MILLI_PER_PKT;
+	u32 r = SWIFT_SQRT_START;
+	int i;
 
-	for (i = 0; i < 16; i++) {
-		if (x >= r + bit) {
-			x -= r + bit;
-			r = (r >> 1) + bit;
-		} else {
-			r >>= 1;
-		}
-		bit >>= 2;
-	}
+	for (i = 0; i < SWIFT_SQRT_STEPS; i++)
+		r = (r + x / r) >> 1;
+	if (r * r > x)
+		r--;
 	return r;
 }
 
 /*
- * Growth of a fractional window of w packets on an ACK at or below target.
- * From one packet on it is Swift's additive increase, ai per round trip
- * (ai / w per ACK, plus the constant). Below one packet a flow sees only w
- * ACKs per round trip, and the increase per ACK is a constant plus
- * ai x sqrt(w): it meets the other form at one packet (with a jump there
- * the flows above a packet outgrew those below and ended with 20-100 x
- * their share; packet model, 20 to 400 flows), and it grows a flow by less
- * than in proportion to its window while the cuts, one per ACK over target,
- * fall on it in proportion to w, so smaller flows gain on larger ones. The
- * constant term is what pulls the smallest flows up: without it the 400-flow
- * model ended at Jain 0.8 instead of 0.97.
+ * Growth of a fractional window of w packets on an ACK at or below target:
+ * base + ai x sqrt(w) below one packet, base + ai / sqrt(w) from one packet
+ * on, ai = SWIFT_SUBPKT_AI_MILLI_PER_MS x target_RTT in ms. Per round trip
+ * (w ACKs) that is ai x w^1.5 below one packet and ai x sqrt(w) above:
+ *
+ *  - continuous at one packet: with a jump there (Swift's own rule has one
+ *    once ai is scaled down), the flows just above a packet outgrew the
+ *    rest and ended with 20-100 x their share (packet model, 20-400 flows);
+ *  - below one packet it grows a flow by less than the cuts take from it as
+ *    its window grows (one cut per ACK over target: w ACKs per round trip),
+ *    and above one packet by less than in proportion to its window (one cut
+ *    per round trip): smaller flows gain on larger ones on both sides;
+ *  - in proportion to the target: a flow of a 10 ms path left with two
+ *    packets by a STARTUP exit gets back to BBRv3's floor in a few round
+ *    trips (with a fixed ai fit for 400 flows at 400 us, such flows stayed
+ *    at a quarter of their share for the whole run while the flows still in
+ *    BBRv3 kept theirs: lab, 4 flows, target 10.5 ms, Jain 0.47);
+ *  - the constant term pulls the smallest flows up: without it the 400-flow
+ *    model ended at Jain 0.8 instead of 0.97.
  */
-static inline u32 swift_subpkt_ai_milli(u32 w_milli)
+static inline u32 swift_subpkt_ai_milli(const struct swift_state *w)
 {
-	u32 ai = SWIFT_SUBPKT_AI_BASE_MILLI;
+	u64 ai = (u64)SWIFT_SUBPKT_AI_MILLI_PER_MS * w->target_rtt_us;
+	u32 root = swift_sqrt_milli(w->subpkt_cwnd_milli);	/* >= 31 */
 
-	if (w_milli >= SWIFT_MILLI_PER_PKT)
-		return ai + SWIFT_SUBPKT_AI_MILLI * SWIFT_MILLI_PER_PKT / w_milli;
-	return ai + SWIFT_SUBPKT_AI_MILLI * swift_isqrt(w_milli * SWIFT_MILLI_PER_PKT) /
-		    SWIFT_MILLI_PER_PKT;
+	if (w->subpkt_cwnd_milli >= SWIFT_MILLI_PER_PKT)
+		ai = ai / root;
+	else
+		ai = ai * root / ((u64)SWIFT_USEC_PER_MSEC * SWIFT_MILLI_PER_PKT);
+	return SWIFT_SUBPKT_AI_BASE_MILLI + (u32)bbr_min_u64(ai, SWIFT_SUBPKT_FLOOR_MILLI);
 }
 
 /* Rate of a fractional window: subpkt_cwnd_milli packets per target_RTT.
@@ -239,7 +257,7 @@ static inline void swift_subpkt_on_ack(struct bbr3 *b, struct swift_state *w,
 		swift_note_decrease(w, sk, factor);
 		return;
 	}
-	w->subpkt_cwnd_milli += swift_subpkt_ai_milli(w->subpkt_cwnd_milli);
+	w->subpkt_cwnd_milli += swift_subpkt_ai_milli(w);
 	if (w->subpkt_cwnd_milli < SWIFT_SUBPKT_FLOOR_MILLI)
 		return;
 	w->subpkt_cwnd_milli = 0;

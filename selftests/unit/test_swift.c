@@ -386,18 +386,21 @@ TEST(swift_subpacket_pacing)
 	senv_round(&s, 1);
 	ASSERT_EQ(s.w.subpkt_cwnd_milli, 125);
 	ASSERT_EQ(s.e.sk.snd_cwnd, BBR_CWND_MIN_TARGET_PKTS);
-	/* at target each ACK adds 2 + 20 x sqrt(w) below a packet ... */
+	/* at target each ACK adds 2 + ai x sqrt(w) below a packet ... (ai =
+	 * 50 milli per ms of target: 5 at 100 us) */
 	s.smp.network_rtt_us = TARGET_US;
 	w0 = s.w.subpkt_cwnd_milli;
 	senv_round(&s, 1);
 	want_w = w0 + SWIFT_SUBPKT_AI_BASE_MILLI +
-		 SWIFT_SUBPKT_AI_MILLI * swift_isqrt(w0 * 1000) / 1000;
+		 SWIFT_SUBPKT_AI_MILLI_PER_MS * TARGET_US * swift_sqrt_milli(w0) /
+		 1000000;
 	ASSERT_EQ(s.w.subpkt_cwnd_milli, want_w);
-	/* ... and 2 + 20 / w from one packet on */
+	/* ... and 2 + ai / sqrt(w) from one packet on */
 	s.w.subpkt_cwnd_milli = 2000;
 	senv_round(&s, 1);
 	ASSERT_EQ(s.w.subpkt_cwnd_milli, 2000 + SWIFT_SUBPKT_AI_BASE_MILLI +
-					 SWIFT_SUBPKT_AI_MILLI * 1000 / 2000);
+					 SWIFT_SUBPKT_AI_MILLI_PER_MS * TARGET_US /
+					 swift_sqrt_milli(2000));
 	/* back at the floor: BBRv3 again at 4 packets per target_RTT */
 	s.w.subpkt_cwnd_milli = SWIFT_SUBPKT_FLOOR_MILLI - 1;
 	s.e.b->cycle_idx = BBR_BW_PROBE_DOWN;
@@ -416,30 +419,55 @@ TEST(swift_subpacket_pacing)
 	ASSERT_EQ(s.w.subpkt_cwnd_milli, 0);
 }
 
-/* The increase of a fractional window: integer square root exact, growth
- * per round trip continuous at one packet (a jump there made the flows just
- * above a packet outgrow the rest in the packet model). */
+/* The increase of a fractional window: its square root exact; per
+ * round trip continuous at one packet (a jump there made the flows just
+ * above a packet outgrow the rest in the packet model), growing less than
+ * the cuts as the window grows, and in proportion to the target. */
 TEST(swift_subpacket_increase)
 {
-	u32 x, r, per_rtt_below, per_rtt_at;
+	struct swift_state w = { .target_rtt_us = 400 };
+	u32 x, r, below, at, per_ack[4], i;
+	static const u32 win[4] = { 50, 500, 2000, 3500 };
 
-	for (x = 0; x < 2000000; x += 997) {
-		r = swift_isqrt(x);
-		ASSERT_LE((u64)r * r, x);
-		ASSERT_GT((u64)(r + 1) * (r + 1), x);
+	/* the root, exact over the whole fractional range */
+	for (x = 1; x < SWIFT_SUBPKT_FLOOR_MILLI; x++) {
+		r = swift_sqrt_milli(x);
+		ASSERT_LE((u64)r * r, (u64)x * 1000);
+		ASSERT_GT((u64)(r + 1) * (r + 1), (u64)x * 1000);
 	}
-	ASSERT_EQ(swift_isqrt(0xFFFFFFFFu), 65535);
+	ASSERT_EQ(swift_sqrt_milli(0), 31);		/* clamped to 0.001 packet */
 	/* per round trip: (w ACKs) x (increase per ACK), in milli-packets */
-	per_rtt_below = 999 * swift_subpkt_ai_milli(999) / 1000;
-	per_rtt_at = 1000 * swift_subpkt_ai_milli(1000) / 1000;
-	UNIT_REPORT("increase per round trip at 0.999 / 1.000 packet: %u / %u milli",
-		    per_rtt_below, per_rtt_at);
-	/* equal but for the integer truncations (one milli each) */
-	ASSERT_LE(per_rtt_at > per_rtt_below ? per_rtt_at - per_rtt_below :
-		  per_rtt_below - per_rtt_at, 2);
-	/* below a packet: more per ACK for a bigger window, less than in
-	 * proportion to it */
-	ASSERT_LT(swift_subpkt_ai_milli(10), swift_subpkt_ai_milli(100));
-	ASSERT_LT(swift_subpkt_ai_milli(100) * 10, swift_subpkt_ai_milli(1000) * 100);
-	ASSERT_GE(swift_subpkt_ai_milli(1), SWIFT_SUBPKT_AI_BASE_MILLI);
+	w.subpkt_cwnd_milli = 999;
+	below = 999 * swift_subpkt_ai_milli(&w) / 1000;
+	w.subpkt_cwnd_milli = 1000;
+	at = swift_subpkt_ai_milli(&w);
+	UNIT_REPORT("increase per round trip at 0.999 / 1.000 packet, 400 us target: "
+		    "%u / %u milli", below, at);
+	ASSERT_LE(at > below ? at - below : below - at, 2);	/* two truncations */
+	ASSERT_EQ(at, SWIFT_SUBPKT_AI_BASE_MILLI + SWIFT_SUBPKT_AI_MILLI_PER_MS * 400 / 1000);
+	/* Growth per cut opportunity falls as the window grows: a flow sees
+	 * one possible cut per ACK below a packet (w per round trip) and one
+	 * per round trip above; per round trip it grows by w x a(w). So
+	 * a(w) / min(w, 1) must fall: smaller flows gain on larger ones. */
+	for (i = 0; i < 4; i++) {
+		w.subpkt_cwnd_milli = win[i];
+		per_ack[i] = swift_subpkt_ai_milli(&w);
+	}
+	UNIT_REPORT("increase per ACK at 0.05 / 0.5 / 2 / 3.5 packets: %u / %u / %u / %u milli",
+		    per_ack[0], per_ack[1], per_ack[2], per_ack[3]);
+	for (i = 0; i + 1 < 4; i++)
+		ASSERT_GT((u64)per_ack[i] * bbr_min_u32(win[i + 1], 1000),
+			  (u64)per_ack[i + 1] * bbr_min_u32(win[i], 1000));
+	/* in proportion to the target (but for the constant term) */
+	w.subpkt_cwnd_milli = 2000;
+	w.target_rtt_us = 400;
+	x = swift_subpkt_ai_milli(&w) - SWIFT_SUBPKT_AI_BASE_MILLI;
+	w.target_rtt_us = 11000;
+	r = swift_subpkt_ai_milli(&w) - SWIFT_SUBPKT_AI_BASE_MILLI;
+	UNIT_REPORT("increase per ACK at 2 packets: %u milli at 400 us, %u at 11 ms", x, r);
+	ASSERT_LE(r > x * 11000 / 400 ? r - x * 11000 / 400 : x * 11000 / 400 - r, 27);
+	/* never more than the floor in one step, however long the target */
+	w.target_rtt_us = 0xFFFFFFFFu;
+	w.subpkt_cwnd_milli = 999;
+	ASSERT_LE(swift_subpkt_ai_milli(&w), SWIFT_SUBPKT_AI_BASE_MILLI + SWIFT_SUBPKT_FLOOR_MILLI);
 }
