@@ -55,9 +55,29 @@ SAME_GOODPUT_TOLERANCE = 0.15
 @pytest.fixture(scope="module", autouse=True)
 def built():
     cp = subprocess.run(["make", "-C", str(REPO), "bpf/bbr_swift.bpf.o",
-                         "bpf/dctcp_bpf.bpf.o", "bpf/bbr3.bpf.o"],
+                         "bpf/dctcp_bpf.bpf.o", "bpf/bbr3.bpf.o",
+                         "selftests/tools/verifier_stats"],
                         capture_output=True, text=True, timeout=300)
     assert cp.returncode == 0, cp.stdout + cp.stderr
+
+
+# bbr_swift_main verifies in ~35k steps (bbr3_main's ~25k plus the Swift
+# hooks). A square root with a branch per bit took it to 146k, and the next
+# change of the same code to the 1M limit (the object no longer loaded):
+# three times today's figure is the alarm.
+SWIFT_MAIN_VERIFIER_BUDGET = 100_000
+VERIFIER_STATS = REPO / "selftests" / "tools" / "verifier_stats"
+
+
+def test_verifier_budget_of_bbr_swift_main():
+    cp = subprocess.run([str(VERIFIER_STATS), str(SWIFT_OBJ)],
+                        capture_output=True, text=True, timeout=60)
+    assert cp.returncode == 0, cp.stderr
+    progs = {p["program"]: p for p in map(json.loads, cp.stdout.splitlines())}
+    main = progs["bbr_swift_main"]
+    print(f"bbr_swift_main: {main['insns']} instructions, "
+          f"{main['processed_insns']} processed by the verifier")
+    assert 0 < main["processed_insns"] < SWIFT_MAIN_VERIFIER_BUDGET, main
 
 
 class _OwnPins:
