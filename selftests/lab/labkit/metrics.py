@@ -156,6 +156,24 @@ def retransmit_rate(final_rows):
     return (sum(r["total_retrans"] for r in final_rows) / segs) if segs else None
 
 
+def first_rows_from(samples, t_s):
+    """Each flow's first sample at or after t_s (its counters then)."""
+    first = {}
+    for r in samples:
+        f = int(r["flow"])
+        if r["t_s"] >= t_s and (f not in first or r["t_s"] < first[f]["t_s"]):
+            first[f] = r
+    return first
+
+
+def retransmit_rate_between(first_rows, final_rows):
+    """total_retrans / data_segs_out between two samples of the same flows."""
+    pairs = [(first_rows[f], r) for f, r in final_rows.items() if f in first_rows]
+    segs = sum(b["data_segs_out"] - a["data_segs_out"] for a, b in pairs)
+    return (sum(b["total_retrans"] - a["total_retrans"] for a, b in pairs) / segs) \
+        if segs > 0 else None
+
+
 def last_rows(samples):
     last = {}
     for r in samples:

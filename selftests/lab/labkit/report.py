@@ -44,11 +44,15 @@ def scorecard_rows(runs):
     return rows
 
 
+def _pct(x):
+    return "-" if x is None else f"{x * 100:.3f}"
+
+
 def sender_rows(runs):
     """Per sender: goodput, retransmits and Jain (runs with several senders)
     and mean Total_RTT / Network_RTT (runs with ETS), as the seed's table of
     BBR.Swift's datacenter experiment. None when no run has either."""
-    rows = [("point", "cc", "sender", "goodput Mbit/s", "retx %", "Jain",
+    rows = [("point", "cc", "sender", "goodput Mbit/s", "retx %", "retx after warm-up %", "Jain",
              "ETS attached", "Total_RTT mean us", "Network_RTT mean us",
              "Network_RTT samples")]
     for r in runs:
@@ -59,8 +63,8 @@ def sender_rows(runs):
             t, x = tput.get(snd, {}), ets.get(snd, {})
             rows.append((r.get("point") or "-", r["cc"], snd,
                          _f(t.get("goodput_mbit")),
-                         _f(t["retransmit_rate"] * 100, "{:.3f}")
-                         if t.get("retransmit_rate") is not None else "-",
+                         _pct(t.get("retransmit_rate")),
+                         _pct(t.get("retransmit_rate_after_warmup")),
                          _f(t.get("jain"), "{:.3f}"),
                          {True: "yes", False: "no"}.get(e.get("attached"), "-"),
                          _f(x.get("total_rtt_us_mean"), "{:.0f}"),
@@ -125,7 +129,8 @@ def write(sc, ccs, runs, pngs, out):
     if sr:
         lines += ["## Per sender", "", markdown_table(sr), "",
                   "Goodput: sum of the sender's bulk flows' mean goodput after warm-up; "
-                  "retx: total_retrans / data_segs_out of its flows; Jain: over its bulk "
+                  "retx: total_retrans / data_segs_out of its flows, over the run and after "
+                  "warm-up; Jain: over its bulk "
                   "flows' mean goodput after warm-up; Total_RTT: mean tcp_info srtt of "
                   "its flows after warm-up; Network_RTT: mean of the CC's ETS samples "
                   "(bbrctl trace) after warm-up (ETS runs only).", ""]

@@ -357,11 +357,12 @@ def run_one(sc, cc, outdir, progress=None, registered=False):
     return res, samples, state
 
 
-def sender_summary(flows, bins, last, warmup_s):
+def sender_summary(flows, bins, last, first, warmup_s):
     """Per sender namespace, as the seed's table reports per sender machine:
     goodput (sum of its bulk flows' mean after warm-up), retransmit rate
-    (total_retrans / data_segs_out of its flows) and Jain's index over its
-    bulk flows' mean goodput after warm-up."""
+    (total_retrans / data_segs_out of its flows, over the run and after
+    warm-up: `first` holds each flow's first sample after it) and Jain's
+    index over its bulk flows' mean goodput after warm-up."""
     i0 = int(round(warmup_s / M.BIN_S))
     out = []
     for snd in sorted({f["sender"] for f in flows}):
@@ -373,6 +374,8 @@ def sender_summary(flows, bins, last, warmup_s):
                     "goodput_mbit": float(sum(means)),
                     "retransmit_rate": M.retransmit_rate(
                         [last[f["id"]] for f in mine if f["id"] in last]),
+                    "retransmit_rate_after_warmup": M.retransmit_rate_between(
+                        first, {f["id"]: last[f["id"]] for f in mine if f["id"] in last}),
                     "jain": M.jain(means)})
     return out
 
@@ -454,7 +457,7 @@ def compute(sc, cc, flows, samples, stats, kqueue, log_q, state, backend):
             "retransmit_rate": M.retransmit_rate([r]) if r else None,
             "rtt_ms": M.percentiles(rtts),
             "min_rtt_ms": (r.get("min_rtt_us", 0) / 1e3) if r else None})
-    res["per_sender"] = sender_summary(flows, bins, last, warm) \
+    res["per_sender"] = sender_summary(flows, bins, last, M.first_rows_from(samples, warm), warm) \
         if len({f["sender"] for f in flows}) > 1 else None
     util = M.utilisation(bins, edges, cap, warm, dur) if cap else None
     res["goodput_mbit"] = float(sum(float(np.mean(v[int(warm / M.BIN_S):])) for v in bins.values()))

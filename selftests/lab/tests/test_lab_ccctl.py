@@ -299,7 +299,8 @@ def test_params_fallback_restores_global_values(monkeypatch, tmp_path):
 def test_sender_summary_and_table():
     """The per-sender table of swift_dc (the seed reports per sender machine):
     goodput and Jain over each sender's bulk flows after warm-up, retransmits
-    of all its flows, joined with the ETS RTT means."""
+    of all its flows over the run and after warm-up, joined with the ETS RTT
+    means."""
     flows = [{"id": 0, "sender": 0, "kind": "bulk"}, {"id": 1, "sender": 0, "kind": "bulk"},
              {"id": 2, "sender": 1, "kind": "bulk"}, {"id": 3, "sender": 1, "kind": "rr"}]
     n = int(4 / runner.M.BIN_S)
@@ -310,11 +311,17 @@ def test_sender_summary_and_table():
             1: {"data_segs_out": 1000, "total_retrans": 30},
             2: {"data_segs_out": 500, "total_retrans": 0},
             3: {"data_segs_out": 500, "total_retrans": 5}}
-    ps = runner.sender_summary(flows, bins, last, 1.0)
+    first = {0: {"data_segs_out": 500, "total_retrans": 10},     # all of flow 0's before
+             1: {"data_segs_out": 200, "total_retrans": 10},
+             2: {"data_segs_out": 100, "total_retrans": 0}}      # flow 3: no sample after
+    ps = runner.sender_summary(flows, bins, last, first, 1.0)
     print(ps)
     assert ps[0]["goodput_mbit"] == pytest.approx(40.0)
     assert ps[0]["jain"] == pytest.approx(40.0 ** 2 / (2 * (30.0 ** 2 + 10.0 ** 2)))
     assert ps[0]["retransmit_rate"] == pytest.approx(0.02)
+    # after warm-up: (0 + 20) retransmits of (500 + 800) segments
+    assert ps[0]["retransmit_rate_after_warmup"] == pytest.approx(20 / 1300)
+    assert ps[1]["retransmit_rate_after_warmup"] == 0.0
     assert ps[1]["goodput_mbit"] == pytest.approx(50.0)      # the rr flow is not bulk
     assert ps[1]["jain"] == pytest.approx(1.0) and ps[1]["flows"] == 2
     assert ps[1]["retransmit_rate"] == pytest.approx(0.005)
@@ -324,7 +331,8 @@ def test_sender_summary_and_table():
                 "network_rtt_samples": 7}]}}
     rows = report.sender_rows([run])
     print(rows)
-    assert rows[1] == ("-", "bbr_swift", 0, "40.0", "2.000", "0.800", "yes", "196", "93", 7)
-    assert rows[2][:6] == ("-", "bbr_swift", 1, "50.0", "0.500", "1.000")
-    assert rows[2][7:] == ("-", "-", "-")
+    assert rows[1] == ("-", "bbr_swift", 0, "40.0", "2.000", "1.538", "0.800", "yes", "196",
+                       "93", 7)
+    assert rows[2][:7] == ("-", "bbr_swift", 1, "50.0", "0.500", "0.000", "1.000")
+    assert rows[2][8:] == ("-", "-", "-")
     assert report.sender_rows([{"cc": "cubic", "per_sender": None}]) is None
