@@ -65,8 +65,8 @@
  * to a 16-packet pipe and the queue stands where the 0.5 cuts balance it,
  * ~3 x the target. The values were chosen in the packet model
  * (selftests/unit/sim.c; docs/bbr_swift.md has the sweep): from 4 flows at
- * an 11 ms target to 400 flows at 400 us, Jain >= 0.95 per group and
- * Network_RTT within 3 % of the target. */
+ * an 11 ms target to 400 flows at 400 us, Jain >= 0.94 per group and
+ * Network_RTT within 10 % of the target. */
 #define SWIFT_SUBPKT_AI_BASE_MILLI	2u
 #define SWIFT_SUBPKT_AI_MILLI_PER_MS	50u
 #define SWIFT_USEC_PER_MSEC		1000u
@@ -163,8 +163,8 @@ static inline void swift_cut_lower_bounds(struct bbr3 *b, struct swift_state *w,
 }
 
 /* sqrt(w / 1000 packet) x 1000, i.e. floor(sqrt(w_milli x 1000)), for a
- * fractional window (1 <= w_milli < SWIFT_SUBPKT_FLOOR_MILLI, so the root
- * is 31..1999). Newton's iteration from above, a fixed number of steps and
+ * fractional window (1 <= w_milli <= SWIFT_SUBPKT_FLOOR_MILLI, so the root
+ * is 31..2000). Newton's iteration from above, a fixed number of steps and
  * no data-dependent branch but the last (a bit-by-bit loop with a branch
  * per bit multiplied the verifier's states by five): from 2048 it halves
  * to the root and then converges quadratically within SWIFT_SQRT_STEPS, and
@@ -204,7 +204,7 @@ static inline u32 swift_sqrt_milli(u32 w_milli)
  *    at a quarter of their share for the whole run while the flows still in
  *    BBRv3 kept theirs: lab, 4 flows, target 10.5 ms, Jain 0.47);
  *  - the constant term pulls the smallest flows up: without it the 400-flow
- *    model ended at Jain 0.8 instead of 0.97.
+ *    model ended at Jain 0.8 instead of 0.95-0.98.
  */
 static inline u32 swift_subpkt_ai_milli(const struct swift_state *w)
 {
