@@ -162,6 +162,15 @@ static void sender_send(struct sim *m, struct sim_sender *s, int f)
 		m->res->queue_max_pkts = q_len(m);
 }
 
+/* A transmission is lost: out of flight, its packet queued to go again. */
+static void sender_lose(struct sim_sender *s, struct sim_tx *t)
+{
+	t->state = TX_LOST;
+	s->packets_out--;
+	s->e.sk.lost++;
+	s->rtx[s->rtx_tail++ % s->ring] = t->pkt;
+}
+
 /* Mark transmissions lost once SIM_DUPTHRESH later ones were ACKed. */
 static u32 sender_mark_lost(struct sim_sender *s, u32 acked_tx)
 {
@@ -172,10 +181,7 @@ static u32 sender_mark_lost(struct sim_sender *s, u32 acked_tx)
 		struct sim_tx *t = &s->tx[s->oldest_tx % s->ring];
 
 		if (t->state == TX_OUT) {
-			t->state = TX_LOST;
-			s->packets_out--;
-			s->e.sk.lost++;
-			s->rtx[s->rtx_tail++ % s->ring] = t->pkt;
+			sender_lose(s, t);
 			losses++;
 		}
 		s->oldest_tx++;
@@ -293,12 +299,8 @@ static void sender_rto(struct sim *m, struct sim_sender *s)
 	while (s->oldest_tx != s->next_tx) {
 		struct sim_tx *t = &s->tx[s->oldest_tx % s->ring];
 
-		if (t->state == TX_OUT) {
-			t->state = TX_LOST;
-			s->packets_out--;
-			e->sk.lost++;
-			s->rtx[s->rtx_tail++ % s->ring] = t->pkt;
-		}
+		if (t->state == TX_OUT)
+			sender_lose(s, t);
 		s->oldest_tx++;
 	}
 	sender_load_sock(s, m->now);
