@@ -32,12 +32,11 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 import netlab
-from test_bbrctl import BBRCTL, REPO, bbrctl, busy_elsewhere, make_target, struct_ops_maps
+from test_bbrctl import REPO, bbrctl, busy_elsewhere, make_target, struct_ops_maps
 
 sys.path.insert(0, str(REPO / "selftests" / "lab"))
 
@@ -231,21 +230,21 @@ def assert_warm_start(r):
     assert r["top_rows"] >= FLOWS, "bbrctl top does not show the switched flows:\n" + r["top"]
 
 
+def dmesg():
+    return subprocess.run(["dmesg"], capture_output=True, text=True).stdout
+
+
 def assert_kernel_clean(maps_before, dmesg_before):
     """No struct_ops map of the test left once its sockets are gone, and no
     kernel warning since dmesg_before."""
     netlab._wait_for(lambda: not (set(struct_ops_maps()) - maps_before), 5.0)
     leaked = set(struct_ops_maps()) - maps_before
     assert not leaked, f"struct_ops maps left after unload: {leaked}"
-    dmesg_after = subprocess.run(["dmesg"], capture_output=True, text=True).stdout
+    dmesg_after = dmesg()
     new = dmesg_after[len(dmesg_before):] if dmesg_after.startswith(dmesg_before[:200]) \
         else dmesg_after
     bad = [ln for ln in new.splitlines() if "WARNING" in ln or "BUG" in ln]
     assert not bad, f"kernel warnings during the run: {bad[:5]}"
-
-
-def dmesg():
-    return subprocess.run(["dmesg"], capture_output=True, text=True).stdout
 
 
 def test_swap_under_load(bbr3_free):
