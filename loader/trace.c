@@ -466,7 +466,15 @@ int cmd_trace_impl(char **names, int n)
 	}
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;	/* no SA_RESTART: poll returns EINTR */
+	/*
+	 * SA_RESTART: a write blocked on a full stdout pipe (a reader that
+	 * drains it only after signalling us, as `timeout` or a test does)
+	 * resumes instead of failing with EINTR and losing the buffered
+	 * events. epoll_wait() inside ring_buffer__poll() is never restarted
+	 * (signal(7)), so the loop still sees the signal within one poll.
+	 */
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);

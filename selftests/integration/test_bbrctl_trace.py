@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -58,6 +59,7 @@ PER_ACK_MIN_PER_ROUND = 5       # delayed ACKs: ~cwnd/2 ACKs per round
 NS_PREFIX = "ctt"               # this area's namespace prefix (briefing)
 TRACE_START_S = 5.0
 TRACE_STOP_S = 10.0
+SIGNALS_WHILE_BLOCKED = 4
 CONTRACT_FIELDS = ["t_ns", "cookie", "cc", "ev", "mode", "phase", "bw_bps", "pacing_bps",
                    "cwnd_pkts", "inflight_pkts", "min_rtt_us", "rtt_us", "inflight_lo_pkts",
                    "inflight_hi_pkts", "bw_lo_bps", "bw_hi_bps", "loss_ppm", "ce_ppm",
@@ -253,6 +255,43 @@ def test_per_ack_csv_with_duration(bbr3_loaded):
     assert rounds >= 5 and len(mine) >= PER_ACK_MIN_PER_ROUND * rounds
     ctl = trace_ctl()
     assert ctl["flags"] == 0 and ctl["owner_pid"] == 0, ctl
+
+
+def wchan(pid):
+    try:
+        return open(f"/proc/{pid}/wchan").read().strip()
+    except OSError:
+        return ""
+
+
+def test_signal_while_stdout_is_full_loses_nothing(bbr3_loaded):
+    """A reader that drains bbrctl's stdout only after signalling it (as
+    `timeout` or subprocess.communicate do): the signal lands while bbrctl
+    is blocked writing to the full pipe (SIGNALS_WHILE_BLOCKED of them, as
+    impatient Ctrl-Cs). It must finish the write, drain the ring and exit 0
+    with every counted event printed (CI once saw EINTR there: "writing the
+    events failed: Interrupted system call")."""
+    trace = start_trace("bbr3", "--per-ack")
+    try:
+        transfer(PER_ACK_TRANSFER_S)
+        deadline = time.monotonic() + TRACE_START_S
+        while "pipe_write" not in wchan(trace.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        blocked = wchan(trace.pid)
+        # A write the signal interrupts after it had written part of its
+        # buffer returns that part, and the next write blocks again with
+        # nothing written: signals then, or a second Ctrl-C, catch it there.
+        for _ in range(SIGNALS_WHILE_BLOCKED - 1):
+            trace.send_signal(signal.SIGINT)
+            time.sleep(0.05)
+    finally:
+        rc, out, errs = stop_trace(trace)
+    lines = out.count("\n")
+    counted = re.search(r"trace: (\d+) events", errs)
+    print(f"blocked in {blocked!r} at the signal; {lines} lines printed; stderr: {errs.strip()}")
+    assert "pipe_write" in blocked, "the per-ACK events did not fill the pipe: the test checks nothing"
+    assert rc == 0, errs
+    assert counted and int(counted.group(1)) == lines and lines > 1000
 
 
 def test_errors_second_reader_and_takeover(bbr3_loaded, tmp_path):
