@@ -45,6 +45,9 @@ BBRCTL = REPO / "loader" / "bbrctl"
 PROJECT_CCS = {"bbr3": REPO / "bpf" / "bbr3.bpf.o",
                "bbr_swift": REPO / "bpf" / "bbr_swift.bpf.o",
                "dctcp_bpf": REPO / "bpf" / "dctcp_bpf.bpf.o"}
+# Those with a BBR model that bbrctl trace/stat export (bpf/bbr_glue.h);
+# dctcp_bpf keeps its state in icsk_ca_priv and exports none.
+BBR_STATE_CCS = ("bbr3", "bbr_swift")
 CC_LIST = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 STATE_POLL_S = 0.2          # bbrctl stat period (a process per poll: keep it modest)
 QUEUE_POLL_S = 0.1          # kernel backend: tc backlog period
@@ -219,7 +222,7 @@ def read_trace(path, t0_mono_s):
 
 
 def state_available(cc):
-    return cc in PROJECT_CCS and os.access(BBRCTL, os.X_OK)
+    return cc in BBR_STATE_CCS and os.access(BBRCTL, os.X_OK)
 
 
 def trace_available():
