@@ -163,6 +163,8 @@ int read_state_iter(const char *name, void **buf, size_t *len, bool quiet);
 /* Count records; -1 if the stream is not a valid bbr3_state_rec stream. */
 long count_state_recs(const void *buf, size_t len);
 int cmd_stat_impl(char **names, int n);
+/* swift_state.status as stat, trace and set print it ("active", "stale"...). */
+const char *swift_status_name(unsigned int st);
 /* ---- parameter sets (params.c) ---- */
 int cmd_set_impl(char **args, int nargs);
 int cmd_params_set_impl(char **args, int nargs);

@@ -373,7 +373,7 @@ static uint64_t ce_ppm(const struct bbr3_state_rec *r)
 
 /* swift_state.status: "active" means the target is in force; anything
  * else is the fallback to plain BBRv3 and says why. */
-static const char *swift_status_name(unsigned int st)
+const char *swift_status_name(unsigned int st)
 {
 	switch (st) {
 	case SWIFT_ST_NO_TARGET:	return "no_target";

@@ -214,11 +214,9 @@ static struct trace_rates event_rates(const struct bbr_trace_ev *e, bool round_s
 static void event_fields(struct trace_field *f, const struct trace_cc *cc,
 			 const struct bbr_trace_ev *e, const struct trace_rates *r)
 {
-	static const char *const st_names[] = { "no_target", "no_ets", "stale", "active" };
-	const char *swst = "";
+	const char *swst = strcmp(cc->name, "bbr_swift") ? "" :
+			   swift_status_name(e->swift_status);
 
-	if (!strcmp(cc->name, "bbr_swift") && e->swift_status < 4)
-		swst = st_names[e->swift_status];
 	const struct trace_field t[TRACE_NFIELDS] = {
 		TF_N("t_ns", e->t_ns),
 		TF_N("cookie", e->cookie),
