@@ -70,9 +70,6 @@
 #define SWIFT_SUBPKT_AI_BASE_MILLI	2u
 #define SWIFT_SUBPKT_AI_MILLI_PER_MS	50u
 #define SWIFT_USEC_PER_MSEC		1000u
-/* Re-read the target configuration every this many rounds (bbrctl set
- * reaches live sockets within a few RTTs). */
-#define SWIFT_CFG_REFRESH_ROUNDS	16u
 /* Rounds in a row with Network_RTT over target that end STARTUP: as many as
  * BBRv3 needs with CE over its threshold (BBR_FULL_ECN_CNT). */
 #define SWIFT_STARTUP_OVER_ROUNDS	BBR_FULL_ECN_CNT

@@ -11,9 +11,10 @@
  *
  * Where the target comes from, first match wins:
  *   1. per socket: sk_storage map SWIFT_SK_CFG_MAP_NAME, value struct
- *      swift_cfg. Userspace writes it with bpf_map_update_elem(map_fd,
- *      &socket_fd, &cfg, BPF_ANY) on a socket it holds (or a sockops / iter
- *      program does it in the kernel).
+ *      swift_cfg. An application writes it with bpf_map_update_elem(map_fd,
+ *      &socket_fd, &cfg, BPF_ANY) on a socket it holds; bbrctl, which holds
+ *      none, through the iterator bpf/swift_sk_set.bpf.c (`bbrctl set
+ *      --socket COOKIE`, struct swift_sk_set_result below).
  *   2. per cgroup: hash map SWIFT_CGRP_CFG_MAP_NAME keyed by the cgroup v2
  *      id (u64, the inode number of the cgroup directory; what
  *      bpf_sk_cgroup_id() returns for the socket), value struct swift_cfg.
@@ -55,6 +56,10 @@
  * about one WAN RTT, after which the sample says nothing of the queue now. */
 #define SWIFT_STALE_DEFAULT_US		100000u
 
+/* Re-read the configuration every this many rounds: `bbrctl set` reaches
+ * live sockets within a few RTTs, at one map lookup per 16 rounds. */
+#define SWIFT_CFG_REFRESH_ROUNDS	16u
+
 /* swift_cfg.flags */
 #define SWIFT_CFG_F_KEEP_ECN		0x1	/* keep BBRv3's ECN response with a target */
 
@@ -63,6 +68,27 @@ struct swift_cfg {
 	u32 stale_us;			/* sample age limit; 0 = SWIFT_STALE_DEFAULT_US */
 	u32 flags;			/* SWIFT_CFG_F_* */
 	u32 _reserved;			/* 0 */
+};
+
+/* bpf/swift_sk_set.bpf.c: what it does to the socket with the cookie
+ * (.rodata op) and which fields of its entry a write sets (set_mask). */
+#define SWIFT_SK_OP_SHOW		0
+#define SWIFT_SK_OP_WRITE		1
+#define SWIFT_SK_OP_DELETE		2
+#define SWIFT_SK_SET_TARGET		0x1	/* target_rtt_us */
+#define SWIFT_SK_SET_STALE		0x2	/* stale_us */
+#define SWIFT_SK_SET_FLAGS		0x4	/* flags */
+
+/* Its .bss result for bbrctl. */
+struct swift_sk_set_result {
+	u64 cgroup_id;			/* the socket's cgroup v2 id (0: none) */
+	u32 matched;			/* sockets with the cookie (0 or 1) */
+	u32 had_entry;			/* it had a per-socket entry */
+	s32 err;			/* of the write or delete: 0 or -errno */
+	u32 status;			/* swift_state.status, SWIFT_ST_* */
+	struct swift_cfg in_force;	/* what the socket uses now */
+	struct swift_cfg old;		/* its entry before (had_entry) */
+	struct swift_cfg written;	/* the entry written (SWIFT_SK_OP_WRITE) */
 };
 
 /* Fixed-point scale of decrease factors: 65536 == 1.0. */

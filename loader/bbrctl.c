@@ -48,9 +48,10 @@ static void usage_main(FILE *f)
 "  trace [NAME...] [--per-ack] [--csv] [--duration S] [--output FILE]\n"
 "                         stream model events (per round, per ACK)\n"
 "  params NAME [KEY=VALUE...]   show or change the default parameter set\n"
-"  set --cgroup P|--default NAME [KEY=VALUE...|--reset]\n"
-"                         per-cgroup runtime parameters (gains, thresholds,\n"
-"                         ecn_enable, bbr_swift's target_rtt_us)\n"
+"  set --cgroup P|--default|--socket COOKIE NAME [KEY=VALUE...|--reset]\n"
+"                         runtime parameters per cgroup (gains, thresholds,\n"
+"                         ecn_enable, bbr_swift's target_rtt_us) or per\n"
+"                         bbr_swift socket (target_rtt_us)\n"
 "  hwtstamp enable|disable|status IFACE   NIC RX hardware timestamps (ETS)\n"
 "  attach --cgroup P --cc NAME   new TCP sockets in cgroup P use NAME\n"
 "  detach --cgroup P      undo attach\n"
@@ -66,7 +67,7 @@ static void usage_main(FILE *f)
 "  --obj PATH      load the congestion control in PATH (repeatable; load only)\n"
 "  --cgroup PATH, --cc NAME, --from CC, --to CC, --port N, --netns NS\n"
 "                  arguments of attach, detach and swap (see their help)\n"
-"  --default, --reset   arguments of set (see its help)\n"
+"  --default, --socket COOKIE, --reset   arguments of set (see its help)\n"
 "  -j, --json      JSON on stdout (list, stat, top, params, set, swap)\n"
 "  -p, --pretty    indent the JSON\n"
 "  -v, --verbose   more messages; twice: libbpf debug output\n"
@@ -163,8 +164,10 @@ PROC_AVAIL_CC "),\n"
 	{ "set",
 "Usage: bbrctl set [--json] --cgroup PATH NAME [KEY=VALUE...]\n"
 "       bbrctl set [--json] --default NAME [KEY=VALUE...]\n"
+"       bbrctl set [--json] --socket COOKIE bbr_swift [KEY=VALUE...]\n"
 "       bbrctl set --cgroup PATH NAME --reset\n"
 "       bbrctl set --default NAME --reset\n"
+"       bbrctl set --socket COOKIE bbr_swift --reset\n"
 "\n"
 "Runtime parameters of the loaded congestion control NAME (bbr3, bbr_swift)\n"
 "for the TCP sockets created in cgroup PATH, or with --default for the\n"
@@ -174,6 +177,11 @@ PROC_AVAIL_CC "),\n"
 "(at most 63 cgroups per CC; sets of removed cgroups are reclaimed).\n"
 "--reset removes the cgroup's entry (its sockets return to the default\n"
 "set), or with --default restores the built-in defaults.\n"
+"\n"
+"--socket COOKIE (the COOKIE column of `bbrctl stat bbr_swift`): bbr_swift's\n"
+"own keys for that one live socket, in any network namespace; they come\n"
+"before its cgroup's and the default ones. Keys not given keep the values\n"
+"the socket uses now. --reset removes the socket's entry.\n"
 "\n"
 "Live sockets pick up a change at their next round trip; new sockets at\n"
 "creation. A new build (`bbrctl swap NAME`, reload) starts from defaults.\n"
@@ -200,7 +208,8 @@ PROC_AVAIL_CC "),\n"
 "Errors: an unknown key, a value out of range or not an integer exits 2\n"
 "and changes nothing. Example:\n"
 "  bbrctl set --cgroup lab/run1 bbr3 ecn_enable=1 beta=128\n"
-"  bbrctl set --cgroup lab/run1 bbr_swift target_rtt_us=100\n" },
+"  bbrctl set --cgroup lab/run1 bbr_swift target_rtt_us=100\n"
+"  bbrctl set --socket 4099 bbr_swift target_rtt_us=250\n" },
 	{ "top",
 "Usage: bbrctl top [--interval S] [--count N] [--json] [NAME...]\n"
 "\n"
@@ -887,7 +896,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_OBJDIR = 256, OPT_OBJ, OPT_CGROUP, OPT_CC, OPT_FROM,
 	       OPT_TO, OPT_PORT, OPT_NETNS, OPT_INTERVAL, OPT_COUNT,
-	       OPT_DEFAULT, OPT_RESET };
+	       OPT_DEFAULT, OPT_RESET, OPT_SOCKET };
 	static const struct option longopts[] = {
 		{ "objdir",  required_argument, NULL, OPT_OBJDIR },
 		{ "obj",     required_argument, NULL, OPT_OBJ },
@@ -905,6 +914,7 @@ int main(int argc, char **argv)
 		{ "output",  required_argument, NULL, OPT_OUTPUT },
 		{ "default", no_argument,       NULL, OPT_DEFAULT },
 		{ "reset",   no_argument,       NULL, OPT_RESET },
+		{ "socket",  required_argument, NULL, OPT_SOCKET },
 		{ "json",    no_argument,       NULL, 'j' },
 		{ "pretty",  no_argument,       NULL, 'p' },
 		{ "verbose", no_argument,       NULL, 'v' },
@@ -952,6 +962,20 @@ int main(int argc, char **argv)
 		case OPT_RESET:
 			g_opts.set_reset = true;
 			break;
+		case OPT_SOCKET: {
+			char *end;
+
+			errno = 0;
+			g_opts.socket_cookie = strtoull(optarg, &end, 0);
+			if (*end || end == optarg || errno || optarg[0] == '-' ||
+			    !g_opts.socket_cookie) {
+				err("--socket %s: a socket cookie (SO_COOKIE, the "
+				    "COOKIE column of `bbrctl stat`), more than 0", optarg);
+				return EXIT_USAGE;
+			}
+			g_opts.set_socket = true;
+			break;
+		}
 		case OPT_INTERVAL: {
 			char *end;
 
@@ -1063,8 +1087,9 @@ int main(int argc, char **argv)
 		err("%s: --json is only for list, stat, top, params, set and swap", cmdname);
 		return EXIT_USAGE;
 	}
-	if ((g_opts.set_default || g_opts.set_reset) && strcmp(cmdname, "set")) {
-		err("%s: --default and --reset are only for set", cmdname);
+	if ((g_opts.set_default || g_opts.set_reset || g_opts.set_socket) &&
+	    strcmp(cmdname, "set")) {
+		err("%s: --default, --socket and --reset are only for set", cmdname);
 		return EXIT_USAGE;
 	}
 	if (g_opts.nobjs && !cmd->obj_ok) {

@@ -69,6 +69,8 @@ struct opts {
 	const char *output;		/* trace --output FILE */
 	bool set_default;		/* set --default */
 	bool set_reset;			/* set --reset */
+	bool set_socket;		/* set --socket COOKIE */
+	uint64_t socket_cookie;		/* its cookie */
 	bool json;
 	bool pretty;
 	int verbose;

@@ -16,7 +16,10 @@
  * mmap of the .data.params map (single u32 stores: the programs never see
  * a torn value), then publishes the cgroup -> set entry. bbr_swift's
  * target_RTT keys go to its pinned map swift_cgrp_cfg (include/bbr_swift.h)
- * under the same cgroup id (key 0 for --default).
+ * under the same cgroup id (key 0 for --default). `set --socket COOKIE
+ * bbr_swift k=v` writes one socket's entry of swift_sk_cfg through the
+ * iterator bpf/swift_sk_set.bpf.o (only an fd of the socket could do it
+ * from userspace).
  *
  * Every key=value is parsed and range-checked before anything is written:
  * a bad one exits 2 with nothing changed. Writers serialise on a lock file
@@ -121,6 +124,7 @@ struct cc_maps {
 	uint32_t var_off;	/* offset of <name>_params in the value */
 	int cgrp_fd;		/* param_cgrp, -1 if none */
 	int swift_fd;		/* swift_cgrp_cfg, -1 if not a Swift CC */
+	int sk_cfg_fd;		/* swift_sk_cfg, -1 if not a Swift CC */
 	void *mem;		/* mmap of the .data.params value */
 	size_t mem_len;
 };
@@ -135,6 +139,8 @@ static void cc_maps_close(struct cc_maps *m)
 		close(m->cgrp_fd);
 	if (m->swift_fd >= 0)
 		close(m->swift_fd);
+	if (m->sk_cfg_fd >= 0)
+		close(m->sk_cfg_fd);
 }
 
 /* Is this array map the .data.params of `var`, an array of the sets? */
@@ -204,6 +210,12 @@ static void consider_map(uint32_t id, const char *var, struct cc_maps *m)
 		m->swift_fd = fd;
 		return;
 	}
+	if (m->sk_cfg_fd < 0 && mi.type == BPF_MAP_TYPE_SK_STORAGE &&
+	    !strcmp(mi.name, SWIFT_SK_CFG_MAP_NAME) &&
+	    mi.value_size == sizeof(struct swift_cfg)) {
+		m->sk_cfg_fd = fd;
+		return;
+	}
 	if (m->params_fd < 0 && is_params_map(fd, &mi, var, m)) {
 		m->params_id = id;
 		if (!(mi.map_flags & BPF_F_MMAPABLE))
@@ -224,7 +236,7 @@ static int cc_maps_find(const char *name, struct cc_maps *m)
 	int np;
 
 	memset(m, 0, sizeof(*m));
-	m->params_fd = m->cgrp_fd = m->swift_fd = -1;
+	m->params_fd = m->cgrp_fd = m->swift_fd = m->sk_cfg_fd = -1;
 	cc_get_info(name, &ci);
 	if (!ci.has_link) {
 		err("%s is not loaded by bbrctl (%s)", name,
@@ -644,6 +656,241 @@ static int reset(const char *cc, struct cc_maps *m, const struct scope *sc)
 	return 0;
 }
 
+/* ---- one bbr_swift socket (--socket COOKIE) ------------------------------------ */
+
+#define SK_SET_OBJ		"swift_sk_set"
+#define SK_SET_PROG		"swift_sk_set"
+
+/* The sk_storage map that the pinned state iterator of cc walks (an entry
+ * per socket of cc, in every netns); a map fd or -1 with a message. */
+static int cc_stor_map_fd(const char *cc)
+{
+	struct bpf_link_info li;
+	__u32 len = sizeof(li);
+	char path[PATH_MAX];
+	int lfd, fd = -1;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", PIN_ROOT, cc, PIN_ITER);
+	lfd = bpf_obj_get(path);
+	if (lfd < 0) {
+		err("set: %s: cannot open its state iterator %s: %s", cc, path,
+		    strerror(errno));
+		return -1;
+	}
+	memset(&li, 0, sizeof(li));
+	if (bpf_link_get_info_by_fd(lfd, &li, &len) || !li.iter.map.map_id)
+		err("set: %s: %s walks no map", cc, path);
+	else if ((fd = bpf_map_get_fd_by_id(li.iter.map.map_id)) < 0)
+		err("set: %s: its socket storage (map %u): %s", cc,
+		    li.iter.map.map_id, strerror(errno));
+	close(lfd);
+	return fd;
+}
+
+/*
+ * Run bpf/swift_sk_set.bpf.o once over cc's socket storage with op on the
+ * socket g_opts.socket_cookie; the new values are those of the swift pairs.
+ * Fills *res; -1 with a message if the walk could not run.
+ */
+static int sk_set_run(const char *cc, struct cc_maps *m, u32 op,
+		      const struct pair *p, int n, struct swift_sk_set_result *res)
+{
+	struct swift_cfg nv = { 0 };
+	char path[PATH_MAX], buf[256];
+	struct bpf_object *obj = NULL;
+	struct bpf_program *prog;
+	struct bpf_link *link = NULL;
+	struct bpf_map *map;
+	void *bss = NULL;
+	u32 mask = 0, zero = 0;
+	int stor = -1, it = -1, ret = -1;
+	ssize_t r;
+	LIBBPF_OPTS(bpf_iter_attach_opts, io);
+	union bpf_iter_link_info li;
+
+	for (int i = 0; i < n; i++) {
+		if (p[i].key->off == offsetof(struct swift_cfg, target_rtt_us)) {
+			nv.target_rtt_us = p[i].value;
+			mask |= SWIFT_SK_SET_TARGET;
+		} else if (p[i].key->off == offsetof(struct swift_cfg, stale_us)) {
+			nv.stale_us = p[i].value;
+			mask |= SWIFT_SK_SET_STALE;
+		} else {	/* keep_ecn or flags: the one bit there is */
+			nv.flags = p[i].value ? SWIFT_CFG_F_KEEP_ECN : 0;
+			mask |= SWIFT_SK_SET_FLAGS;
+		}
+	}
+	stor = cc_stor_map_fd(cc);
+	if (stor < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s" OBJ_SUFFIX, g_opts.objdir, SK_SET_OBJ);
+	obj = bpf_object__open_file(path, NULL);
+	if (!obj) {
+		err("set: cannot open %s: %s", path, strerror(errno));
+		goto out;
+	}
+	map = bpf_object__find_map_by_name(obj, SWIFT_SK_CFG_MAP_NAME);
+	if (set_global(obj, ".rodata", "cookie", &g_opts.socket_cookie,
+		       sizeof(g_opts.socket_cookie)) ||
+	    set_global(obj, ".rodata", "op", &op, sizeof(op)) ||
+	    set_global(obj, ".rodata", "set_mask", &mask, sizeof(mask)) ||
+	    set_global(obj, ".rodata", "new_target_rtt_us", &nv.target_rtt_us,
+		       sizeof(nv.target_rtt_us)) ||
+	    set_global(obj, ".rodata", "new_stale_us", &nv.stale_us,
+		       sizeof(nv.stale_us)) ||
+	    set_global(obj, ".rodata", "new_flags", &nv.flags, sizeof(nv.flags)) ||
+	    !map) {
+		err("set: %s is not the expected per-socket writer (rebuild it)", path);
+		goto out;
+	}
+	/* the loaded bbr_swift's own map: never a new one */
+	if (bpf_map__reuse_fd(map, m->sk_cfg_fd) || bpf_object__load(obj)) {
+		err("set: loading %s failed: %s", path, strerror(errno));
+		goto out;
+	}
+	prog = bpf_object__find_program_by_name(obj, SK_SET_PROG);
+	memset(&li, 0, sizeof(li));
+	li.map.map_fd = stor;
+	io.link_info = &li;
+	io.link_info_len = sizeof(li);
+	link = prog ? bpf_program__attach_iter(prog, &io) : NULL;
+	if (!link || (it = bpf_iter_create(bpf_link__fd(link))) < 0) {
+		err("set: walking the sockets of %s failed: %s", cc, strerror(errno));
+		goto out;
+	}
+	while ((r = read(it, buf, sizeof(buf))) > 0 || (r < 0 && errno == EAGAIN))
+		;
+	if (r < 0) {
+		err("set: walking the sockets of %s failed: %s", cc, strerror(errno));
+		goto out;
+	}
+	/* by lookup: without a skeleton, libbpf 1.4 does not map .bss over
+	 * the loaded map, so bpf_map__initial_value() is still the image it
+	 * loaded, not what the program wrote (seen: all zero) */
+	map = bpf_object__find_map_by_name(obj, ".bss");
+	bss = map && bpf_map__value_size(map) >= sizeof(*res) ?
+	      calloc(1, bpf_map__value_size(map)) : NULL;
+	if (!bss || bpf_map_lookup_elem(bpf_map__fd(map), &zero, bss)) {
+		err("set: cannot read the result of %s", path);
+		goto out;
+	}
+	memcpy(res, bss, sizeof(*res));
+	ret = 0;
+out:
+	free(bss);
+	if (it >= 0)
+		close(it);
+	bpf_link__destroy(link);
+	bpf_object__close(obj);
+	close(stor);
+	return ret;
+}
+
+/* Where the values a socket without an entry uses come from. */
+static const char *inherited_from(struct cc_maps *m, u64 cgroup_id)
+{
+	struct swift_cfg c;
+	u64 key = cgroup_id;
+
+	if (cgroup_id && !bpf_map_lookup_elem(m->swift_fd, &key, &c))
+		return "cgroup";
+	key = SWIFT_CGRP_DEFAULT_KEY;
+	return bpf_map_lookup_elem(m->swift_fd, &key, &c) ? "builtin" : "default";
+}
+
+static void show_socket(const char *cc, struct cc_maps *m, u32 op,
+			const struct swift_sk_set_result *res)
+{
+	const struct swift_cfg *c = op == SWIFT_SK_OP_WRITE ? &res->written :
+				    op == SWIFT_SK_OP_DELETE || !res->had_entry ?
+				    &res->in_force : &res->old;
+	const char *from = op == SWIFT_SK_OP_WRITE ||
+			   (op == SWIFT_SK_OP_SHOW && res->had_entry) ? "socket" :
+			   inherited_from(m, res->cgroup_id);
+	struct json j;
+
+	if (g_opts.json) {
+		json_init(&j, stdout, g_opts.pretty);
+		json_begin_object(&j);
+		json_kv_string(&j, "cc", cc);
+		json_kv_string(&j, "scope", "socket");
+		json_kv_u64(&j, "cookie", g_opts.socket_cookie);
+		json_kv_u64(&j, "cgroup_id", res->cgroup_id);
+		json_kv_string(&j, "status", swift_status_name(res->status));
+		json_key(&j, "swift");
+		json_begin_object(&j);
+		json_kv_u64(&j, "target_rtt_us", c->target_rtt_us);
+		json_kv_u64(&j, "stale_us", c->stale_us);
+		json_kv_u64(&j, "keep_ecn", !!(c->flags & SWIFT_CFG_F_KEEP_ECN));
+		json_kv_u64(&j, "flags", c->flags);
+		json_kv_string(&j, "from", from);
+		json_end_object(&j);
+		json_key(&j, "in_force");
+		json_begin_object(&j);
+		json_kv_u64(&j, "target_rtt_us", res->in_force.target_rtt_us);
+		json_kv_u64(&j, "stale_us", res->in_force.stale_us);
+		json_kv_u64(&j, "flags", res->in_force.flags);
+		json_end_object(&j);
+		json_end_object(&j);
+		if (json_end(&j))
+			err("writing JSON output failed");
+		return;
+	}
+	printf("%s, socket %llu (cgroup id %llu): %s\n", cc,
+	       (unsigned long long)g_opts.socket_cookie,
+	       (unsigned long long)res->cgroup_id,
+	       op == SWIFT_SK_OP_WRITE ? "its own entry, written" :
+	       op == SWIFT_SK_OP_DELETE ? "its own entry removed" :
+	       res->had_entry ? "its own entry" : "no entry of its own");
+	printf("%-24s %u (from %s)\n", "target_rtt_us", c->target_rtt_us, from);
+	printf("%-24s %u\n", "stale_us", c->stale_us);
+	printf("%-24s %u\n", "keep_ecn", !!(c->flags & SWIFT_CFG_F_KEEP_ECN));
+	printf("%-24s %s (target in use %u)\n", "status",
+	       swift_status_name(res->status), res->in_force.target_rtt_us);
+	if (op != SWIFT_SK_OP_SHOW)
+		printf("the socket applies it within %u round trips\n",
+		       SWIFT_CFG_REFRESH_ROUNDS);
+}
+
+/* `set --socket COOKIE NAME [k=v...|--reset]` */
+static int set_socket(const char *cc, struct cc_maps *m, const struct pair *p,
+		      int n)
+{
+	struct swift_sk_set_result res;
+	u32 op = g_opts.set_reset ? SWIFT_SK_OP_DELETE :
+		 n ? SWIFT_SK_OP_WRITE : SWIFT_SK_OP_SHOW;
+
+	if (m->swift_fd < 0 || m->sk_cfg_fd < 0) {
+		err("set: --socket: %s has no per-socket configuration (only "
+		    "bbr_swift: target_rtt_us, stale_us, keep_ecn)", cc);
+		return EXIT_USAGE;
+	}
+	for (int i = 0; i < n; i++)
+		if (!p[i].swift) {
+			err("set: --socket: %s is per cgroup (--cgroup PATH) or "
+			    "the default (--default); per socket only "
+			    "target_rtt_us, stale_us and keep_ecn", p[i].key->name);
+			return EXIT_USAGE;
+		}
+	memset(&res, 0, sizeof(res));
+	if (sk_set_run(cc, m, op, p, n, &res))
+		return EXIT_FAIL;
+	if (!res.matched) {
+		err("set: no %s socket with cookie %llu (`bbrctl stat %s` lists "
+		    "them)", cc, (unsigned long long)g_opts.socket_cookie, cc);
+		return EXIT_FAIL;
+	}
+	if (res.err) {
+		err("set: %s socket %llu: %s its entry failed: %s", cc,
+		    (unsigned long long)g_opts.socket_cookie,
+		    op == SWIFT_SK_OP_DELETE ? "removing" : "writing",
+		    strerror(-res.err));
+		return EXIT_FAIL;
+	}
+	show_socket(cc, m, op, &res);
+	return EXIT_OK;
+}
+
 /* ---- the command ---------------------------------------------------------------- */
 
 /* `set` and `params`: args are NAME [key=value...]. */
@@ -664,8 +911,9 @@ static int set_common(const char *cmd, char **args, int nargs, bool dflt)
 		err("%s: invalid congestion control name \"%s\"", cmd, args[0]);
 		return EXIT_USAGE;
 	}
-	if (!dflt && !!g_opts.cgroup == g_opts.set_default) {
-		err("%s: give exactly one of --cgroup PATH and --default", cmd);
+	if (!dflt && !!g_opts.cgroup + g_opts.set_default + g_opts.set_socket != 1) {
+		err("%s: give exactly one of --cgroup PATH, --default and "
+		    "--socket COOKIE", cmd);
 		return EXIT_USAGE;
 	}
 	if (g_opts.set_reset && nargs > 1) {
@@ -690,6 +938,10 @@ static int set_common(const char *cmd, char **args, int nargs, bool dflt)
 	for (int i = 1; i < nargs; i++)
 		if (parse_pair(args[0], args[i], m.swift_fd >= 0, &pairs[i - 1]))
 			goto out;	/* EXIT_USAGE, nothing written */
+	if (g_opts.set_socket) {
+		ret = set_socket(args[0], &m, pairs, nargs - 1);
+		goto out;
+	}
 	ret = EXIT_FAIL;
 	if (nargs > 1 || g_opts.set_reset) {
 		lock = open(SET_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -730,7 +982,7 @@ int cmd_set_impl(char **args, int nargs)
 /* `params NAME [key=value...]`: the default set, as `set --default`. */
 int cmd_params_set_impl(char **args, int nargs)
 {
-	if (g_opts.cgroup || g_opts.set_default) {
+	if (g_opts.cgroup || g_opts.set_default || g_opts.set_socket) {
 		err("params: it always works on the default set; use `bbrctl set "
 		    "--cgroup PATH NAME` for a cgroup");
 		return EXIT_USAGE;

@@ -231,6 +231,67 @@ def test_swift_target_rtt_per_cgroup():
         assert set_json("--cgroup", cg, "bbr_swift")["slot"] == 0
 
 
+def test_swift_target_rtt_per_socket():
+    """`set --socket COOKIE bbr_swift`: one live socket's own target, before
+    its cgroup's and the default; --reset gives it back. The socket has no
+    ETS peer, so a target in force shows as status no_ets (fallback to
+    BBRv3), no target as no_target."""
+    make_target("bpf/bbr_swift.bpf.o")
+    make_target("bpf/swift_sk_set.bpf.o")
+    with loaded("bbr_swift"), cgroup("k") as cg, netns() as ns, \
+            peer(ns, cg, PORT + 2, cc="bbr_swift") as p, peer(ns, cg, PORT + 3, cc="bbr_swift") as q:
+        try:
+            set_json("--cgroup", cg, "bbr_swift", "target_rtt_us=1000")
+            r = settle(p, lambda r: r["swift"]["target_rtt_us"] == 1000)
+            cookie, other = r["cookie"], record(q, "bbr_swift")["cookie"]
+            s = set_json("--socket", str(cookie), "bbr_swift")
+            print("before:", s)
+            assert s["scope"] == "socket" and s["cookie"] == cookie
+            assert s["cgroup_id"] == cg.stat().st_ino
+            assert s["swift"]["from"] == "cgroup" and s["swift"]["target_rtt_us"] == 1000
+
+            s = set_json("--socket", str(cookie), "bbr_swift", "target_rtt_us=250")
+            assert s["swift"] == {"target_rtt_us": 250, "stale_us": 100000, "keep_ecn": 0,
+                                  "flags": 0, "from": "socket"}
+            r = settle(p, lambda r: r["swift"]["target_rtt_us"] == 250)
+            print("after set:", r["swift"])
+            assert r["swift"]["target_rtt_us"] == 250 and r["swift"]["status"] == "no_ets"
+            # only that socket
+            assert settle(q, lambda r: False)["swift"]["target_rtt_us"] == 1000
+            assert set_json("--socket", str(other), "bbr_swift")["swift"]["from"] == "cgroup"
+            # one key changes one thing; the cgroup's change does not reach it
+            s = set_json("--socket", str(cookie), "bbr_swift", "stale_us=5000")
+            assert (s["swift"]["target_rtt_us"], s["swift"]["stale_us"]) == (250, 5000)
+            set_json("--cgroup", cg, "bbr_swift", "target_rtt_us=0")
+            r = settle(p, lambda r: r["swift"]["stale_us"] == 5000)
+            assert (r["swift"]["target_rtt_us"], r["swift"]["stale_us"]) == (250, 5000)
+            assert settle(q, lambda r: r["swift"]["target_rtt_us"] == 0)["swift"]["status"] == \
+                "no_target"
+
+            s = set_json("--socket", str(cookie), "bbr_swift", "--reset")
+            assert s["swift"]["from"] == "cgroup"
+            r = settle(p, lambda r: r["swift"]["target_rtt_us"] == 0)
+            print("after reset:", r["swift"])
+            assert r["swift"]["target_rtt_us"] == 0 and r["swift"]["status"] == "no_target"
+            assert set_json("--socket", str(cookie), "bbr_swift")["swift"]["from"] == "cgroup"
+
+            for args, code, words in [
+                (("--socket", str(cookie), "bbr_swift", "beta=100"), 2, "beta is per cgroup"),
+                (("--socket", str(cookie), "bbr_swift", "target_rtt_us=-1"), 2,
+                 "not a non-negative integer"),
+                (("--socket", "0", "bbr_swift"), 2, "a socket cookie"),
+                (("--socket", "x1", "bbr_swift"), 2, "a socket cookie"),
+                (("--socket", str(cookie), "--cgroup", str(cg), "bbr_swift"), 2, "exactly one of"),
+                (("--socket", str(cookie + 1_000_000), "bbr_swift"), 1, "no bbr_swift socket"),
+            ]:
+                cp = bbrctl("set", *args, check=code)
+                print(" ".join(args), "->", cp.stderr.strip().splitlines()[0])
+                assert words in cp.stderr
+            assert set_json("--socket", str(cookie), "bbr_swift")["swift"]["from"] == "cgroup"
+        finally:
+            bbrctl("set", "--cgroup", cg, "bbr_swift", "--reset", check=0)
+
+
 # ---- success paths --------------------------------------------------------------
 
 def test_set_default_and_params(bbr3):
@@ -316,7 +377,7 @@ def test_set_rejects_bad_values(bbr3, pair, words):
 def test_set_usage_errors(bbr3):
     with cgroup("u") as cg:
         for args, words in [
-            (("set", "bbr3", "beta=1"), "exactly one of --cgroup PATH and --default"),
+            (("set", "bbr3", "beta=1"), "exactly one of --cgroup PATH, --default and --socket"),
             (("set", "--default", "--cgroup", cg, "bbr3"), "exactly one of"),
             (("set", "--default"), "name one congestion control"),
             (("set", "--default", "bbr3", "beta=1", "--reset"), "--reset takes no"),
@@ -332,11 +393,13 @@ def test_set_usage_errors(bbr3):
     assert "bad cgroup path" in cp.stderr
     cp = bbrctl("set", "--default", "nosuchcc", check=1)
     assert "not loaded" in cp.stderr
+    cp = bbrctl("set", "--socket", "1", "bbr3", check=2)
+    assert "bbr3 has no per-socket configuration" in cp.stderr
 
 
 def test_set_help_documents_keys():
     out = bbrctl("help", "set", check=0).stdout
-    for key in ("--cgroup", "--default", "--reset", "ecn_enable", "target_rtt_us",
+    for key in ("--cgroup", "--default", "--socket COOKIE", "--reset", "ecn_enable", "target_rtt_us",
                 "loss_thresh 1..255", "Example"):
         assert key in out, key
     assert "set --cgroup" in bbrctl("--help", check=0).stdout
