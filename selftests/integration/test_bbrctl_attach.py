@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import netlab
-from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, cc_objs, make_target, \
+from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, busy_elsewhere, cc_objs, make_target, \
     struct_ops_maps, unique, wait_for  # noqa: F401 (cc_objs is a fixture)
 
 PIN_CGROUP = PIN_ROOT / "cgroup"
@@ -287,15 +287,20 @@ def test_boot_script_all_or_nothing(cc_objs, tmp_path):
         good = tmp_path / "good.conf"
         good.write_text(f"# test\nload --obj {obj} {name}\nattach --cgroup {cg.name} --cc {name}\n")
         bad = tmp_path / "bad.conf"
-        bad.write_text(f"load --obj {obj} {name}\nattach --cgroup {cg.name} --cc {name}\n"
-                       f"attach --cgroup {cg.name}-missing --cc {name}\n")
         env = dict(os.environ, PATH=f"{Path(BBRCTL).parent}:{os.environ['PATH']}")
         try:
-            cp = subprocess.run([str(boot), "start", str(bad)], capture_output=True, text=True,
-                                env=env, timeout=60)
-            print("bad config:", cp.returncode, cp.stderr.strip())
-            assert cp.returncode == 1 and "undoing" in cp.stderr
-            assert name not in netlab.available_ccs() and cgroup_progs(cg) == []
+            # a bad attach, a set on a CC without parameter sets, a set
+            # line that could not be undone: each undoes what came before
+            for last in (f"attach --cgroup {cg.name}-missing --cc {name}",
+                         f"set --default {name} beta=100",
+                         f"set --socket 1 {name} target_rtt_us=100"):
+                bad.write_text(f"load --obj {obj} {name}\n"
+                               f"attach --cgroup {cg.name} --cc {name}\n{last}\n")
+                cp = subprocess.run([str(boot), "start", str(bad)], capture_output=True,
+                                    text=True, env=env, timeout=60)
+                print("bad config:", last, "->", cp.returncode, cp.stderr.strip())
+                assert cp.returncode == 1 and "undoing" in cp.stderr
+                assert name not in netlab.available_ccs() and cgroup_progs(cg) == []
             cp = subprocess.run([str(boot), "start", str(good)], capture_output=True, text=True,
                                 env=env, timeout=60)
             assert cp.returncode == 0, cp.stderr
@@ -306,3 +311,32 @@ def test_boot_script_all_or_nothing(cc_objs, tmp_path):
             assert name not in netlab.available_ccs() and cgroup_progs(cg) == []
         finally:
             bbrctl("unload", name)
+
+
+def test_boot_script_sets_parameters(tmp_path):
+    """A set line is applied at start and reset at stop."""
+    make_target("bpf/bbr3.bpf.o")
+    if "bbr3" in netlab.available_ccs():
+        busy_elsewhere("bbr3 is registered by someone else")
+    boot = Path(BBRCTL).parents[1] / "packaging" / "bbr-bpf-boot"
+    conf = tmp_path / "set.conf"
+    env = dict(os.environ, PATH=f"{Path(BBRCTL).parent}:{os.environ['PATH']}")
+    with cgroup("bootset") as cg:
+        conf.write_text(f"load bbr3\nset --default bbr3 beta=100\n"
+                        f"set --cgroup {cg.name} bbr3 ecn_enable=1   # web\n")
+        try:
+            cp = subprocess.run([str(boot), "start", str(conf)], capture_output=True,
+                                text=True, env=env, timeout=60)
+            assert cp.returncode == 0, cp.stderr
+            d = json.loads(bbrctl("set", "--json", "--default", "bbr3", check=0).stdout)
+            c = json.loads(bbrctl("set", "--json", "--cgroup", cg, "bbr3", check=0).stdout)
+            print("after start: default beta", d["params"]["beta"], "cgroup slot", c["slot"],
+                  "ecn_enable", c["params"]["ecn_enable"])
+            assert d["params"]["beta"] == 100
+            assert c["slot"] >= 1 and c["params"]["ecn_enable"] == 1 and c["params"]["beta"] == 100
+            cp = subprocess.run([str(boot), "stop", str(conf)], capture_output=True,
+                                text=True, env=env, timeout=60)
+            assert cp.returncode == 0, cp.stderr
+            assert "bbr3" not in netlab.available_ccs()
+        finally:
+            bbrctl("unload", "bbr3")
