@@ -499,6 +499,26 @@ static int pick_slot(const char *cc, struct cc_maps *m, const struct scope *sc,
 
 /* ---- output --------------------------------------------------------------------- */
 
+/* A bbr_swift configuration and where it comes from, as "swift": {...}. */
+static void swift_cfg_json(struct json *j, const struct swift_cfg *c, const char *from)
+{
+	json_key(j, "swift");
+	json_begin_object(j);
+	json_kv_u64(j, "target_rtt_us", c->target_rtt_us);
+	json_kv_u64(j, "stale_us", c->stale_us);
+	json_kv_u64(j, "keep_ecn", !!(c->flags & SWIFT_CFG_F_KEEP_ECN));
+	json_kv_u64(j, "flags", c->flags);
+	json_kv_string(j, "from", from);
+	json_end_object(j);
+}
+
+static void swift_cfg_text(const struct swift_cfg *c, const char *from)
+{
+	printf("%-24s %u (from %s)\n", "target_rtt_us", c->target_rtt_us, from);
+	printf("%-24s %u\n", "stale_us", c->stale_us);
+	printf("%-24s %u\n", "keep_ecn", !!(c->flags & SWIFT_CFG_F_KEEP_ECN));
+}
+
 static void show(const char *cc, struct cc_maps *m, const struct scope *sc)
 {
 	int slot = sc->path ? slot_of(m, sc->id) : 0;
@@ -537,16 +557,8 @@ static void show(const char *cc, struct cc_maps *m, const struct scope *sc)
 			json_kv_u64(&j, bbr_keys[i].name,
 				    *param_field(m, slot, bbr_keys[i].off));
 		json_end_object(&j);
-		if (m->swift_fd >= 0) {
-			json_key(&j, "swift");
-			json_begin_object(&j);
-			json_kv_u64(&j, "target_rtt_us", sw.target_rtt_us);
-			json_kv_u64(&j, "stale_us", sw.stale_us);
-			json_kv_u64(&j, "keep_ecn", !!(sw.flags & SWIFT_CFG_F_KEEP_ECN));
-			json_kv_u64(&j, "flags", sw.flags);
-			json_kv_string(&j, "from", sw_src);
-			json_end_object(&j);
-		}
+		if (m->swift_fd >= 0)
+			swift_cfg_json(&j, &sw, sw_src);
 		json_end_object(&j);
 		if (json_end(&j))
 			err("writing JSON output failed");
@@ -561,11 +573,8 @@ static void show(const char *cc, struct cc_maps *m, const struct scope *sc)
 	for (size_t i = 0; i < N_BBR_KEYS; i++)
 		printf("%-24s %u\n", bbr_keys[i].name,
 		       *param_field(m, slot, bbr_keys[i].off));
-	if (m->swift_fd >= 0) {
-		printf("%-24s %u (from %s)\n", "target_rtt_us", sw.target_rtt_us, sw_src);
-		printf("%-24s %u\n", "stale_us", sw.stale_us);
-		printf("%-24s %u\n", "keep_ecn", !!(sw.flags & SWIFT_CFG_F_KEEP_ECN));
-	}
+	if (m->swift_fd >= 0)
+		swift_cfg_text(&sw, sw_src);
 }
 
 /* ---- writing -------------------------------------------------------------------- */
@@ -817,14 +826,7 @@ static void show_socket(const char *cc, struct cc_maps *m, u32 op,
 		json_kv_u64(&j, "cookie", g_opts.socket_cookie);
 		json_kv_u64(&j, "cgroup_id", res->cgroup_id);
 		json_kv_string(&j, "status", swift_status_name(res->status));
-		json_key(&j, "swift");
-		json_begin_object(&j);
-		json_kv_u64(&j, "target_rtt_us", c->target_rtt_us);
-		json_kv_u64(&j, "stale_us", c->stale_us);
-		json_kv_u64(&j, "keep_ecn", !!(c->flags & SWIFT_CFG_F_KEEP_ECN));
-		json_kv_u64(&j, "flags", c->flags);
-		json_kv_string(&j, "from", from);
-		json_end_object(&j);
+		swift_cfg_json(&j, c, from);
 		json_key(&j, "in_force");
 		json_begin_object(&j);
 		json_kv_u64(&j, "target_rtt_us", res->in_force.target_rtt_us);
@@ -842,9 +844,7 @@ static void show_socket(const char *cc, struct cc_maps *m, u32 op,
 	       op == SWIFT_SK_OP_WRITE ? "its own entry, written" :
 	       op == SWIFT_SK_OP_DELETE ? "its own entry removed" :
 	       res->had_entry ? "its own entry" : "no entry of its own");
-	printf("%-24s %u (from %s)\n", "target_rtt_us", c->target_rtt_us, from);
-	printf("%-24s %u\n", "stale_us", c->stale_us);
-	printf("%-24s %u\n", "keep_ecn", !!(c->flags & SWIFT_CFG_F_KEEP_ECN));
+	swift_cfg_text(c, from);
 	printf("%-24s %s (target in use %u)\n", "status",
 	       swift_status_name(res->status), res->in_force.target_rtt_us);
 	if (op != SWIFT_SK_OP_SHOW)
