@@ -795,28 +795,38 @@ out:
 	return ret;
 }
 
-/* Where the values a socket without an entry uses come from. */
-static const char *inherited_from(struct cc_maps *m, u64 cgroup_id)
+/* What a socket of cgroup_id without an entry of its own uses (the order
+ * bbr_swift reads them in), and where it comes from. */
+static const char *inherited(struct cc_maps *m, u64 cgroup_id, struct swift_cfg *c)
 {
-	struct swift_cfg c;
 	u64 key = cgroup_id;
 
-	if (cgroup_id && !bpf_map_lookup_elem(m->swift_fd, &key, &c))
+	if (cgroup_id && !bpf_map_lookup_elem(m->swift_fd, &key, c))
 		return "cgroup";
 	key = SWIFT_CGRP_DEFAULT_KEY;
-	return bpf_map_lookup_elem(m->swift_fd, &key, &c) ? "builtin" : "default";
+	if (!bpf_map_lookup_elem(m->swift_fd, &key, c))
+		return "default";
+	memset(c, 0, sizeof(*c));
+	c->target_rtt_us = SWIFT_TARGET_RTT_DEFAULT_US;
+	return "builtin";
 }
 
 static void show_socket(const char *cc, struct cc_maps *m, u32 op,
 			const struct swift_sk_set_result *res)
 {
-	const struct swift_cfg *c = op == SWIFT_SK_OP_WRITE ? &res->written :
-				    op == SWIFT_SK_OP_DELETE || !res->had_entry ?
-				    &res->in_force : &res->old;
-	const char *from = op == SWIFT_SK_OP_WRITE ||
-			   (op == SWIFT_SK_OP_SHOW && res->had_entry) ? "socket" :
-			   inherited_from(m, res->cgroup_id);
+	/* its entry as written or found, else what it inherits (after a
+	 * --reset: what it goes back to at its next refresh) */
+	struct swift_cfg inh;
+	const struct swift_cfg *c = &inh;
+	const char *from = "socket";
 	struct json j;
+
+	if (op == SWIFT_SK_OP_WRITE)
+		c = &res->written;
+	else if (op == SWIFT_SK_OP_SHOW && res->had_entry)
+		c = &res->old;
+	else
+		from = inherited(m, res->cgroup_id, &inh);
 
 	if (g_opts.json) {
 		json_init(&j, stdout, g_opts.pretty);
