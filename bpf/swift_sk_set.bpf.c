@@ -20,10 +20,10 @@
  *   SWIFT_SK_OP_DELETE  remove its entry: the socket goes back to its
  *                       cgroup's or the default configuration.
  *
- * The socket rereads its configuration every SWIFT_CFG_REFRESH_ROUNDS round
- * trips (swift_core.h). Results are in .bss for bbrctl. bbrctl hands this
- * object the loaded bbr_swift's own swift_sk_cfg (bpf_map__reuse_fd), so
- * it never creates a map of its own.
+ * The socket rereads its configuration every SWIFT_CFG_REFRESH_ROUNDS
+ * round trips (include/bbr_swift.h). Results are in .bss for bbrctl.
+ * bbrctl hands this object the loaded bbr_swift's own swift_sk_cfg
+ * (bpf_map__reuse_fd), so it never creates a map of its own.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

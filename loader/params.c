@@ -499,6 +499,23 @@ static int pick_slot(const char *cc, struct cc_maps *m, const struct scope *sc,
 
 /* ---- output --------------------------------------------------------------------- */
 
+/* The bbr_swift configuration of cgroup_id (0: the default) in the order
+ * bbr_swift reads it for a socket without an entry of its own: the
+ * cgroup's, the default, the built-in; returns where it came from. */
+static const char *inherited(struct cc_maps *m, u64 cgroup_id, struct swift_cfg *c)
+{
+	u64 key = cgroup_id;
+
+	if (cgroup_id && !bpf_map_lookup_elem(m->swift_fd, &key, c))
+		return "cgroup";
+	key = SWIFT_CGRP_DEFAULT_KEY;
+	if (!bpf_map_lookup_elem(m->swift_fd, &key, c))
+		return "default";
+	memset(c, 0, sizeof(*c));
+	c->target_rtt_us = SWIFT_TARGET_RTT_DEFAULT_US;
+	return "builtin";
+}
+
 /* A bbr_swift configuration and where it comes from, as "swift": {...}. */
 static void swift_cfg_json(struct json *j, const struct swift_cfg *c, const char *from)
 {
@@ -522,21 +539,12 @@ static void swift_cfg_text(const struct swift_cfg *c, const char *from)
 static void show(const char *cc, struct cc_maps *m, const struct scope *sc)
 {
 	int slot = sc->path ? slot_of(m, sc->id) : 0;
-	struct swift_cfg sw = { .target_rtt_us = SWIFT_TARGET_RTT_DEFAULT_US };
-	const char *sw_src = "builtin";
-	u64 key;
+	struct swift_cfg sw;
+	const char *sw_src = NULL;
 	struct json j;
 
-	if (m->swift_fd >= 0) {
-		key = sc->id;
-		if (!bpf_map_lookup_elem(m->swift_fd, &key, &sw)) {
-			sw_src = sc->path ? "cgroup" : "default";
-		} else {
-			key = SWIFT_CGRP_DEFAULT_KEY;
-			if (!bpf_map_lookup_elem(m->swift_fd, &key, &sw))
-				sw_src = "default";
-		}
-	}
+	if (m->swift_fd >= 0)
+		sw_src = inherited(m, sc->path ? sc->id : SWIFT_CGRP_DEFAULT_KEY, &sw);
 	if (slot < 0)
 		slot = 0;
 	if (g_opts.json) {
@@ -615,16 +623,12 @@ static int write_params(const char *cc, struct cc_maps *m, const struct scope *s
 static int write_swift(const char *cc, struct cc_maps *m, const struct scope *sc,
 		       const struct pair *p, int n)
 {
-	struct swift_cfg cfg = { .target_rtt_us = SWIFT_TARGET_RTT_DEFAULT_US };
-	u64 key;
+	struct swift_cfg cfg;
 
 	if (!any_pair(p, n, true))
 		return 0;
-	key = sc->id;
-	if (bpf_map_lookup_elem(m->swift_fd, &key, &cfg) && sc->path) {
-		key = SWIFT_CGRP_DEFAULT_KEY;	/* start from the default */
-		bpf_map_lookup_elem(m->swift_fd, &key, &cfg);
-	}
+	/* start from what the scope uses now */
+	inherited(m, sc->path ? sc->id : SWIFT_CGRP_DEFAULT_KEY, &cfg);
 	for (int i = 0; i < n; i++) {
 		if (!p[i].swift)
 			continue;
@@ -793,22 +797,6 @@ out:
 	bpf_object__close(obj);
 	close(stor);
 	return ret;
-}
-
-/* What a socket of cgroup_id without an entry of its own uses (the order
- * bbr_swift reads them in), and where it comes from. */
-static const char *inherited(struct cc_maps *m, u64 cgroup_id, struct swift_cfg *c)
-{
-	u64 key = cgroup_id;
-
-	if (cgroup_id && !bpf_map_lookup_elem(m->swift_fd, &key, c))
-		return "cgroup";
-	key = SWIFT_CGRP_DEFAULT_KEY;
-	if (!bpf_map_lookup_elem(m->swift_fd, &key, c))
-		return "default";
-	memset(c, 0, sizeof(*c));
-	c->target_rtt_us = SWIFT_TARGET_RTT_DEFAULT_US;
-	return "builtin";
 }
 
 static void show_socket(const char *cc, struct cc_maps *m, u32 op,
