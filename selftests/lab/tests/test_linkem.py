@@ -145,7 +145,8 @@ class Emu:
         # ns[0] sends from SND_ADDR, ns[1] receives; ns[2:] are further
         # senders (SND_ADDR + 1, + 2...), each with a linkem port of its own.
         self.ns = [f"lemA{tag}", f"lemB{tag}"] + [f"lemS{i}x{tag}" for i in range(1, senders)]
-        self.snd_addrs = [str(ipaddress.ip_address(SND_ADDR) + i) for i in range(senders)]
+        self.more_senders = [(ns, str(ipaddress.ip_address(SND_ADDR) + i))
+                             for i, ns in enumerate(self.ns[2:], 1)]
         self.fwd, self.rev = fwd, rev or pipe()
         self.extra = extra_delay_us
         self.top = top
@@ -163,7 +164,7 @@ class Emu:
             {"name": "r1", "netns": self.ns[1], "dev": "lem1", "side": "b",
              "addrs": [RCV_ADDR]}] + [
             {"name": f"s{i + 1}", "netns": ns, "dev": "lem0", "side": "a",
-             "addrs": [addr]} for i, (ns, addr) in enumerate(zip(self.ns[2:], self.snd_addrs[1:]), 1)],
+             "addrs": [addr]} for i, (ns, addr) in enumerate(self.more_senders, 1)],
             "base_rtt_us": 20000, "fwd": self.fwd, "rev": self.rev, "seed": 7}
         cfg.update(self.top)
         return cfg
@@ -182,7 +183,7 @@ class Emu:
                 self.proc.wait(timeout=READY_TIMEOUT_S)
                 raise RuntimeError(f"linkem did not start: {self.proc.stderr.read()}")
             ends = [(self.ns[0], "lem0", SND_ADDR), (self.ns[1], "lem1", RCV_ADDR)]
-            ends += [(ns, "lem0", addr) for ns, addr in zip(self.ns[2:], self.snd_addrs[1:])]
+            ends += [(ns, "lem0", addr) for ns, addr in self.more_senders]
             for ns, dev, addr in ends:
                 run(["ip", "-n", ns, "addr", "add", f"{addr}/32", "dev", dev])
                 run(["ip", "-n", ns, "route", "add", "198.18.0.0/15", "dev", dev])
