@@ -121,8 +121,18 @@
 /* GSO_LEGACY_MAX_SIZE: the TSO goal used for cwnd budgeting. */
 #define BBR_GSO_LEGACY_MAX_SIZE_BYTES	65536u
 /* MAX_TCP_HEADER on x86-64 distribution kernels: L1_CACHE_ALIGN(128 +
- * MAX_HEADER) with MAX_HEADER = 128 + 48. Only caps the TSO goal. */
+ * MAX_HEADER) with MAX_HEADER = 128 + 48. Only caps the 2023 generation's
+ * TSO goal (gso_max_size - 1 - MAX_TCP_HEADER); the 2026 one caps at
+ * gso_max_size. */
 #define BBR_MAX_TCP_HEADER_BYTES	320u
+/* DRAIN pacing gain per generation: 1/2.885 (256*1000/2885 = 88, ~0.344)
+ * in 2023, 0.5 in 2026 (drain_gain = 0 picks the generation's). */
+#define BBR_DRAIN_GAIN_2023		(BBR_UNIT * 1000 / 2885)
+#define BBR_DRAIN_GAIN_2026		(BBR_UNIT / 2)
+/* 2026: DRAIN ends after more than this many round starts even if in
+ * flight is still above the BDP (a DRAIN that could stick cannot). */
+#define BBR_MAX_DRAIN_ROUNDS		3u
+#define BBR_DRAIN_ROUNDS_MAX		7u	/* 3-bit field in the reference */
 /* Default of net.ipv4.tcp_min_tso_segs. */
 #define BBR_MIN_TSO_SEGS		2u
 /* Default sk_pacing_shift: TSO autosizing sends 1 ms of data per skb. */
@@ -142,16 +152,13 @@
 #define BBR_CA_RECOVERY		3
 #define BBR_CA_LOSS		4
 
-/* enum tcp_ca_event values we handle. */
-#define BBR_CA_EVENT_TX_START	0
-
 /* Default tunables: the reference's module parameters, same integers. */
 #define BBR_PARAMS_DEFAULT {						\
 	/* 4*ln(2) rounded up: 256*277/100+1 = 710 (~2.773) */		\
 	.startup_pacing_gain	= BBR_UNIT * 277 / 100 + 1,		\
 	.startup_cwnd_gain	= BBR_UNIT * 2,				\
-	/* 1/2.885: 256*1000/2885 = 88 (~0.344) */			\
-	.drain_gain		= BBR_UNIT * 1000 / 2885,		\
+	/* 0: the generation's (BBR_DRAIN_GAIN_2026 / _2023) */	\
+	.drain_gain		= 0,					\
 	.cwnd_gain		= BBR_UNIT * 2,				\
 	.probe_up_pacing_gain	= BBR_UNIT * 5 / 4,			\
 	/* 256*91/100 = 232 (~0.906); the draft says 0.90 */		\
@@ -178,6 +185,7 @@
 	.extra_acked_gain	= BBR_UNIT,				\
 	.recovery_conservation	= 0,					\
 	.fast_path		= 1,					\
+	.generation		= BBR_GEN_2026,				\
 }
 
 /*
@@ -224,6 +232,10 @@ struct bbr_sock {
 	u32 delivered_ce;		/* tp->delivered_ce */
 	u32 lost;			/* tp->lost */
 	u32 inflight;			/* tcp_packets_in_flight(tp) */
+	u32 packets_out;		/* tp->packets_out */
+	u32 sacked_out;			/* tp->sacked_out */
+	u32 lost_out;			/* tp->lost_out */
+	u32 retrans_out;		/* tp->retrans_out */
 	u32 mss;			/* tp->mss_cache */
 	u32 srtt_us;			/* tp->srtt_us >> 3; 0 = no sample */
 	u32 kernel_min_rtt_us;		/* tcp_min_rtt(tp); ~0 = none */
@@ -271,9 +283,28 @@ struct bbr_rs {
 	u8 is_retrans;
 	u8 is_ack_delayed;
 	u8 is_acking_tlp_retrans_seq;	/* reconstructed */
-	u32 tx_in_flight;		/* reconstructed: in flight when it was sent */
-	s32 lost;			/* reconstructed: lost since it was sent */
+	u8 has_tx;			/* tx_in_flight and lost are given (a
+					 * BBRv3 kernel's values): don't rebuild */
+	u8 _pad[3];
+	u32 tx_in_flight;		/* in flight right after it was sent */
+	s32 lost;			/* tp->lost now - tp->lost when it was sent */
 	u32 bw;				/* computed: this ACK's delivery rate, BW_UNIT */
+};
+
+/*
+ * A transmission the stack just marked lost, as a hook on the stack's loss
+ * marking (tcp_mark_skb_lost) sees it, or as the model gives it.
+ */
+struct bbr_lost_skb {
+	u32 end_seq;			/* TCP_SKB_CB(skb)->end_seq */
+	u32 tx_delivered;		/* tx.delivered: tp->delivered at its send */
+	u32 pcount;			/* tcp_skb_pcount(skb) */
+	u8 is_retrans;			/* TCPCB_EVER_RETRANS: sent more than once */
+	u8 is_app_limited;		/* tx.is_app_limited */
+	u8 has_tx;			/* tx_in_flight and lost are given */
+	u8 _pad;
+	u32 tx_in_flight;		/* in flight right after it was sent */
+	s32 lost;			/* tp->lost now (counting it) - at its send */
 };
 
 /* ---- Small accessors ---------------------------------------------------- */
@@ -295,11 +326,19 @@ static inline u16 bbr_extra_acked(const struct bbr3 *b)
 	       b->extra_acked[0] : b->extra_acked[1];
 }
 
+/* Which reference generation this socket follows (docs/bbr3.md). */
+static inline bool bbr_gen_2026(const struct bbr3 *b)
+{
+	return BBR_P(b).generation != BBR_GEN_2023;
+}
+
 static inline bool bbr_can_use_ecn(const struct bbr3 *b,
 				   const struct bbr_sock *sk)
 {
 	/* The reference also needs the route's "low-threshold ECN" feature,
-	 * which mainline lacks: the operator opts in with ecn_enable. */
+	 * which mainline lacks: the operator opts in with ecn_enable. The
+	 * 2026 generation removed ECN from the algorithm; with ecn_enable
+	 * (default off) bbr3 keeps the 2023 generation's ECN response. */
 	return BBR_P(b).ecn_enable && sk->ecn_ok;
 }
 
@@ -388,7 +427,8 @@ static inline u32 bbr_tso_segs_generic(const struct bbr3 *b,
 
 	if (r < 32)
 		bytes += gso_max_size >> r;
-	bytes = bbr_min_u64(bytes, gso_max_size - 1 - BBR_MAX_TCP_HEADER_BYTES);
+	bytes = bbr_min_u64(bytes, bbr_gen_2026(b) ? gso_max_size :
+			    gso_max_size - 1 - BBR_MAX_TCP_HEADER_BYTES);
 	if (!mss)
 		return BBR_MIN_TSO_SEGS;
 	return bbr_max_u32((u32)(bytes / mss), BBR_MIN_TSO_SEGS);
@@ -680,18 +720,27 @@ static inline s32 bbr_update_ecn_alpha(struct bbr3 *b, const struct bbr_sock *sk
 
 /* ---- Loss / ECN "too high" tests ------------------------------------------- */
 
-/* Did this sample see loss above loss_thresh, or CE above ecn_thresh? */
+/* Did this sample lose more than loss_thresh of what was in flight? */
+static inline bool bbr_is_loss_too_high(const struct bbr3 *b,
+					const struct bbr_rs *rs)
+{
+	u64 loss_thresh;
+
+	if (rs->lost <= 0 || !rs->tx_in_flight)
+		return false;
+	loss_thresh = ((u64)rs->tx_in_flight * BBR_P(b).loss_thresh) >> BBR_SCALE;
+	return (u64)rs->lost > loss_thresh;
+}
+
+/* Did this sample see loss above loss_thresh, or CE above ecn_thresh?
+ * (2026: loss only; ecn_eligible never becomes set there.) */
 static inline bool bbr_is_inflight_too_high(const struct bbr3 *b,
 					    const struct bbr_rs *rs)
 {
-	u64 loss_thresh, ecn_thresh;
+	u64 ecn_thresh;
 
-	if (rs->lost > 0 && rs->tx_in_flight) {
-		loss_thresh = ((u64)rs->tx_in_flight * BBR_P(b).loss_thresh) >>
-			      BBR_SCALE;
-		if ((u64)rs->lost > loss_thresh)
-			return true;
-	}
+	if (bbr_is_loss_too_high(b, rs))
+		return true;
 	if (rs->delivered_ce > 0 && rs->delivered > 0 && b->ecn_eligible &&
 	    BBR_P(b).ecn_thresh) {
 		ecn_thresh = ((u64)rs->delivered * BBR_P(b).ecn_thresh) >>
@@ -815,8 +864,12 @@ static inline void bbr_handle_inflight_too_high(struct bbr3 *b,
 			  BBR_SCALE;
 		b->inflight_hi = bbr_max_u32(rs->tx_in_flight, (u32)cut);
 	}
-	if (b->mode == BBR_PROBE_BW && b->cycle_idx == BBR_BW_PROBE_UP)
+	if (b->mode == BBR_PROBE_BW && b->cycle_idx == BBR_BW_PROBE_UP) {
+		/* 2026: remember that loss ended this probe, for undo. */
+		if (bbr_gen_2026(b) && bbr_is_loss_too_high(b, rs))
+			b->undo_state = BBR_UNDO_PROBE_BW_UP;
 		bbr_start_bw_probe_down(b, sk);
+	}
 }
 
 /* While probing up and limited by inflight_hi, grow it by
@@ -1121,7 +1174,10 @@ static inline void bbr_check_loss_too_high_in_startup(struct bbr3 *b,
 	if (BBR_P(b).full_loss_cnt && b->loss_round_start &&
 	    sk->ca_state == BBR_CA_RECOVERY &&
 	    b->loss_events_in_round >= BBR_P(b).full_loss_cnt &&
-	    bbr_is_inflight_too_high(b, rs)) {
+	    (bbr_gen_2026(b) ? bbr_is_loss_too_high(b, rs) :
+			       bbr_is_inflight_too_high(b, rs))) {
+		if (bbr_gen_2026(b))
+			b->undo_state = BBR_UNDO_STARTUP;
 		bbr_handle_queue_too_high_in_startup(b, sk);
 		return;
 	}
@@ -1153,6 +1209,17 @@ static inline void bbr_check_full_bw_reached(struct bbr3 *b,
 	b->full_bw_reached |= b->full_bw_now;
 }
 
+/* 2026: more than BBR_MAX_DRAIN_ROUNDS round starts in DRAIN end it, so a
+ * DRAIN whose in-flight never falls to the BDP cannot stick. */
+static inline bool bbr_drain_rounds_exceeded(struct bbr3 *b)
+{
+	if (!bbr_gen_2026(b))
+		return false;
+	if (b->round_start && b->drain_rounds < BBR_DRAIN_ROUNDS_MAX)
+		b->drain_rounds++;
+	return b->drain_rounds > BBR_MAX_DRAIN_ROUNDS;
+}
+
 static inline void bbr_check_drain(struct bbr3 *b, struct bbr_sock *sk)
 {
 	if (b->mode == BBR_STARTUP && b->full_bw_reached) {
@@ -1160,9 +1227,12 @@ static inline void bbr_check_drain(struct bbr3 *b, struct bbr_sock *sk)
 		/* ssthresh is only reported, BBR does not use it */
 		sk->snd_ssthresh = bbr_inflight(b, sk, bbr_max_bw(b), BBR_UNIT);
 		bbr_reset_congestion_signals(b);
+		b->drain_rounds = 0;
 	}
+	if (b->mode != BBR_DRAIN)
+		return;
 	/* Same ACK may also end DRAIN: the queue STARTUP built is gone. */
-	if (b->mode == BBR_DRAIN &&
+	if (bbr_drain_rounds_exceeded(b) ||
 	    bbr_packets_in_net_at_edt(b, sk, sk->inflight) <=
 	    bbr_inflight(b, sk, bbr_max_bw(b), BBR_UNIT)) {
 		b->mode = BBR_PROBE_BW;
@@ -1268,7 +1338,9 @@ static inline void bbr_update_gains(struct bbr3 *b)
 		b->cwnd_gain = (u16)BBR_P(b).startup_cwnd_gain;
 		break;
 	case BBR_DRAIN:
-		b->pacing_gain = (u16)BBR_P(b).drain_gain;
+		b->pacing_gain = (u16)(BBR_P(b).drain_gain ? :
+				       bbr_gen_2026(b) ? BBR_DRAIN_GAIN_2026 :
+							 BBR_DRAIN_GAIN_2023);
 		b->cwnd_gain = (u16)BBR_P(b).startup_cwnd_gain;
 		break;
 	case BBR_PROBE_BW:
@@ -1395,106 +1467,184 @@ static inline void bbr_bound_cwnd_for_inflight_model(struct bbr3 *b,
 	sk->snd_cwnd = bbr_min_u32(sk->snd_cwnd, cap);
 }
 
-/* ---- Reconstruction of what mainline does not give ---------------------------------------- */
+/* ---- Send records: the per-packet inputs mainline does not keep ----------------------- */
 
 /*
- * The send-epoch ring (struct bbr3_sk.ring): one snapshot per "epoch" of
- * ACKs, taken at the end of cong_control, before the sends this ACK
- * triggers. A packet's rate-sample key (rs->prior_delivered == tp->delivered
- * when it was sent) finds the epoch it was sent in.
+ * A BBRv3 kernel stores in every skb it transmits (new data and
+ * retransmits alike) the packets in flight right after that transmission
+ * (tx.in_flight = tcp_packets_in_flight() + pcount, taken before
+ * packets_out or retrans_out count it) and tp->lost at that moment
+ * (tx.lost). The rate sample hands them back for the most recently sent
+ * packet an ACK delivered (rs->tx_in_flight, rs->lost = tp->lost -
+ * tx.lost), and the per-lost-packet hook for each packet the stack marks
+ * lost. Mainline keeps neither, but both follow from counters it does
+ * keep, given a record (struct bbr_tx_rec) at the right moments:
+ *
+ *   A = packets_out - sacked_out + delivered
+ *
+ * is left unchanged by every ACK (a packet leaves packets_out or
+ * sacked_out as it enters delivered), by marking losses and by
+ * retransmitting; sending new data raises it by the packets sent. So for
+ * new data ending at end_seq, sent after record r while tp->delivered was
+ * D (the rate sample's prior_delivered, or the lost skb's tx.delivered):
+ *
+ *   tx_in_flight = r.inflight + pending + pkts(r.snd_nxt, end_seq) - (D - r.delivered)
+ *
+ * where pending = r's lost_out - retrans_out: packets marked lost and not
+ * yet retransmitted, which the stack retransmits before any new data (so
+ * they are back in flight by then; a TLP retransmit in flight makes it
+ * negative, and stays). And tx.lost = r.lost. A retransmission sent while
+ * tp->delivered == r.delivered went out right after the ACK that opened r:
+ * tx_in_flight = r.inflight + 1 (exact for the first of a burst; the k-th
+ * is k - 1 low), tx.lost = r.lost.
+ *
+ * A record opens (bbr_tx_note) whenever the last one would predict wrong:
+ * tp->lost changed, A is not what the last record predicts for snd_nxt (a
+ * DSACK counted as delivered, SACK reneging, a segment shorter than mss),
+ * or retransmits are pending. It is taken where the state changes: at the
+ * end of cong_control (before the sends that ACK triggers), in set_state
+ * (RTO marking), and by the lost-packet hook when one is attached (RACK
+ * reorder timer). In bulk transfer without loss one record lasts forever;
+ * each loss opens one or two. What stays approximate: the k-th retransmit
+ * of a burst, and losses marked by a timer with no CC callback after them
+ * (RACK reorder timer in Recovery) when the lost-packet hook is absent.
  */
 
-/* Newest epoch that opened at or before `key`: a tp->delivered value, or
- * with by_seq a sequence number (snd_nxt); -1 if the ring is younger. */
-static inline int bbr_ring_find(const struct bbr3_sk *sks, u32 key, bool by_seq)
-{
-	const struct bbr_tx_epoch *e;
-	u32 i, idx;
-
-	for (i = 0; i < BBR_TX_RING_SLOTS; i++) {
-		idx = (sks->st.tx_ring_head + BBR_TX_RING_SLOTS - i) &
-		      (BBR_TX_RING_SLOTS - 1);
-		e = &sks->ring[idx];
-		if (!bbr_after(by_seq ? e->snd_nxt : e->delivered, key))
-			return (int)idx;
-	}
-	return -1;
-}
-
-/* Packets between two sequence numbers, rounded up; 0 if b is not after a. */
-static inline u32 bbr_seq_pkts(u32 from, u32 to, u32 mss)
+/* Packets from sequence `from` up to `to`, counting a partial one; 0 if
+ * `to` is not after `from`. */
+static inline u32 bbr_tx_pkts(u32 from, u32 to, u32 mss)
 {
 	if (!mss || !bbr_after(to, from))
 		return 0;
-	return (u32)bbr_div_round_up_u64(to - from, mss);
+	return (to - from + mss - 1) / mss;
 }
 
-/*
- * rs->tx_in_flight (in flight right after the sampled packet was sent) and
- * rs->lost (marked lost since then), from the epoch e it was sent in:
- *
- *   tx_in_flight = e.inflight + pkts sent in e up to it - pkts delivered
- *                  in e before it
- *   lost         = tp->lost - e.lost
- *
- * Falls back to prior_in_flight (an over-estimate by at most one round of
- * growth) when the ring no longer holds the epoch.
- */
-static inline void bbr_reconstruct_tx_sample(const struct bbr3_sk *sks,
-					     const struct bbr_sock *sk,
-					     struct bbr_rs *rs)
+/* The i-th newest record (i < BBR_TX_RECS). */
+static inline struct bbr_tx_rec *bbr_tx_rec_at(struct bbr3_sk *sks, u32 i)
 {
-	const struct bbr_tx_epoch *e;
-	int idx = bbr_ring_find(sks, rs->prior_delivered, false);
-	u64 est;
-	u32 sent, delivered_before;
+	u32 head = sks->st.tx_rec_head, idx;
 
-	if (idx < 0) {
-		rs->tx_in_flight = rs->prior_in_flight;
-		rs->lost = rs->losses > 0 ? rs->losses : 0;
-		return;
-	}
-	e = &sks->ring[idx & (BBR_TX_RING_SLOTS - 1)];
-	sent = rs->is_retrans ? 1 : bbr_seq_pkts(e->snd_nxt, rs->last_end_seq,
-						 sk->mss);
-	sent = bbr_max_u32(sent, 1);
-	delivered_before = rs->prior_delivered - e->delivered;
-	est = (u64)e->inflight_pkts + sent;
-	est = est > delivered_before ? est - delivered_before : 1;
-	rs->tx_in_flight = (u32)bbr_max_u64(est, 1);
-	rs->lost = (s32)(sk->lost - e->lost) > 0 ? (s32)(sk->lost - e->lost) : 0;
+	idx = head >= i ? head - i : head + BBR_TX_RECS - i;
+	if (idx >= BBR_TX_RECS)
+		idx = 0;	/* unreachable; bounds the index for the verifier */
+	return &sks->rec[idx];
 }
 
-/* Open a new epoch when enough was delivered since the newest one that
- * BBR_TX_RING_SLOTS epochs span two cwnds. */
-static inline void bbr_ring_record(struct bbr3_sk *sks, const struct bbr_sock *sk)
+static inline s32 bbr_tx_rec_pending(const struct bbr_tx_rec *r)
 {
-	u32 head = sks->st.tx_ring_head & (BBR_TX_RING_SLOTS - 1);
-	u32 stride = bbr_max_u32(sk->snd_cwnd / (BBR_TX_RING_SLOTS / 2), 1);
-	struct bbr_tx_epoch *e;
-
-	if (sk->delivered - sks->ring[head].delivered < stride)
-		return;
-	head = (head + 1) & (BBR_TX_RING_SLOTS - 1);
-	sks->st.tx_ring_head = (u8)head;
-	e = &sks->ring[head];
-	e->delivered = sk->delivered;
-	e->lost = sk->lost;
-	e->inflight_pkts = sk->inflight;
-	e->snd_nxt = sk->snd_nxt;
+	return (s8)r->rtx_pending;
 }
 
-static inline void bbr_ring_reset(struct bbr3_sk *sks, const struct bbr_sock *sk)
+static inline s32 bbr_sk_rtx_pending(const struct bbr_sock *sk)
+{
+	s32 pending = (s32)(sk->lost_out - sk->retrans_out);
+
+	if (pending > BBR_TX_PENDING_MAX)
+		return BBR_TX_PENDING_MAX;
+	return pending < -BBR_TX_PENDING_MAX ? -BBR_TX_PENDING_MAX : pending;
+}
+
+static inline void bbr_tx_rec_fill(struct bbr_tx_rec *r,
+				   const struct bbr_sock *sk)
+{
+	r->snd_nxt = sk->snd_nxt;
+	r->delivered = sk->delivered;
+	r->lost = sk->lost;
+	r->inflight_pkts = bbr_min_u32(sk->inflight, (1u << 24) - 1);
+	r->rtx_pending = (u8)(s8)bbr_sk_rtx_pending(sk);
+}
+
+/* A = packets_out - sacked_out + delivered after sending up to end_seq
+ * under record r (u32 arithmetic: only differences of it mean anything). */
+static inline u32 bbr_tx_rec_pkt_index(const struct bbr_tx_rec *r, u32 end_seq,
+				       u32 mss)
+{
+	return r->inflight_pkts + r->delivered + bbr_tx_rec_pending(r) +
+	       bbr_tx_pkts(r->snd_nxt, end_seq, mss);
+}
+
+/* Open a record if the newest one no longer describes what is sent next. */
+static inline void bbr_tx_note(struct bbr3_sk *sks, const struct bbr_sock *sk)
+{
+	struct bbr_tx_rec *r = bbr_tx_rec_at(sks, 0);
+	u32 pkt_index = sk->packets_out - sk->sacked_out + sk->delivered, head;
+
+	if (r->lost == sk->lost &&
+	    bbr_tx_rec_pkt_index(r, sk->snd_nxt, sk->mss) == pkt_index)
+		return;
+	head = sks->st.tx_rec_head + 1u;
+	if (head >= BBR_TX_RECS)
+		head = 0;
+	sks->st.tx_rec_head = (u8)head;
+	bbr_tx_rec_fill(&sks->rec[head], sk);
+}
+
+static inline void bbr_tx_reset(struct bbr3_sk *sks, const struct bbr_sock *sk)
 {
 	u32 i;
 
-	for (i = 0; i < BBR_TX_RING_SLOTS; i++) {
-		sks->ring[i].delivered = sk->delivered;
-		sks->ring[i].lost = sk->lost;
-		sks->ring[i].inflight_pkts = sk->inflight;
-		sks->ring[i].snd_nxt = sk->snd_nxt;
+	for (i = 0; i < BBR_TX_RECS; i++)
+		bbr_tx_rec_fill(&sks->rec[i], sk);
+	sks->st.tx_rec_head = 0;
+}
+
+/*
+ * tx_in_flight and lost (tp->lost `lost_now` less tp->lost at its send) of
+ * a transmission, from the record in force when it was sent: new data by
+ * its end_seq, a retransmit by tp->delivered at its send (`tx_delivered`).
+ * Returns 1 if a record matched, 0 if the oldest record stood in (the ring
+ * no longer reaches back to the send).
+ */
+static inline int bbr_tx_lookup(struct bbr3_sk *sks, const struct bbr_sock *sk,
+				u32 end_seq, u32 tx_delivered, bool is_retrans,
+				u32 lost_now, u32 *tx_in_flight, s32 *lost)
+{
+	struct bbr_tx_rec *r = NULL;
+	s32 pending;
+	s64 est;
+	u32 i;
+	int exact = 0;
+
+	if (!sks || !sk || !tx_in_flight || !lost)
+		return 0;
+	for (i = 0; i < BBR_TX_RECS; i++) {
+		r = bbr_tx_rec_at(sks, i);
+		if (is_retrans ? !bbr_after(r->delivered, tx_delivered) :
+				 bbr_before(r->snd_nxt, end_seq)) {
+			exact = 1;
+			break;
+		}
 	}
-	sks->st.tx_ring_head = 0;
+	if (!r)
+		return 0;
+	pending = bbr_tx_rec_pending(r);
+	if (is_retrans) {
+		/* in flight before it: A - delivered - still to retransmit,
+		 * about one retransmit per delivery since the record */
+		pending -= (s32)(tx_delivered - r->delivered);
+		est = (s64)(s32)(bbr_tx_rec_pkt_index(r, r->snd_nxt, sk->mss) -
+				 tx_delivered) - (pending > 0 ? pending : 0) + 1;
+	} else {
+		/* what was still to retransmit went out first; a TLP
+		 * retransmit in flight (pending < 0) stays */
+		est = (s64)(s32)(bbr_tx_rec_pkt_index(r, end_seq, sk->mss) -
+				 tx_delivered) - (pending < 0 ? pending : 0);
+	}
+	*tx_in_flight = est > 1 ? (u32)est : 1;
+	*lost = (s32)(lost_now - r->lost) > 0 ? (s32)(lost_now - r->lost) : 0;
+	return exact;
+}
+
+/* The rate sample's tx_in_flight and lost, unless the caller gave them. */
+static inline void bbr_tx_sample(struct bbr3_sk *sks, const struct bbr_sock *sk,
+				 struct bbr_rs *rs)
+{
+	if (rs->has_tx)
+		return;
+	if (rs->prior_delivered || rs->last_end_seq)
+		bbr_tx_lookup(sks, sk, rs->last_end_seq, rs->prior_delivered,
+			      rs->is_retrans, sk->lost, &rs->tx_in_flight,
+			      &rs->lost);
 }
 
 /*
@@ -1537,39 +1687,160 @@ static inline void bbr_warm_start(struct bbr3 *b, struct bbr_sock *sk)
 	bbr_start_bw_probe_down(b, sk);
 }
 
-/*
- * Mainline has no per-packet "marked lost" callback (google/bbr's
- * skb_marked_lost). tp->lost grows whenever the stack marks packets lost
- * (SACK/RACK, RACK timer, RTO), so at each ACK treat its growth since the
- * previous ACK as one lost "skb" of that many packets, sent in the epoch
- * holding snd_una (lost packets are mostly the oldest outstanding).
- */
-static inline void bbr_handle_newly_lost(struct bbr3_sk *sks,
-					 struct bbr_sock *sk, u32 newly_lost)
-{
-	struct bbr3 *b = &sks->st;
-	const struct bbr_tx_epoch *e;
-	struct bbr_rs lrs = {};
-	int idx;
+/* ---- Losses, one packet at a time ------------------------------------------------------- */
 
+/* What is saved for a possible undo: cwnd and the bounds a loss may cut. */
+static inline void bbr_save_for_undo(struct bbr3 *b, const struct bbr_sock *sk)
+{
+	bbr_save_cwnd(b, sk);
+	b->undo_bw_lo = b->bw_lo;
+	b->undo_inflight_lo = b->inflight_lo;
+	b->undo_inflight_hi = b->inflight_hi;
+}
+
+/* 2026: the undo state is saved at the first lost packet of an episode,
+ * before that loss changes anything (set_state below Recovery ends it). */
+static inline void bbr_save_at_first_loss(struct bbr3 *b,
+					  const struct bbr_sock *sk)
+{
+	if (!bbr_gen_2026(b) || b->loss_yet_in_recovery)
+		return;
+	b->loss_yet_in_recovery = 1;
+	bbr_save_for_undo(b, sk);
+	b->undo_state = BBR_UNDO_NONE;
+}
+
+/*
+ * One transmission marked lost (the reference's skb_marked_lost hook), with
+ * l->tx_in_flight / l->lost as a BBRv3 kernel has them and sk->lost already
+ * counting this packet: while a probe is being evaluated, is the loss rate
+ * up to this packet too high, and at what in-flight level did it cross?
+ */
+static inline void bbr_lost_packets(struct bbr3 *b, struct bbr_sock *sk,
+				    struct bbr_rs *lrs, u32 pcount)
+{
+	bbr_save_at_first_loss(b, sk);
 	bbr_note_loss(b, sk);
 	if (!b->bw_probe_samples)
 		return;		/* not probing: no probe feedback wanted */
-	idx = bbr_ring_find(sks, sk->snd_una, true);
-	if (idx < 0)
-		return;		/* no send-time info, as for an old skb */
-	e = &sks->ring[idx & (BBR_TX_RING_SLOTS - 1)];
-	lrs.tx_in_flight = e->inflight_pkts +
-			   bbr_max_u32(bbr_seq_pkts(e->snd_nxt, sk->snd_una + sk->mss,
-						    sk->mss), 1);
-	lrs.lost = (s32)(sk->lost - e->lost) > 0 ? (s32)(sk->lost - e->lost) : 0;
-	lrs.is_app_limited = sk->app_limited != 0;
-	if (!bbr_is_inflight_too_high(b, &lrs))
+	if (!bbr_is_inflight_too_high(b, lrs))
 		return;
-	newly_lost = bbr_min_u32(newly_lost, lrs.tx_in_flight);
-	newly_lost = bbr_min_u32(newly_lost, (u32)lrs.lost);
-	lrs.tx_in_flight = bbr_inflight_hi_from_lost(b, &lrs, newly_lost);
-	bbr_handle_inflight_too_high(b, sk, &lrs);
+	lrs->tx_in_flight = bbr_inflight_hi_from_lost(b, lrs, pcount);
+	bbr_handle_inflight_too_high(b, sk, lrs);
+}
+
+/*
+ * One lost skb, in the order the stack marked them (the reference's
+ * skb_marked_lost). `l` describes it as the glue finds it in the
+ * retransmit queue; unless l->has_tx, its send-time values come from the
+ * send records. tp->lost as the reference's hook sees it (counting this
+ * skb) is what was accounted before it plus its pcount.
+ */
+BBR_API int bbr_core_skb_lost(struct bbr3_sk *sks, struct bbr_sock *sk,
+			      struct bbr_lost_skb *l)
+{
+	struct bbr3 *b;
+	struct bbr_rs lrs = {};
+	u32 lost_now;
+
+	if (!sks || !sk || !l)
+		return 0;
+	b = &sks->st;
+	if (!b->initialized || !l->pcount)
+		return 0;
+	lost_now = b->last_lost + l->pcount;
+	if (l->has_tx) {
+		lrs.tx_in_flight = l->tx_in_flight;
+		lrs.lost = l->lost;
+	} else {
+		bbr_tx_lookup(sks, sk, l->end_seq, l->tx_delivered,
+			      l->is_retrans, lost_now, &lrs.tx_in_flight,
+			      &lrs.lost);
+	}
+	lrs.is_app_limited = l->is_app_limited;
+	b->last_lost = lost_now;
+	bbr_lost_packets(b, sk, &lrs, l->pcount);
+	return 0;
+}
+
+/*
+ * Finding the skbs the stack just marked lost. Mainline calls no CC hook
+ * when it marks a packet lost, but when it has (on the ACK that marked them,
+ * in ssthresh() and set_state() after an RTO marked them) they are still in
+ * the retransmit queue, flagged lost and not yet retransmitted, in sequence
+ * order. The glue walks the queue from the stack's retransmit hint and
+ * offers each such skb here; packets marked lost before this batch and not
+ * yet retransmitted (cwnd-limited recovery) come first and are skipped.
+ * Whatever the walk does not reach is judged at cong_control as one skb
+ * (bbr_handle_unhooked_losses).
+ */
+struct bbr_lost_walk {
+	u32 skip;	/* packets to pass over: marked before this batch */
+	u32 want;	/* packets marked lost in this batch, still to find */
+};
+
+/* skbs the glue visits per walk: SACKed runs are merged into one skb, so
+ * a hole or two past the hint is a few skbs away; losses beyond are
+ * judged as one skb. */
+#define BBR_LOST_WALK_MAX_SKBS	16u
+
+/* Returns true if the stack marked packets lost that no skb was offered for. */
+static inline bool bbr_lost_walk_start(const struct bbr3 *b,
+				       const struct bbr_sock *sk,
+				       struct bbr_lost_walk *w)
+{
+	u32 newly = sk->lost - b->last_lost;
+	u32 pending = sk->lost_out - sk->retrans_out;
+
+	w->want = (s32)newly > 0 ? newly : 0;
+	w->skip = (s32)pending > (s32)w->want ? pending - w->want : 0;
+	return w->want > 0;
+}
+
+/* One lost, not yet retransmitted skb from the walk; returns true while
+ * more are wanted. */
+BBR_API int bbr_core_lost_walk_skb(struct bbr3_sk *sks, struct bbr_sock *sk,
+				   struct bbr_lost_walk *w, struct bbr_lost_skb *l)
+{
+	if (!sks || !sk || !w || !l || !w->want)
+		return 0;
+	if (w->skip >= l->pcount) {
+		w->skip -= l->pcount;
+		return 1;
+	}
+	w->skip = 0;
+	l->pcount = bbr_min_u32(l->pcount, w->want);
+	w->want -= l->pcount;
+	bbr_core_skb_lost(sks, sk, l);
+	return w->want > 0;
+}
+
+/*
+ * Losses no hook reported (no hook attached, or a marking path it does not
+ * see): tp->lost grew by `newly_lost` since they were last accounted. They
+ * were marked on this ACK because later packets were delivered, so they
+ * were sent shortly before the sampled packet: take its send context, as
+ * one lost skb of newly_lost packets. Returns that skb's pcount.
+ */
+static inline u32 bbr_unhooked_loss_sample(const struct bbr_sock *sk,
+					   const struct bbr_rs *rs,
+					   u32 newly_lost, struct bbr_rs *lrs)
+{
+	lrs->tx_in_flight = rs->tx_in_flight ? : rs->prior_in_flight;
+	lrs->lost = rs->lost > (s32)newly_lost ? rs->lost : (s32)newly_lost;
+	lrs->is_app_limited = sk->app_limited != 0;
+	return bbr_min_u32(newly_lost, lrs->tx_in_flight);
+}
+
+static inline void bbr_handle_unhooked_losses(struct bbr3 *b, struct bbr_sock *sk,
+					      const struct bbr_rs *rs,
+					      u32 newly_lost)
+{
+	struct bbr_rs lrs = {};
+	u32 pcount = bbr_unhooked_loss_sample(sk, rs, newly_lost, &lrs);
+
+	b->last_lost = sk->lost;
+	bbr_lost_packets(b, sk, &lrs, pcount);
 }
 
 /* A loss repaired by a TLP retransmit (google/bbr's CA_EVENT_TLP_RECOVERY):
@@ -1590,9 +1861,9 @@ static inline void bbr_run_loss_probe_recovery(struct bbr3 *b,
 }
 
 /*
- * Per-ACK reconstruction, run before the reference pipeline (where the
- * reference's per-skb hooks would have run during ACK processing):
- * tx_in_flight/lost for the sample, newly marked losses, TLP outcome.
+ * Per-ACK inputs, before the reference pipeline (where the reference's
+ * per-skb hooks would have run during ACK processing): tx_in_flight/lost
+ * for the sample, losses no hook reported, the TLP outcome.
  * b->tlp_high_seq/tlp_retrans_seen were recorded by in_ack_event, before
  * the stack processed the TLP state of this ACK.
  */
@@ -1603,14 +1874,16 @@ static inline void bbr_reconstruct_inputs(struct bbr3_sk *sks,
 	u32 tlp_seq = b->tlp_high_seq, newly_lost;
 	bool tlp_was_retrans = b->tlp_retrans_seen;
 
-	bbr_reconstruct_tx_sample(sks, sk, rs);
+	bbr_tx_sample(sks, sk, rs);
 
 	rs->is_acking_tlp_retrans_seq = tlp_seq && tlp_was_retrans &&
 					!bbr_before(sk->ack, tlp_seq);
 
 	newly_lost = sk->lost - b->last_lost;
 	if ((s32)newly_lost > 0)
-		bbr_handle_newly_lost(sks, sk, newly_lost);
+		bbr_handle_unhooked_losses(b, sk, rs, newly_lost);
+	else
+		b->last_lost = sk->lost;
 
 	/* The stack clears tlp_high_seq when an ACK beyond it shows the TLP
 	 * retransmit repaired a real loss (and not via a DSACK). */
@@ -1662,21 +1935,12 @@ BBR_API int bbr_update_model(struct bbr3 *b, struct bbr_sock *sk,
 	return 0;
 }
 
-/* cong_control: the per-ACK pipeline, in the reference's order. */
-BBR_API int bbr_core_main(struct bbr3_sk *sks, struct bbr_sock *sk,
-		      struct bbr_rs *rs)
+/* The reference's per-ACK pipeline, on a sample whose inputs are complete. */
+static inline void bbr_main_pipeline(struct bbr3 *b, struct bbr_sock *sk,
+				     struct bbr_rs *rs)
 {
-	struct bbr3 *b;
 	bool update_model = true;
 	u32 bw;
-
-	if (!sks || !sk || !rs)
-		return 0;
-	b = &sks->st;
-	if (!b->initialized)
-		return 0;
-
-	bbr_reconstruct_inputs(sks, sk, rs);
 
 	bbr_update_round_start(b, sk, rs);
 	if (b->round_start) {
@@ -1705,8 +1969,25 @@ out:
 	b->prev_ca_state = sk->ca_state;
 	b->loss_in_cycle |= (rs->lost > 0);
 	b->ecn_in_cycle |= (rs->delivered_ce > 0);
-	b->last_lost = sk->lost;
-	bbr_ring_record(sks, sk);
+}
+
+/* cong_control: inputs the reference has and mainline lacks, then the
+ * per-ACK pipeline in the reference's order, then the send record for the
+ * packets this ACK lets out. */
+BBR_API int bbr_core_main(struct bbr3_sk *sks, struct bbr_sock *sk,
+			  struct bbr_rs *rs)
+{
+	struct bbr3 *b;
+
+	if (!sks || !sk || !rs)
+		return 0;
+	b = &sks->st;
+	if (!b->initialized)
+		return 0;
+
+	bbr_reconstruct_inputs(sks, sk, rs);
+	bbr_main_pipeline(b, sk, rs);
+	bbr_tx_note(sks, sk);
 	return 0;
 }
 
@@ -1760,27 +2041,55 @@ BBR_API int bbr_core_init(struct bbr3_sk *sks, struct bbr_sock *sk)
 							 b->pacing_gain);
 		sk->snd_ssthresh = bbr_inflight(b, sk, bbr_max_bw(b), BBR_UNIT);
 	}
-	bbr_ring_reset(sks, sk);
+	bbr_tx_reset(sks, sk);
 	b->initialized = 1;
 	return 0;
 }
 
-/* Entering Recovery, CWR or Loss: remember the state to undo to. BBR does
- * not use ssthresh; return it unchanged. */
+/*
+ * Entering Recovery, CWR or Loss. BBR does not use ssthresh; it returns it
+ * unchanged. 2023: save the state to undo to. 2026 saves it at the first
+ * lost packet instead; losses the stack marked that no hook reported (the
+ * hook is optional) are seen here first, before an RTO resets cwnd.
+ */
 BBR_API u32 bbr_core_ssthresh(struct bbr3 *b, struct bbr_sock *sk)
 {
 	if (!b || !sk)
 		return 0;
-	bbr_save_cwnd(b, sk);
-	b->undo_bw_lo = b->bw_lo;
-	b->undo_inflight_lo = b->inflight_lo;
-	b->undo_inflight_hi = b->inflight_hi;
+	if (!bbr_gen_2026(b))
+		bbr_save_for_undo(b, sk);
+	else if (sk->lost != b->last_lost)
+		bbr_save_at_first_loss(b, sk);
 	return sk->snd_ssthresh;
 }
 
-/* The recovery was spurious: lift the bounds the losses set. */
+/* 2026: undo returns to the phase the spurious loss ended. */
+static inline void bbr_undo_phase(struct bbr3 *b, const struct bbr_sock *sk)
+{
+	if (b->undo_state == BBR_UNDO_STARTUP && b->mode != BBR_STARTUP) {
+		b->full_bw_reached = 0;
+		if (b->mode != BBR_PROBE_RTT)	/* else it exits to STARTUP */
+			b->mode = BBR_STARTUP;
+	} else if (b->undo_state == BBR_UNDO_PROBE_BW_UP &&
+		   !(b->mode == BBR_PROBE_BW && b->cycle_idx == BBR_BW_PROBE_UP) &&
+		   b->mode != BBR_PROBE_RTT) {
+		b->mode = BBR_PROBE_BW;
+		bbr_start_bw_probe_refill(b, sk, 0);
+	}
+	b->undo_state = BBR_UNDO_NONE;
+}
+
+/*
+ * The recovery was spurious: lift the bounds the losses set. 2023 returns
+ * the saved cwnd. 2026 also clears the loss round, returns to STARTUP or
+ * REFILL if the loss ended them, and runs the pipeline once on an empty
+ * sample (the ACK that proved the loss spurious may not reach cong_control),
+ * which may change the pacing rate: the glue writes sk back.
+ */
 BBR_API u32 bbr_core_undo_cwnd(struct bbr3 *b, struct bbr_sock *sk)
 {
+	struct bbr_rs rs = {};
+
 	if (!b || !sk)
 		return 0;
 	bbr_reset_full_bw(b);
@@ -1789,13 +2098,32 @@ BBR_API u32 bbr_core_undo_cwnd(struct bbr3 *b, struct bbr_sock *sk)
 	b->inflight_lo = bbr_max_u32(b->inflight_lo, b->undo_inflight_lo);
 	b->inflight_hi = bbr_max_u32(b->inflight_hi, b->undo_inflight_hi);
 	b->try_fast_path = 0;
-	return b->prior_cwnd;
+	if (!bbr_gen_2026(b) || !b->initialized)
+		return b->prior_cwnd;
+
+	b->loss_events_in_round = 0;
+	b->loss_round_start = 0;
+	b->loss_round_delivered = sk->delivered;
+	bbr_undo_phase(b, sk);
+	sk->snd_cwnd = bbr_max_u32(sk->snd_cwnd, b->prior_cwnd);
+	rs.interval_us = -1;
+	rs.rtt_us = -1;
+	rs.delivered = -1;
+	rs.prior_in_flight = sk->inflight;
+	bbr_main_pipeline(b, sk, &rs);
+	return sk->snd_cwnd;
 }
 
-BBR_API int bbr_core_set_state(struct bbr3 *b, struct bbr_sock *sk, u32 new_state)
+BBR_API int bbr_core_set_state(struct bbr3_sk *sks, struct bbr_sock *sk,
+			       u32 new_state)
 {
-	if (!b || !sk)
+	struct bbr3 *b;
+
+	if (!sks || !sk)
 		return 0;
+	b = &sks->st;
+	if (new_state < BBR_CA_RECOVERY)
+		b->loss_yet_in_recovery = 0;	/* the loss episode is over */
 	if (new_state == BBR_CA_LOSS) {
 		b->prev_ca_state = BBR_CA_LOSS;
 		bbr_reset_full_bw(b);
@@ -1809,15 +2137,19 @@ BBR_API int bbr_core_set_state(struct bbr3 *b, struct bbr_sock *sk, u32 new_stat
 		sk->snd_cwnd = bbr_max_u32(sk->snd_cwnd, b->prior_cwnd);
 		b->try_fast_path = 0;
 	}
+	/* The stack marked losses (RTO) and retransmits next: a record. */
+	if (b->initialized)
+		bbr_tx_note(sks, sk);
 	return 0;
 }
 
-/* The first send after idle: don't burst above the estimated rate. */
-BBR_API int bbr_core_cwnd_event(struct bbr3 *b, struct bbr_sock *sk, u32 event)
+/* The first send after idle: don't burst above the estimated rate.
+ * (CA_EVENT_TX_START; its own op, cwnd_event_tx_start, from Linux 7.1.) */
+BBR_API int bbr_core_tx_start(struct bbr3 *b, struct bbr_sock *sk)
 {
 	if (!b || !sk)
 		return 0;
-	if (event != BBR_CA_EVENT_TX_START || !sk->app_limited)
+	if (!sk->app_limited)
 		return 0;
 	b->idle_restart = 1;
 	b->ack_epoch_mstamp_us = sk->now_us;

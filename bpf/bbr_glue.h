@@ -220,6 +220,10 @@ static __always_inline void bbr_sock_load(struct bbr_sock *s, struct sock *sk)
 	s->delivered_ce = tp->delivered_ce;
 	s->lost = tp->lost;
 	s->inflight = packets_in_flight(tp);
+	s->packets_out = tp->packets_out;
+	s->sacked_out = tp->sacked_out;
+	s->lost_out = tp->lost_out;
+	s->retrans_out = tp->retrans_out;
 	s->mss = tp->mss_cache;
 	s->srtt_us = tp->srtt_us >> 3;
 	s->kernel_min_rtt_us = tp->rtt_min.s[0].v;
@@ -270,6 +274,118 @@ static __always_inline void bbr_rs_load(struct bbr_rs *r,
 	r->is_app_limited = rs->is_app_limited;
 	r->is_retrans = rs->is_retrans;
 	r->is_ack_delayed = rs->is_ack_delayed;
+}
+
+/*
+ * The skbs the stack just marked lost (bbr3_core.h, "Finding the skbs the
+ * stack just marked lost"): walk the retransmit queue (an rb-tree in
+ * sequence order) from the stack's retransmit hint, or its head, and offer
+ * the core each skb flagged lost and not yet retransmitted. Queue memory is
+ * read with bpf_probe_read_kernel at CO-RE offsets: the skbs are reached
+ * through rb_node pointers, which the verifier cannot retype.
+ */
+#define TCPCB_SACKED_ACKED	0x01	/* include/net/tcp.h */
+#define TCPCB_SACKED_RETRANS	0x02
+#define TCPCB_LOST		0x04
+#define TCPCB_EVER_RETRANS	0x80
+/* rb_next() climbs or descends at most the tree's height: 2 log2(n). */
+#define BBR_RB_MAX_DEPTH	40
+
+static __always_inline u64 bbr_read_ptr(u64 addr)
+{
+	u64 v = 0;
+
+	if (addr)
+		bpf_probe_read_kernel(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+/* rb_node fields of the node at addr: __rb_parent_color, rb_right, rb_left */
+#define BBR_RB_PARENT(n) (bbr_read_ptr((n) + bpf_core_field_offset(struct rb_node, __rb_parent_color)) & ~3ull)
+#define BBR_RB_RIGHT(n)	bbr_read_ptr((n) + bpf_core_field_offset(struct rb_node, rb_right))
+#define BBR_RB_LEFT(n)	bbr_read_ptr((n) + bpf_core_field_offset(struct rb_node, rb_left))
+
+/* The leftmost node below n (n itself if it has no left child). */
+static __always_inline u64 bbr_rb_leftmost(u64 n)
+{
+	u64 l;
+	int i;
+
+	for (i = 0; i < BBR_RB_MAX_DEPTH && n; i++) {
+		l = BBR_RB_LEFT(n);
+		if (!l)
+			break;
+		n = l;
+	}
+	return n;
+}
+
+/* The kernel's rb_next(); 0 at the end (or past the depth bound). */
+static __always_inline u64 bbr_rb_next(u64 n)
+{
+	u64 parent, r = BBR_RB_RIGHT(n);
+	int i;
+
+	if (r)
+		return bbr_rb_leftmost(r);
+	for (i = 0; i < BBR_RB_MAX_DEPTH; i++) {
+		parent = BBR_RB_PARENT(n);
+		if (!parent || BBR_RB_RIGHT(parent) != n)
+			return parent;
+		n = parent;
+	}
+	return 0;
+}
+
+/* skb->rbnode is the skb's first member: a node's address is its skb's.
+ * A global function: the verifier checks it once, on its own. */
+__noinline int bbr_glue_walk_lost(struct bbr3_sk *sks, struct bbr_sock *s,
+				  u64 node)
+{
+	u64 cb_off = bpf_core_field_offset(struct sk_buff, cb);
+	struct bbr_lost_walk w;
+	struct bbr_lost_skb l;
+	/* a copy of TCP_SKB_CB(skb): its fields are read with CO-RE
+	 * relocations, as from the kernel's own */
+	struct tcp_skb_cb cb;
+	u32 i;
+
+	if (!sks || !s || !bbr_lost_walk_start(&sks->st, s, &w))
+		return 0;
+	for (i = 0; i < BBR_LOST_WALK_MAX_SKBS && node; i++) {
+		if (bpf_probe_read_kernel(&cb, sizeof(cb), (void *)(node + cb_off)))
+			break;
+		if ((cb.sacked & (TCPCB_SACKED_ACKED | TCPCB_SACKED_RETRANS |
+				  TCPCB_LOST)) == TCPCB_LOST) {
+			__builtin_memset(&l, 0, sizeof(l));
+			l.end_seq = cb.end_seq;
+			l.tx_delivered = cb.tx.delivered;
+			l.pcount = cb.tcp_gso_segs ? : 1;
+			l.is_retrans = !!(cb.sacked & TCPCB_EVER_RETRANS);
+			l.is_app_limited = BPF_CORE_READ_BITFIELD(&cb, tx.is_app_limited);
+			if (!bbr_core_lost_walk_skb(sks, s, &w, &l))
+				break;
+		}
+		node = bbr_rb_next(node);
+	}
+	return 0;
+}
+
+/* Offer the core what the stack marked lost since it last looked. */
+static __always_inline void bbr_glue_find_lost(struct sock *sk,
+					       struct bbr3_sk *sks,
+					       struct bbr_sock *s)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u64 node;
+
+	if (s->lost == sks->st.last_lost)
+		return;		/* the common case: nothing new */
+	/* read as plain addresses: the walk follows them with probe reads */
+	node = bbr_read_ptr((u64)&tp->retransmit_skb_hint);
+	if (!node)
+		node = bbr_rb_leftmost(bbr_read_ptr((u64)&sk->tcp_rtx_queue.rb_node));
+	bbr_glue_walk_lost(sks, s, node);
 }
 
 SEC("struct_ops")
@@ -331,6 +447,7 @@ void BBR_GLUE_PROG(BBR_GLUE_SYM(main), struct sock *sk, u32 ack, int flag,
 	s.ece = !!(flag & TCP_FLAG_ECE);
 	s.dsack_tlp = !!(flag & TCP_FLAG_DSACK_TLP);
 	bbr_rs_load(&r, rs);
+	bbr_glue_find_lost(sk, sks, &s);
 	BBR_GLUE_HOOK_MAIN_PRE(sk, v, &s, &r);
 	bbr_core_main(sks, &s, &r);
 	if (sks->st.round_start)
@@ -350,6 +467,7 @@ u32 BBR_GLUE_PROG(BBR_GLUE_SYM(ssthresh), struct sock *sk)
 	if (!sks)
 		return tcp_sk(sk)->snd_ssthresh;
 	bbr_sock_load(&s, sk);
+	bbr_glue_find_lost(sk, sks, &s);	/* losses come before the save */
 	return bbr_core_ssthresh(&sks->st, &s);
 }
 
@@ -358,11 +476,14 @@ u32 BBR_GLUE_PROG(BBR_GLUE_SYM(undo_cwnd), struct sock *sk)
 {
 	struct bbr3_sk *sks = bbr3_state(sk);
 	struct bbr_sock s = {};
+	u32 cwnd;
 
 	if (!sks)
 		return tcp_sk(sk)->snd_cwnd;
 	bbr_sock_load(&s, sk);
-	return bbr_core_undo_cwnd(&sks->st, &s);
+	cwnd = bbr_core_undo_cwnd(&sks->st, &s);
+	bbr_sock_store(sk, &s);		/* 2026 runs the pipeline: pacing */
+	return cwnd;
 }
 
 SEC("struct_ops")
@@ -374,7 +495,8 @@ void BBR_GLUE_PROG(BBR_GLUE_SYM(set_state), struct sock *sk, u8 new_state)
 	if (!sks)
 		return;
 	bbr_sock_load(&s, sk);
-	bbr_core_set_state(&sks->st, &s, new_state);
+	bbr_glue_find_lost(sk, sks, &s);	/* an RTO marked them */
+	bbr_core_set_state(sks, &s, new_state);
 	bbr_sock_store(sk, &s);
 }
 
@@ -390,7 +512,7 @@ void BBR_GLUE_PROG(BBR_GLUE_SYM(cwnd_event), struct sock *sk, enum tcp_ca_event 
 	if (!sks)
 		return;
 	bbr_sock_load(&s, sk);
-	bbr_core_cwnd_event(&sks->st, &s, event);
+	bbr_core_tx_start(&sks->st, &s);
 	bbr_sock_store(sk, &s);
 }
 

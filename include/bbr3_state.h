@@ -14,7 +14,7 @@
 #ifndef BBR3_STATE_H
 #define BBR3_STATE_H
 
-#define BBR3_STATE_VERSION	3	/* bump when the layout below changes */
+#define BBR3_STATE_VERSION	4	/* bump when the layout below changes */
 
 #define BBR_UNSET		0xFFFFFFFFu
 
@@ -39,20 +39,34 @@
 #define BBR_ACKS_PROBE_FEEDBACK	3	/* getting feedback from bw probing */
 #define BBR_ACKS_PROBE_STOPPING	4	/* stopped probing; still getting feedback */
 
-/*
- * Send-epoch ring: mainline gives no per-packet "in flight at send" or
- * "lost at send" (google/bbr's skb->tx.in_flight / tx.lost). Every packet
- * sent between two ACKs carries tp->delivered of the earlier ACK in its
- * rate-sample state, so a snapshot of (delivered, lost, inflight, snd_nxt)
- * taken at ACK time identifies its send epoch. See docs/bbr3.md.
- */
-#define BBR_TX_RING_SLOTS	4	/* power of two; 4 x 16 B keeps a socket under 256 B */
+/* What a loss that may prove spurious ended (2026 generation's undo). */
+#define BBR_UNDO_NONE		0
+#define BBR_UNDO_STARTUP	1	/* loss ended STARTUP */
+#define BBR_UNDO_PROBE_BW_UP	2	/* loss ended a PROBE_UP */
 
-struct bbr_tx_epoch {
-	u32 delivered;		/* tp->delivered when the epoch opened (key) */
-	u32 lost;		/* tp->lost when the epoch opened */
-	u32 inflight_pkts;	/* packets in flight when the epoch opened */
-	u32 snd_nxt;		/* tp->snd_nxt when the epoch opened */
+/* Reference generations (struct bbr_params.generation). */
+#define BBR_GEN_2023		2023	/* google/bbr v3, net/ipv4/tcp_bbr.c */
+#define BBR_GEN_2026		2026	/* branch bbr-v3-2026-09-16-01, tcp_bbr3.c */
+
+/*
+ * Send records: mainline keeps no per-packet "in flight at send" or "lost
+ * at send" (a BBRv3 kernel's skb->tx.in_flight / tx.lost). What it does
+ * keep is enough to rebuild them exactly, given a record of the socket each
+ * time the relation between sequence space and those counts changes; see
+ * "Send records" in bpf/bbr3_core.h and docs/bbr3.md.
+ *
+ * A record applies to every transmission after it: new data whose end_seq
+ * is after snd_nxt, and retransmits sent while tp->delivered == delivered.
+ */
+#define BBR_TX_RECS		15	/* 15 x 16 B: the value stays in a 512 B slab object */
+#define BBR_TX_PENDING_MAX	127	/* rtx_pending saturates here (s8) */
+
+struct bbr_tx_rec {
+	u32 snd_nxt;		/* tp->snd_nxt when the record opened */
+	u32 delivered;		/* tp->delivered then */
+	u32 lost;		/* tp->lost then */
+	u32 inflight_pkts:24,	/* tcp_packets_in_flight() then */
+	    rtx_pending:8;	/* lost_out - retrans_out then, as s8 */
 };
 
 /*
@@ -108,7 +122,7 @@ struct bbr3 {
 	u32 recovery_round_delivered;	/* end of the packet-conservation round */
 
 	/* Reconstruction of inputs mainline lacks (docs/bbr3.md). */
-	u32 last_lost;			/* tp->lost seen by the previous ACK */
+	u32 last_lost;			/* tp->lost already accounted as losses */
 	u32 tlp_high_seq;		/* tp->tlp_high_seq seen by in_ack_event */
 	u32 round_count;		/* packet-timed rounds since init (wraps) */
 
@@ -129,7 +143,7 @@ struct bbr3 {
 	u8 startup_ecn_rounds;		/* consecutive high-CE rounds in STARTUP */
 	u8 extra_acked_win_rtts;	/* rounds in this extra_acked slot, <= 31 */
 	u8 extra_acked_win_idx;		/* current extra_acked slot, 0 or 1 */
-	u8 tx_ring_head;		/* index of the newest bbr_tx_epoch */
+	u8 tx_rec_head;			/* index of the newest bbr_tx_rec */
 	u8 in_recovery;			/* packet conservation active */
 
 	/* One byte per flag: cheap to test, cheap for userspace to print. */
@@ -152,13 +166,17 @@ struct bbr3 {
 	u8 initialized;
 	u8 tlp_retrans_seen;		/* tp->tlp_retrans seen by in_ack_event */
 	u8 param_slot;			/* parameter set in use (bbr_params_of) */
-	u8 _pad[5];			/* explicit tail padding: no hidden bytes */
+	/* 2026 reference generation (BBR_GEN_2026). */
+	u8 drain_rounds;		/* round starts in DRAIN, <= 7 */
+	u8 undo_state;			/* BBR_UNDO_*: what a spurious loss ended */
+	u8 loss_yet_in_recovery;	/* undo state saved for this episode */
+	u8 _pad[2];			/* explicit tail padding: no hidden bytes */
 };
 
-/* The sk_storage value: model state plus the send-epoch ring. */
+/* The sk_storage value: model state plus the send records. */
 struct bbr3_sk {
 	struct bbr3 st;
-	struct bbr_tx_epoch ring[BBR_TX_RING_SLOTS];
+	struct bbr_tx_rec rec[BBR_TX_RECS];
 };
 
 /*
@@ -172,7 +190,7 @@ struct bbr3_sk {
 struct bbr_params {
 	u32 startup_pacing_gain;	/* BBR_UNIT */
 	u32 startup_cwnd_gain;		/* BBR_UNIT */
-	u32 drain_gain;			/* BBR_UNIT */
+	u32 drain_gain;			/* BBR_UNIT; 0 = the generation's (128 or 88) */
 	u32 cwnd_gain;			/* BBR_UNIT, PROBE_BW */
 	u32 probe_up_pacing_gain;	/* BBR_UNIT */
 	u32 probe_down_pacing_gain;	/* BBR_UNIT */
@@ -193,7 +211,8 @@ struct bbr_params {
 	u32 extra_acked_gain;		/* BBR_UNIT */
 	u32 recovery_conservation;	/* 1: packet conservation in 1st recovery round */
 	u32 fast_path;			/* 1: app-limited fast path */
-	u32 _reserved[5];
+	u32 generation;			/* BBR_GEN_2026 or BBR_GEN_2023 */
+	u32 _reserved[4];
 };
 
 /*

@@ -91,7 +91,10 @@ static void check_invariants(const struct bbr3_sk *sks, const struct bbr_sock *s
 	CHECK(b->cycle_idx <= BBR_BW_PROBE_REFILL);
 	CHECK(b->ack_phase <= BBR_ACKS_PROBE_STOPPING);
 	CHECK(b->ecn_alpha <= BBR_UNIT);
-	CHECK(b->tx_ring_head < BBR_TX_RING_SLOTS);
+	CHECK(b->tx_rec_head < BBR_TX_RECS);
+	CHECK(b->drain_rounds <= BBR_DRAIN_ROUNDS_MAX);
+	CHECK(b->undo_state <= BBR_UNDO_PROBE_BW_UP);
+	CHECK(b->loss_yet_in_recovery <= 1);
 	CHECK(b->full_bw_cnt <= BBR_FULL_BW_CNT);
 	CHECK(b->loss_events_in_round <= BBR_LOSS_EVENTS_MAX);
 	CHECK(b->bw_probe_up_rounds <= BBR_BW_PROBE_UP_ROUNDS_MAX);
@@ -128,6 +131,10 @@ static void advance_socket(struct reader *r, struct bbr_sock *sk, u32 *delivered
 		sk->delivered_ce += *delivered_now / 2;
 	sk->lost += take(r, 1) & 0x07;
 	sk->inflight = take(r, 2);
+	sk->packets_out = sk->inflight + (take(r, 1) & 0x3F);
+	sk->sacked_out = take(r, 1) & 0x1F;
+	sk->lost_out = take(r, 1) & 0x1F;
+	sk->retrans_out = take(r, 1) & 0x1F;
 	sk->snd_nxt += take(r, 2) * (sk->mss ? sk->mss : 1);
 	sk->snd_una += take(r, 2);
 	sk->srtt_us = take(r, 3);
@@ -226,7 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	swift_apply_cfg(&w, &scfg, sks.st.round_count);
 
 	while (r.left && ops++ < 4096) {
-		switch (take(&r, 1) % 10) {
+		switch (take(&r, 1) % 11) {
 		case 0: case 1: case 2: case 3: case 4:
 			advance_socket(&r, &sk, &delivered_now);
 			fill_rs(&r, &sk, &rs, delivered_now);
@@ -253,12 +260,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sk.ca_state = take(&r, 1) % 5;
 			if (sk.ca_state == BBR_CA_LOSS)
 				sk.snd_cwnd = sk.inflight + 1;
-			bbr_core_set_state(&sks.st, &sk, sk.ca_state);
+			bbr_core_set_state(&sks, &sk, sk.ca_state);
 			check_invariants(&sks, &sk, false);
 			break;
 		case 7:
 			sk.app_limited = take(&r, 1) & 1 ? sk.delivered | 1 : 0;
-			bbr_core_cwnd_event(&sks.st, &sk, BBR_CA_EVENT_TX_START);
+			bbr_core_tx_start(&sks.st, &sk);
 			check_invariants(&sks, &sk, false);
 			break;
 		case 8:
@@ -268,7 +275,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sk.tlp_high_seq = (take(&r, 1) & 1) ? sk.tlp_high_seq : 0;
 			sk.dsack_tlp = take(&r, 1) & 1;
 			break;
+		case 9: {	/* the glue's walk offers lost skbs */
+			struct bbr_lost_walk lw;
+			struct bbr_lost_skb l;
+			u32 n = take(&r, 1) & 7;
+
+			if (!bbr_lost_walk_start(&sks.st, &sk, &lw))
+				break;
+			while (n--) {
+				memset(&l, 0, sizeof(l));
+				l.end_seq = sk.snd_una + take(&r, 2);
+				l.tx_delivered = sk.delivered - (take(&r, 2) & 0x3FF);
+				l.pcount = take(&r, 1) & 0x3F;
+				l.is_retrans = take(&r, 1) & 1;
+				l.is_app_limited = take(&r, 1) & 1;
+				if (!bbr_core_lost_walk_skb(&sks, &sk, &lw, &l))
+					break;
+			}
+			CHECK(!bbr_after(sks.st.last_lost, sk.lost));
+			check_invariants(&sks, &sk, false);
+			break;
+		}
 		default:
+			fuzz_params.generation = take(&r, 1) & 1 ? BBR_GEN_2023 :
+								  BBR_GEN_2026;
 			fuzz_params.ecn_enable = take(&r, 1) & 1;
 			fuzz_params.recovery_conservation = take(&r, 1) & 1;
 			fuzz_params.probe_rtt_mode_ms = (take(&r, 1) & 1) ? 200 : 0;

@@ -60,10 +60,12 @@ static inline void env_init(struct env *e, u32 cwnd)
 	bbr_core_init(&e->sks, &e->sk);
 }
 
-/* Put n packets in flight: the sequence space follows. */
+/* Put n packets in flight: the sequence space follows. The scripted
+ * connection has no SACK scoreboard: packets_out is what is in flight. */
 static inline void env_set_inflight(struct env *e, u32 n)
 {
 	e->sk.inflight = n;
+	e->sk.packets_out = n;
 	e->sk.snd_nxt = e->sk.snd_una + n * ENV_MSS_BYTES;
 }
 
@@ -75,6 +77,7 @@ static inline void env_refill(struct env *e)
 	if (want > e->sk.inflight) {
 		e->sk.snd_nxt += (want - e->sk.inflight) * ENV_MSS_BYTES;
 		e->sk.inflight = want;
+		e->sk.packets_out = want;
 		e->sent[e->sent_head % ENV_SENT_BURSTS].end_seq = e->sk.snd_nxt;
 		e->sent[e->sent_head % ENV_SENT_BURSTS].delivered = e->sk.delivered;
 		e->sent_head++;
@@ -115,6 +118,7 @@ static inline void env_ack_full(struct env *e, u32 pkts, u32 prior_delivered,
 	}
 	if (rtt_us > 0)
 		e->sk.srtt_us = (u32)rtt_us;
+	e->sk.packets_out = e->sk.inflight;
 	if (e->sk.app_limited && bbr_after(e->sk.delivered, e->sk.app_limited))
 		e->sk.app_limited = 0;	/* as tcp_rate_gen() does */
 	bbr_core_main(&e->sks, &e->sk, rs);

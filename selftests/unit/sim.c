@@ -18,11 +18,17 @@
 #define SIM_UNPACED_SEGS	10u	/* tcp_update_skb_after_send(): first 10 */
 #define SIM_INIT_CWND		10u
 #define SIM_NEVER		(~0ull)
+#define SIM_ACK_LOST_MAX	64u	/* losses one ACK's verdict is judged on */
 /* Retransmission timeout: Linux's 200 ms floor (TCP_RTO_MIN) plus srtt,
  * what rto = srtt + max(4 rttvar, rto_min) gives on a steady path. */
 #define SIM_RTO_MIN_NS		200000000ull
 
 enum { TX_OUT, TX_ACKED, TX_LOST };
+
+/* The scoreboard bits of a packet (TCP_SKB_CB(skb)->sacked). */
+#define PKT_SACKED	0x1	/* delivered */
+#define PKT_LOST	0x2	/* marked lost, not delivered since */
+#define PKT_RETRANS	0x4	/* a retransmission of it is in flight */
 
 struct sim_tx {
 	u64 sent_ns;
@@ -30,6 +36,9 @@ struct sim_tx {
 	u64 first_tx_ns;		/* tp->first_tx_mstamp at send */
 	u32 delivered;			/* tp->delivered at send */
 	u32 pkt;			/* packet (sequence) number */
+	/* what a BBRv3 kernel stores in the skb (tcp_rate_skb_sent) */
+	u32 tx_in_flight;		/* in flight right after this send */
+	u32 tx_lost;			/* tp->lost at this send */
 	u8 state;
 	u8 app_limited;
 	u8 is_retrans;
@@ -39,12 +48,18 @@ struct sim_sender {
 	struct env e;			/* the core's state and socket view */
 	const struct sim_flow_cfg *cfg;
 	struct sim_tx *tx;		/* ring indexed by transmission id */
-	u8 *pkt_acked;			/* ring indexed by packet number */
+	u8 *pkt_state;			/* PKT_*, ring indexed by packet number */
+	u32 *pkt_tx;			/* its latest transmission, same ring */
 	u32 next_tx, oldest_tx;		/* transmission ids */
 	u32 next_pkt, una_pkt;		/* packet numbers */
 	u32 *rtx;			/* packets waiting for retransmission */
 	u32 rtx_head, rtx_tail;
-	u32 packets_out;		/* transmissions neither ACKed nor lost */
+	u32 inflight;			/* transmissions neither ACKed nor lost:
+					 * tcp_packets_in_flight() */
+	u32 sacked_out, lost_out, retrans_out;	/* the scoreboard counts */
+	u32 ack_lost[SIM_ACK_LOST_MAX];	/* transmissions this batch marked lost */
+	u32 n_ack_lost;
+	u8 batch_judged;		/* this batch's verdict was measured */
 	u32 segs_out;
 	u64 next_send_ns;
 	u64 first_tx_ns, delivered_mstamp_ns;
@@ -73,6 +88,7 @@ struct sim {
 	struct sim_pkt *q;
 	u32 q_head, q_tail;
 	u64 link_busy_until_ns;		/* departure time of the head packet */
+	u64 loss_rng;			/* state of the random-loss generator */
 	u64 tx_time_ns;
 	u64 last_q_change_ns;
 	u64 now;
@@ -97,6 +113,25 @@ static void q_account(struct sim *m)
 	m->last_q_change_ns = m->now;
 }
 
+/* xorshift64*: the loss process has its own generator, so it is the same
+ * whatever the core draws. */
+static u32 sim_loss_draw(struct sim *m)
+{
+	u64 x = m->loss_rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	m->loss_rng = x;
+	return (u32)((x * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+static bool sim_random_loss(struct sim *m)
+{
+	return m->cfg->loss_ppm &&
+	       (u64)sim_loss_draw(m) * 1000000u < (u64)m->cfg->loss_ppm << 32;
+}
+
 static void sender_load_sock(struct sim_sender *s, u64 now)
 {
 	struct bbr_sock *sk = &s->e.sk;
@@ -104,7 +139,11 @@ static void sender_load_sock(struct sim_sender *s, u64 now)
 	sk->now_us = now / 1000;
 	sk->delivered_mstamp_us = s->delivered_mstamp_ns / 1000;
 	sk->edt_lead_ns = s->next_send_ns > now ? s->next_send_ns - now : 0;
-	sk->inflight = s->packets_out;
+	sk->inflight = s->inflight;
+	sk->packets_out = s->next_pkt - s->una_pkt;
+	sk->sacked_out = s->sacked_out;
+	sk->lost_out = s->lost_out;
+	sk->retrans_out = s->retrans_out;
 	sk->snd_nxt = ENV_ISN + s->next_pkt * ENV_MSS_BYTES;
 	sk->snd_una = ENV_ISN + s->una_pkt * ENV_MSS_BYTES;
 	sk->kernel_min_rtt_us = s->kernel_min_rtt_us;
@@ -115,7 +154,7 @@ static void sender_send(struct sim *m, struct sim_sender *s, int f)
 	struct sim_tx *t = &s->tx[s->next_tx % s->ring];
 	u64 gap_ns;
 
-	if (!s->packets_out) {		/* tcp_rate_skb_sent(): restart */
+	if (!s->inflight) {		/* tcp_rate_skb_sent(): restart */
 		s->first_tx_ns = m->now;
 		s->delivered_mstamp_ns = m->now;
 		s->progress_ns = m->now;
@@ -127,16 +166,22 @@ static void sender_send(struct sim *m, struct sim_sender *s, int f)
 	t->delivered = s->e.sk.delivered;
 	t->app_limited = s->e.sk.app_limited != 0;
 	t->state = TX_OUT;
-	if (s->rtx_head != s->rtx_tail) {
+	/* as a BBRv3 kernel's tcp_rate_skb_sent(): before the counts below */
+	t->tx_in_flight = s->inflight + 1;
+	t->tx_lost = s->e.sk.lost;
+	if (s->rtx_head != s->rtx_tail) {	/* retransmits go first */
 		t->pkt = s->rtx[s->rtx_head++ % s->ring];
 		t->is_retrans = 1;
+		s->pkt_state[t->pkt % s->ring] |= PKT_RETRANS;
+		s->retrans_out++;
 		m->res->retransmits[f]++;
 	} else {
 		t->pkt = s->next_pkt++;
-		s->pkt_acked[t->pkt % s->ring] = 0;
+		s->pkt_state[t->pkt % s->ring] = 0;
 	}
+	s->pkt_tx[t->pkt % s->ring] = s->next_tx;
 	s->next_tx++;
-	s->packets_out++;
+	s->inflight++;
 	s->segs_out++;
 
 	/* EDT pacing, as tcp_update_skb_after_send(): by payload bytes, as
@@ -147,8 +192,8 @@ static void sender_send(struct sim *m, struct sim_sender *s, int f)
 				  gap_ns;
 	}
 
-	/* into the bottleneck: tail drop */
-	if (q_len(m) >= m->cfg->buffer_pkts) {
+	/* into the bottleneck: random loss, tail drop */
+	if (sim_random_loss(m) || q_len(m) >= m->cfg->buffer_pkts) {
 		m->res->drops++;
 		return;
 	}
@@ -162,17 +207,160 @@ static void sender_send(struct sim *m, struct sim_sender *s, int f)
 		m->res->queue_max_pkts = q_len(m);
 }
 
-/* A transmission is lost: out of flight, its packet queued to go again. */
-static void sender_lose(struct sim_sender *s, struct sim_tx *t)
+static u32 pkt_end_seq(u32 pkt)
 {
+	return ENV_ISN + (pkt + 1) * ENV_MSS_BYTES;
+}
+
+/* Bucket of an error (reconstructed - exact), see SIM_ERR_BUCKETS. */
+static int err_bucket(s64 err)
+{
+	static const s64 upper[SIM_ERR_BUCKETS - 1] = { -21, -6, -2, -1, 0, 1, 5, 20 };
+	int i;
+
+	for (i = 0; i < SIM_ERR_BUCKETS - 1; i++)
+		if (err <= upper[i])
+			return i;
+	return SIM_ERR_BUCKETS - 1;
+}
+
+/* The inflight_hi a lost skb leads to: 0 if not too high, else the level
+ * at which the loss rate crossed loss_thresh. */
+static u32 lost_verdict(const struct bbr3 *b, struct bbr_rs *lrs, u32 pcount)
+{
+	if (!bbr_is_loss_too_high(b, lrs))
+		return 0;
+	return bbr_inflight_hi_from_lost(b, lrs, pcount);
+}
+
+/* The stack marks a transmission lost (tcp_mark_skb_lost): scoreboard and
+ * tp->lost; a BBRv3 kernel then calls the CC's per-lost-skb hook. */
+static void sender_lose(struct sim *m, struct sim_sender *s, struct sim_tx *t)
+{
+	u8 *st = &s->pkt_state[t->pkt % s->ring];
+	struct bbr_lost_skb l = {
+		.pcount = 1,
+		.is_app_limited = t->app_limited,
+		.has_tx = 1,
+		.tx_in_flight = t->tx_in_flight,
+	};
+
 	t->state = TX_LOST;
-	s->packets_out--;
+	s->inflight--;
+	if (!(*st & PKT_LOST)) {
+		*st |= PKT_LOST;
+		s->lost_out++;
+	} else if (*st & PKT_RETRANS) {		/* a retransmit lost again */
+		*st &= (u8)~PKT_RETRANS;
+		s->retrans_out--;
+	}
 	s->e.sk.lost++;
 	s->rtx[s->rtx_tail++ % s->ring] = t->pkt;
+	m->res->fid.lost_pkts++;
+	if (m->cfg->inputs != SIM_INPUTS_EXACT || !s->e.b->initialized)
+		return;
+	sender_load_sock(s, m->now);
+	l.lost = (s32)(s->e.sk.lost - t->tx_lost);
+	bbr_core_skb_lost(&s->e.sks, &s->e.sk, &l);
+}
+
+/* Was transmission `txid` marked lost by the current batch? */
+static bool in_batch(const struct sim_sender *s, u32 txid)
+{
+	u32 k;
+
+	for (k = 0; k < s->n_ack_lost; k++)
+		if (s->ack_lost[k] == txid)
+			return true;
+	return false;
+}
+
+/*
+ * What the glue does where the stack calls it after marking losses: walk
+ * the retransmit queue in sequence order and offer the core each skb that
+ * is lost and not yet retransmitted. Runs of delivered packets count as one
+ * skb (the stack merges SACKed skbs). Judges, on the way, the verdict the
+ * core reaches against the reference's: once per batch of losses, if a
+ * probe is being evaluated.
+ */
+static void sender_lost_walk(struct sim *m, struct sim_sender *s)
+{
+	struct sim_fidelity *fid = &m->res->fid;
+	struct bbr_rs lrs = {};
+	struct bbr_lost_walk w;
+	u32 p, steps = 0, lost_before = s->e.b->last_lost;
+	u32 v_exact = 0, v_recon = 0, k;
+	bool more, measure;
+
+	sender_load_sock(s, m->now);
+	more = bbr_lost_walk_start(s->e.b, &s->e.sk, &w);
+	measure = !s->batch_judged && more && s->e.b->bw_probe_samples;
+	s->batch_judged |= more;
+	if (measure) {		/* the reference: one by one, in marking order */
+		for (k = 0; k < s->n_ack_lost && !v_exact; k++) {
+			const struct sim_tx *t = &s->tx[s->ack_lost[k] % s->ring];
+
+			lrs.tx_in_flight = t->tx_in_flight;
+			lrs.lost = (s32)(lost_before + k + 1 - t->tx_lost);
+			v_exact = lost_verdict(s->e.b, &lrs, 1);
+		}
+	}
+	if (m->cfg->inputs == SIM_INPUTS_MAINLINE) {
+		for (p = s->una_pkt; more && p != s->next_pkt &&
+		     steps < BBR_LOST_WALK_MAX_SKBS; p++, steps++) {
+			u8 st = s->pkt_state[p % s->ring];
+			u32 txid = s->pkt_tx[p % s->ring];
+			const struct sim_tx *t = &s->tx[txid % s->ring];
+			struct bbr_lost_skb l = {
+				.end_seq = pkt_end_seq(p), .tx_delivered = t->delivered,
+				.pcount = 1, .is_retrans = t->is_retrans,
+				.is_app_limited = t->app_limited,
+			};
+			bool take = w.skip == 0;
+
+			if (st & PKT_SACKED) {
+				while (p + 1 != s->next_pkt &&
+				       (s->pkt_state[(p + 1) % s->ring] & PKT_SACKED))
+					p++;
+				continue;
+			}
+			if (!(st & PKT_LOST) || (st & PKT_RETRANS))
+				continue;
+			if (take) {
+				fid->lost_found++;
+				fid->lost_misfound += !in_batch(s, txid);
+				if (measure && !v_recon) {
+					bbr_tx_lookup(&s->e.sks, &s->e.sk, l.end_seq,
+						      l.tx_delivered, l.is_retrans,
+						      s->e.b->last_lost + 1,
+						      &lrs.tx_in_flight, &lrs.lost);
+					v_recon = lost_verdict(s->e.b, &lrs, 1);
+				}
+			}
+			more = bbr_core_lost_walk_skb(&s->e.sks, &s->e.sk, &w, &l);
+		}
+	}
+	if (!measure)
+		return;
+	if (!v_recon && w.want) {	/* the rest: one skb at cong_control */
+		struct bbr_rs rs = {};
+		u32 pcount;
+
+		bbr_tx_lookup(&s->e.sks, &s->e.sk, s->e.rs.last_end_seq,
+			      s->e.rs.prior_delivered, s->e.rs.is_retrans,
+			      s->e.sk.lost, &rs.tx_in_flight, &rs.lost);
+		rs.prior_in_flight = s->e.rs.prior_in_flight;
+		pcount = bbr_unhooked_loss_sample(&s->e.sk, &rs, w.want, &lrs);
+		v_recon = lost_verdict(s->e.b, &lrs, pcount);
+	}
+	fid->ack_losses_probing++;
+	fid->ack_losses_agree += v_exact == v_recon;
+	fid->ack_too_high_exact += v_exact != 0;
+	fid->ack_too_high_recon += v_recon != 0;
 }
 
 /* Mark transmissions lost once SIM_DUPTHRESH later ones were ACKed. */
-static u32 sender_mark_lost(struct sim_sender *s, u32 acked_tx)
+static u32 sender_mark_lost(struct sim *m, struct sim_sender *s, u32 acked_tx)
 {
 	u32 losses = 0;
 
@@ -181,12 +369,56 @@ static u32 sender_mark_lost(struct sim_sender *s, u32 acked_tx)
 		struct sim_tx *t = &s->tx[s->oldest_tx % s->ring];
 
 		if (t->state == TX_OUT) {
-			sender_lose(s, t);
+			if (s->n_ack_lost < SIM_ACK_LOST_MAX)
+				s->ack_lost[s->n_ack_lost++] = s->oldest_tx;
+			sender_lose(m, s, t);
 			losses++;
 		}
 		s->oldest_tx++;
 	}
 	return losses;
+}
+
+/* The rate sample's tx_in_flight/lost: the exact ones (t's), what the send
+ * records give, how the two compare, and which the core gets. */
+static void sender_sample_inputs(struct sim *m, struct sim_sender *s,
+				 const struct sim_tx *t, struct bbr_rs *rs)
+{
+	struct sim_fidelity *fid = &m->res->fid;
+	struct bbr_rs exact = {}, recon = {};
+	bool th_exact, th_recon;
+
+	exact.tx_in_flight = t->tx_in_flight;
+	exact.lost = (s32)(s->e.sk.lost - t->tx_lost);
+	fid->inexact_lookups += !bbr_tx_lookup(&s->e.sks, &s->e.sk,
+					       rs->last_end_seq, rs->prior_delivered,
+					       rs->is_retrans, s->e.sk.lost,
+					       &recon.tx_in_flight, &recon.lost);
+	fid->samples++;
+	fid->err_inflight[err_bucket((s64)recon.tx_in_flight - exact.tx_in_flight)]++;
+	fid->err_lost[err_bucket((s64)recon.lost - exact.lost)]++;
+	fid->lost_exact += exact.lost;
+	fid->lost_recon += recon.lost;
+	if (t->is_retrans) {
+		fid->rtx_samples++;
+		fid->rtx_inflight_exact += exact.tx_in_flight;
+		fid->rtx_inflight_recon += recon.tx_in_flight;
+		fid->rtx_lost_exact += exact.lost;
+		fid->rtx_lost_recon += recon.lost;
+	}
+	if (exact.lost > 0 || recon.lost > 0) {
+		th_exact = bbr_is_loss_too_high(s->e.b, &exact);
+		th_recon = bbr_is_loss_too_high(s->e.b, &recon);
+		fid->decisive++;
+		fid->decisive_agree += th_exact == th_recon;
+		fid->too_high_exact += th_exact;
+		fid->too_high_recon += th_recon;
+	}
+	if (m->cfg->inputs == SIM_INPUTS_EXACT) {
+		rs->has_tx = 1;
+		rs->tx_in_flight = exact.tx_in_flight;
+		rs->lost = exact.lost;
+	}
 }
 
 static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
@@ -195,26 +427,36 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 	struct env *e = &s->e;
 	struct bbr_rs *rs = &e->rs;
 	u64 snd_us, ack_us, rtt_us;
-	u32 prior_in_flight = s->packets_out, losses, bin;
-	u8 prev_mode = e->b->mode;
+	u32 prior_in_flight = s->inflight, losses, bin, prior_hi = e->b->inflight_hi;
+	u8 prev_mode = e->b->mode, *st = &s->pkt_state[t->pkt % s->ring];
 
 	if (t->state != TX_OUT)
 		return;		/* declared lost already; its retransmit counts */
+	s->n_ack_lost = 0;
+	s->batch_judged = 0;
 	t->state = TX_ACKED;
-	s->packets_out--;
-	if (!s->pkt_acked[t->pkt % s->ring]) {
-		s->pkt_acked[t->pkt % s->ring] = 1;
-		bin = (u32)(m->now / SIM_BIN_NS);
-		if (bin < SIM_MAX_BINS)
-			m->res->bin_pkts[f][bin]++;
-	}
-	while (s->una_pkt != s->next_pkt && s->pkt_acked[s->una_pkt % s->ring])
+	s->inflight--;
+	/* SACK tagging (tcp_sacktag_one): the packet is delivered */
+	if (*st & PKT_LOST)
+		s->lost_out--;
+	if (*st & PKT_RETRANS)
+		s->retrans_out--;
+	*st = PKT_SACKED;
+	s->sacked_out++;
+	bin = (u32)(m->now / SIM_BIN_NS);
+	if (bin < SIM_MAX_BINS)
+		m->res->bin_pkts[f][bin]++;
+	/* the cumulative ACK point moves over what is delivered */
+	while (s->una_pkt != s->next_pkt &&
+	       (s->pkt_state[s->una_pkt % s->ring] & PKT_SACKED)) {
+		s->sacked_out--;
 		s->una_pkt++;
+	}
 
 	e->sk.delivered++;
 	s->delivered_mstamp_ns = m->now;
 	s->progress_ns = m->now;
-	losses = sender_mark_lost(s, txid);
+	losses = sender_mark_lost(m, s, txid);
 
 	/* tcp_rate_skb_delivered() + tcp_rate_gen() for a one-packet ACK */
 	memset(rs, 0, sizeof(*rs));
@@ -235,7 +477,7 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 	rs->acked_sacked = 1;
 	rs->losses = (s32)losses;
 	rs->prior_in_flight = prior_in_flight;
-	rs->last_end_seq = ENV_ISN + (t->pkt + 1) * ENV_MSS_BYTES;
+	rs->last_end_seq = pkt_end_seq(t->pkt);
 	if (!t->is_retrans)
 		e->sk.srtt_us = e->sk.srtt_us ?
 			(u32)((7ull * e->sk.srtt_us + rtt_us) / 8) : (u32)rtt_us;
@@ -245,15 +487,16 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 	sender_load_sock(s, m->now);
 	/* Recovery entry and exit, as tcp_fastretrans_alert() would */
 	if (losses && e->sk.ca_state == BBR_CA_OPEN) {
+		sender_lost_walk(m, s);		/* the glue's ssthresh */
 		bbr_core_ssthresh(e->b, &e->sk);
 		e->sk.ca_state = BBR_CA_RECOVERY;
-		bbr_core_set_state(e->b, &e->sk, BBR_CA_RECOVERY);
+		bbr_core_set_state(&e->sks, &e->sk, BBR_CA_RECOVERY);
 		s->recovery_point = s->next_pkt;
 	} else if ((e->sk.ca_state == BBR_CA_RECOVERY ||
 		    e->sk.ca_state == BBR_CA_LOSS) &&
 		   !bbr_before(s->una_pkt, s->recovery_point)) {
 		e->sk.ca_state = BBR_CA_OPEN;
-		bbr_core_set_state(e->b, &e->sk, BBR_CA_OPEN);
+		bbr_core_set_state(&e->sks, &e->sk, BBR_CA_OPEN);
 	}
 	e->sk.is_cwnd_limited = s->cwnd_blocked;
 	s->cwnd_blocked = 0;
@@ -272,7 +515,11 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 		}
 		swift_on_ack(e->b, &s->w, &e->sk, rs, &smp);
 	}
+	sender_sample_inputs(m, s, t, rs);
+	sender_lost_walk(m, s);			/* the glue's cong_control */
 	bbr_core_main(&e->sks, &e->sk, rs);
+	if (e->b->inflight_hi < prior_hi)
+		m->res->inflight_hi_cuts[f]++;
 	if (m->cfg->swift_target_us)
 		swift_after_ack(e->b, &s->w, &e->sk);
 
@@ -285,7 +532,7 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 
 static u64 sender_rto_at(const struct sim_sender *s)
 {
-	if (!s->active || !s->packets_out)
+	if (!s->active || !s->inflight)
 		return SIM_NEVER;
 	return s->progress_ns + SIM_RTO_MIN_NS + (u64)s->e.sk.srtt_us * 1000;
 }
@@ -296,18 +543,25 @@ static void sender_rto(struct sim *m, struct sim_sender *s)
 {
 	struct env *e = &s->e;
 
+	s->n_ack_lost = 0;
+	s->batch_judged = 0;
 	while (s->oldest_tx != s->next_tx) {
 		struct sim_tx *t = &s->tx[s->oldest_tx % s->ring];
 
-		if (t->state == TX_OUT)
-			sender_lose(s, t);
+		if (t->state == TX_OUT) {
+			if (s->n_ack_lost < SIM_ACK_LOST_MAX)
+				s->ack_lost[s->n_ack_lost++] = s->oldest_tx;
+			sender_lose(m, s, t);
+		}
 		s->oldest_tx++;
 	}
 	sender_load_sock(s, m->now);
+	sender_lost_walk(m, s);			/* the glue's ssthresh */
 	if (e->sk.ca_state != BBR_CA_LOSS)
 		bbr_core_ssthresh(e->b, &e->sk);
+	sender_lost_walk(m, s);			/* the glue's set_state */
+	bbr_core_set_state(&e->sks, &e->sk, BBR_CA_LOSS);
 	e->sk.ca_state = BBR_CA_LOSS;
-	bbr_core_set_state(e->b, &e->sk, BBR_CA_LOSS);
 	e->sk.snd_cwnd = 1;
 	s->recovery_point = s->next_pkt;
 	s->progress_ns = m->now;
@@ -318,7 +572,7 @@ static u64 sender_next_send(const struct sim *m, const struct sim_sender *s)
 {
 	if (!s->active)
 		return SIM_NEVER;
-	if (s->packets_out >= s->e.sk.snd_cwnd)
+	if (s->inflight >= s->e.sk.snd_cwnd)
 		return SIM_NEVER;	/* cwnd-limited: wait for an ACK */
 	return s->next_send_ns > m->now ? s->next_send_ns : m->now;
 }
@@ -330,18 +584,21 @@ static int sender_init(struct sim_sender *s, const struct sim_flow_cfg *cfg,
 	s->cfg = cfg;
 	s->ring = ring ? ring : SIM_TX_RING_DEFAULT;
 	s->tx = calloc(s->ring, sizeof(*s->tx));
-	s->pkt_acked = calloc(s->ring, 1);
+	s->pkt_state = calloc(s->ring, 1);
+	s->pkt_tx = calloc(s->ring, sizeof(*s->pkt_tx));
 	s->rtx = calloc(s->ring, sizeof(*s->rtx));
 	s->ack_at = calloc(s->ring, sizeof(*s->ack_at));
 	s->ack_tx = calloc(s->ring, sizeof(*s->ack_tx));
 	s->kernel_min_rtt_us = BBR_UNSET;
-	return s->tx && s->pkt_acked && s->rtx && s->ack_at && s->ack_tx ? 0 : -1;
+	return s->tx && s->pkt_state && s->pkt_tx && s->rtx && s->ack_at &&
+	       s->ack_tx ? 0 : -1;
 }
 
 static void sender_free(struct sim_sender *s)
 {
 	free(s->tx);
-	free(s->pkt_acked);
+	free(s->pkt_state);
+	free(s->pkt_tx);
 	free(s->rtx);
 	free(s->ack_at);
 	free(s->ack_tx);
@@ -373,6 +630,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	m->res = res;
 	m->q = calloc(SIM_QUEUE_MAX, sizeof(*m->q));
 	m->tx_time_ns = (u64)SIM_WIRE_BYTES * 8 * 1000000000ull / cfg->rate_bps;
+	m->loss_rng = cfg->loss_seed ? cfg->loss_seed : 0x9E3779B97F4A7C15ull;
 	res->nbins = (int)(cfg->duration_ns / SIM_BIN_NS);
 	if (!m->q)
 		goto out;
@@ -437,7 +695,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			/* 3. sends, paced and within cwnd */
 			while (s->active && sender_next_send(m, s) <= m->now)
 				sender_send(m, s, f);
-			if (s->active && s->packets_out >= s->e.sk.snd_cwnd)
+			if (s->active && s->inflight >= s->e.sk.snd_cwnd)
 				s->cwnd_blocked = 1;
 		}
 	}
@@ -448,6 +706,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		res->final_cwnd[f] = m->s[f].e.sk.snd_cwnd;
 		res->final_min_rtt_us[f] = m->s[f].e.b->min_rtt_us;
 		res->final_subpkt_milli[f] = m->s[f].w.subpkt_cwnd_milli;
+		res->final_inflight_hi[f] = m->s[f].e.b->inflight_hi;
 	}
 	err = 0;
 out:
@@ -466,6 +725,11 @@ double sim_goodput_bps(const struct sim_result *res, int f, u64 from_ns,
 	for (b = from_ns / SIM_BIN_NS; b < to_ns / SIM_BIN_NS && b < SIM_MAX_BINS; b++)
 		pkts += res->bin_pkts[f][b];
 	return (double)pkts * SIM_WIRE_BYTES * 8 * 1e9 / (double)(to_ns - from_ns);
+}
+
+double sim_ratio(u64 n, u64 total)
+{
+	return total ? (double)n / (double)total : 0;
 }
 
 double sim_jain(const struct sim_result *res, int nflows, u64 from_ns,

@@ -2,14 +2,23 @@
 /*
  * A deterministic packet-level model of one bottleneck, for scenario tests
  * of the core: N bulk TCP senders, each driven by bbr_core_*(), share a
- * FIFO tail-drop queue served at a fixed rate; each flow has its own base
- * RTT (all of it on the ACK path). The sender side models what the core
- * reads from the kernel: tcp_rate.c-style delivery-rate samples, SACK-style
- * per-packet ACKs, loss marking after 3 later packets are ACKed, Recovery,
- * a retransmission timeout (200 ms + srtt) that marks everything lost,
- * EDT pacing (the first 10 packets unpaced) and cwnd. With a Swift target
- * each flow runs bbr_swift's hooks around the core (swift_core.h), fed the
- * ACK's RTT as its Network_RTT.
+ * FIFO tail-drop queue served at a fixed rate, optionally with random
+ * (Bernoulli) loss on the way in; each flow has its own base RTT (all of it
+ * on the ACK path). The sender side models what the core reads from the
+ * kernel: tcp_rate.c-style delivery-rate samples, SACK-style per-packet
+ * ACKs, the scoreboard counters (packets_out, sacked_out, lost_out,
+ * retrans_out, delivered, lost), loss marking after 3 later packets are
+ * ACKed, Recovery, a retransmission timeout (200 ms + srtt) that marks
+ * everything lost, retransmits before new data, EDT pacing (the first 10
+ * packets unpaced) and cwnd. With a Swift target each flow runs bbr_swift's
+ * hooks around the core (swift_core.h), fed the ACK's RTT as its
+ * Network_RTT.
+ *
+ * Every transmission also carries what a BBRv3 kernel would store in its
+ * skb (in flight right after it, tp->lost at its send), so a run can feed
+ * the core either those exact values or what the glue has on mainline (the
+ * send records, with or without the lost-packet hook), and measures how
+ * well the second reproduces the first (struct sim_fidelity).
  */
 #ifndef BBR_SIM_H
 #define BBR_SIM_H
@@ -27,9 +36,22 @@ struct sim_flow_cfg {
 	u64 base_rtt_ns;
 };
 
+/* Where the core's per-packet inputs (tx_in_flight, lost) come from. */
+enum sim_inputs {
+	SIM_INPUTS_MAINLINE = 0,	/* what the glue does: send records, and
+					 * lost skbs found in the retransmit queue */
+	SIM_INPUTS_NO_WALK,		/* send records; lost packets judged only
+					 * as one skb per ACK */
+	SIM_INPUTS_EXACT,		/* a BBRv3 kernel's per-skb values and
+					 * per-lost-skb hook */
+};
+
 struct sim_cfg {
 	u64 rate_bps;		/* bottleneck rate */
 	u32 buffer_pkts;	/* tail-drop limit */
+	u32 loss_ppm;		/* random loss on entering the queue, per 10^6 */
+	u32 loss_seed;		/* seed of that loss process; 0: a fixed one */
+	enum sim_inputs inputs;
 	u64 duration_ns;
 	int nflows;
 	u32 tx_ring;		/* transmissions each flow remembers, power of 2;
@@ -39,6 +61,40 @@ struct sim_cfg {
 	u32 net_rtt_jitter_us;	/* plus a uniform [0, this) measurement noise
 				 * (host delay in the lab's samples) */
 	struct sim_flow_cfg flow[SIM_MAX_FLOWS];
+};
+
+/* Error buckets of (reconstructed - exact): <-20, -20..-6, -5..-2, -1, 0,
+ * 1, 2..5, 6..20, >20. */
+#define SIM_ERR_BUCKETS		9
+#define SIM_ERR_ZERO		4	/* the bucket of exact agreement */
+
+/*
+ * How the glue's view of tx_in_flight/lost compares with a BBRv3 kernel's,
+ * over a run: per rate sample, and per ACK that marks losses while a probe
+ * is evaluated (the only time lost packets can cut inflight_hi). "Decisive"
+ * samples are those where either view has a loss, so only they can be
+ * judged "too high".
+ */
+struct sim_fidelity {
+	u64 samples;			/* rate samples of a delivered packet */
+	u64 decisive;
+	u64 decisive_agree;		/* same "too high" verdict */
+	u64 too_high_exact, too_high_recon;
+	u64 err_inflight[SIM_ERR_BUCKETS], err_lost[SIM_ERR_BUCKETS];
+	u64 rtx_samples;		/* samples of a retransmitted packet */
+	double rtx_inflight_exact, rtx_inflight_recon;	/* sums */
+	double rtx_lost_exact, rtx_lost_recon;
+	double lost_exact, lost_recon;			/* sums, all samples */
+	u64 inexact_lookups;		/* the ring no longer reached the send */
+	u64 lost_pkts;			/* packets marked lost */
+	u64 lost_found;			/* of those, found by the walk */
+	u64 lost_misfound;		/* skbs the walk took that were not lost
+					 * in this batch */
+	/* ACKs that marked losses while a probe was evaluated; those where
+	 * the core's judgement reaches the inflight_hi the reference's
+	 * per-skb one does (the same verdict: no cut, or the same level) */
+	u64 ack_losses_probing, ack_losses_agree;
+	u64 ack_too_high_exact, ack_too_high_recon;
 };
 
 struct sim_result {
@@ -62,6 +118,9 @@ struct sim_result {
 	u32 final_subpkt_milli[SIM_MAX_FLOWS];	/* Swift's fractional window */
 	u32 mode_changes[SIM_MAX_FLOWS];
 	u32 probe_rtt_entries[SIM_MAX_FLOWS];
+	u32 inflight_hi_cuts[SIM_MAX_FLOWS];	/* inflight_hi lowered */
+	u32 final_inflight_hi[SIM_MAX_FLOWS];
+	struct sim_fidelity fid;		/* all flows */
 };
 
 /* Runs the scenario; returns 0, or -1 if it could not allocate. */
@@ -71,6 +130,9 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res);
  * per wire packet, i.e. link-rate units). */
 double sim_goodput_bps(const struct sim_result *res, int f, u64 from_ns,
 		       u64 to_ns);
+
+/* Share of `n` in `total`, 0 if total is 0. */
+double sim_ratio(u64 n, u64 total);
 
 /* Jain's fairness index of the given flows' goodput over [from, to). */
 double sim_jain(const struct sim_result *res, int nflows, u64 from_ns,

@@ -148,12 +148,13 @@ TEST(bound_cwnd_for_inflight_model)
 	ASSERT_EQ(e.sk.snd_cwnd, 4);
 }
 
-/* Entering recovery saves cwnd and the bounds; a spurious recovery is
- * undone by lifting the bounds back and returning the saved cwnd. */
-TEST(ssthresh_saves_and_undo_restores)
+/* 2023: entering recovery saves cwnd and the bounds; a spurious recovery
+ * is undone by lifting the bounds back and returning the saved cwnd. */
+TEST(ssthresh_saves_and_undo_restores_2023)
 {
 	struct env e;
 
+	bbr_test_params.generation = BBR_GEN_2023;
 	env_to_probe_bw(&e, 100, 8192);
 	e.b->cycle_idx = BBR_BW_PROBE_CRUISE;
 	e.sk.snd_cwnd = 120;
@@ -182,13 +183,14 @@ TEST(rto_sets_inflight_lo_and_exit_restores_cwnd)
 	env_to_probe_bw(&e, 100, 8192);
 	e.b->cycle_idx = BBR_BW_PROBE_CRUISE;
 	e.sk.snd_cwnd = 200;
+	e.sk.lost += 150;			/* the RTO marked them lost */
 	bbr_core_ssthresh(e.b, &e.sk);
 	e.sk.snd_cwnd = 1;			/* the stack: inflight + 1 */
-	bbr_core_set_state(e.b, &e.sk, BBR_CA_LOSS);
+	bbr_core_set_state(&e.sks, &e.sk, BBR_CA_LOSS);
 	ASSERT_EQ(e.b->inflight_lo, 200);
 	ASSERT_EQ(e.b->prev_ca_state, BBR_CA_LOSS);
 	e.sk.snd_cwnd = 30;
-	bbr_core_set_state(e.b, &e.sk, BBR_CA_OPEN);
+	bbr_core_set_state(&e.sks, &e.sk, BBR_CA_OPEN);
 	ASSERT_EQ(e.sk.snd_cwnd, 200);
 }
 
@@ -201,14 +203,14 @@ TEST(idle_restart_paces_at_bw)
 	env_to_probe_bw(&e, 100, 8192);
 	e.sk.app_limited = e.sk.delivered + 1;
 	e.b->ack_epoch_acked = 77;
-	bbr_core_cwnd_event(e.b, &e.sk, BBR_CA_EVENT_TX_START);
+	bbr_core_tx_start(e.b, &e.sk);
 	ASSERT_EQ(e.b->idle_restart, 1);
 	ASSERT_EQ(e.b->ack_epoch_acked, 0);
 	ASSERT_EQ(e.sk.pacing_rate, bbr_bw_to_pacing_rate(&e.sk, bbr_bw(e.b),
 							   BBR_UNIT));
 	/* not app-limited: not an idle restart */
 	env_to_probe_bw(&e, 100, 8192);
-	bbr_core_cwnd_event(e.b, &e.sk, BBR_CA_EVENT_TX_START);
+	bbr_core_tx_start(e.b, &e.sk);
 	ASSERT_EQ(e.b->idle_restart, 0);
 }
 
@@ -256,48 +258,94 @@ TEST(recovery_without_conservation_follows_model)
 
 /* ---- reconstruction ------------------------------------------------------ */
 
-/* tx_in_flight = e.inflight + packets sent in the epoch up to the sample's
- * packet - packets delivered in the epoch before it was sent. */
-TEST(reconstruct_tx_in_flight_and_lost_from_epoch)
+/*
+ * Send records. A record at snd_nxt S with in flight I, delivered D,
+ * pending P: new data ending at end_seq sent while tp->delivered was D'
+ * had I + P + pkts(S, end_seq) - (D' - D) in flight right after it; a
+ * retransmit sent at D had I + 1. ACKs that keep packets_out - sacked_out +
+ * delivered open no record; a new loss does.
+ */
+TEST(tx_records_rebuild_send_time_inflight_and_lost)
 {
 	struct env e;
-	struct bbr_rs rs = {};
-	const struct bbr_tx_epoch *ep;
+	u32 tif = 0;
+	s32 lost = -1;
 
 	env_init(&e, 100);
-	e.sk.snd_cwnd = 100;
-	e.sk.delivered = 900;
-	bbr_ring_reset(&e.sks, &e.sk);		/* every epoch at 900 */
 	e.sk.delivered = 1000;
 	e.sk.lost = 7;
 	e.sk.inflight = 60;
+	e.sk.packets_out = 64;
+	e.sk.sacked_out = 4;
 	e.sk.snd_nxt = 500000;
-	bbr_ring_record(&e.sks, &e.sk);		/* 1000 - 900 >= stride 50 */
-	ep = &e.sks.ring[e.sks.st.tx_ring_head];
-	ASSERT_EQ(ep->delivered, 1000);
-	ASSERT_EQ(ep->inflight_pkts, 60);
-	e.sk.delivered = 1020;			/* below the stride: no epoch */
-	bbr_ring_record(&e.sks, &e.sk);
-	ASSERT_EQ(e.sks.ring[e.sks.st.tx_ring_head].delivered, 1000);
+	bbr_tx_reset(&e.sks, &e.sk);
+	/* 10 more packets sent, then an ACK delivers 3 (2 SACKed, 1 cum.) */
+	e.sk.snd_nxt += 10 * ENV_MSS_BYTES;
+	e.sk.packets_out = 73;			/* 64 + 10 - 1 */
+	e.sk.sacked_out = 6;
+	e.sk.delivered = 1003;
+	e.sk.inflight = 67;
+	bbr_tx_note(&e.sks, &e.sk);
+	ASSERT_EQ(e.b->tx_rec_head, 0);		/* still described: no record */
 
+	/* the 5th of the 10 packets, sent before the ACK (D' = 1000) */
+	ASSERT_EQ(bbr_tx_lookup(&e.sks, &e.sk, 500000 + 5 * ENV_MSS_BYTES, 1000,
+				false, e.sk.lost, &tif, &lost), 1);
+	ASSERT_EQ(tif, 60 + 5);
+	ASSERT_EQ(lost, 0);
+	/* the 12th, sent after it (D' = 1003): 67 + 2 in flight */
 	e.sk.lost = 9;
-	rs.prior_delivered = 1003;		/* 3 delivered before it left */
-	rs.last_end_seq = 500000 + 5 * 1448;	/* 5th packet of the epoch */
-	bbr_reconstruct_tx_sample(&e.sks, &e.sk, &rs);
-	ASSERT_EQ(rs.tx_in_flight, 60 + 5 - 3);
-	ASSERT_EQ(rs.lost, 2);
+	ASSERT_EQ(bbr_tx_lookup(&e.sks, &e.sk, 500000 + 12 * ENV_MSS_BYTES, 1003,
+				false, e.sk.lost, &tif, &lost), 1);
+	ASSERT_EQ(tif, 67 + 2);
+	ASSERT_EQ(lost, 2);
 
-	/* a retransmit counts as one packet sent */
-	rs.is_retrans = 1;
-	rs.last_end_seq = 400000;
-	bbr_reconstruct_tx_sample(&e.sks, &e.sk, &rs);
-	ASSERT_EQ(rs.tx_in_flight, 60 + 1 - 3);
+	/* a new loss (2 marked, not yet retransmitted) opens a record */
+	e.sk.lost_out = 2;
+	e.sk.inflight = 65;
+	bbr_tx_note(&e.sks, &e.sk);
+	ASSERT_EQ(e.b->tx_rec_head, 1);
+	ASSERT_EQ(e.sks.rec[1].lost, 9);
+	ASSERT_EQ(e.sks.rec[1].inflight_pkts, 65);
+	/* the first retransmit after it: 65 + 1 in flight, lost since: 0 */
+	ASSERT_EQ(bbr_tx_lookup(&e.sks, &e.sk, 400000, 1003, true, e.sk.lost, &tif, &lost), 1);
+	ASSERT_EQ(tif, 66);
+	ASSERT_EQ(lost, 0);
+	/* new data after both retransmits: they are back in flight */
+	ASSERT_EQ(bbr_tx_lookup(&e.sks, &e.sk, 500000 + 11 * ENV_MSS_BYTES, 1003,
+				false, e.sk.lost, &tif, &lost), 1);
+	ASSERT_EQ(tif, 65 + 2 + 1);
+	/* older than every record: the oldest stands in, reported inexact */
+	ASSERT_EQ(bbr_tx_lookup(&e.sks, &e.sk, 400000, 900, true, e.sk.lost, &tif, &lost), 0);
+}
 
-	/* older than every epoch: fall back to prior_in_flight */
-	rs.prior_delivered = 800;
-	rs.prior_in_flight = 77;
-	bbr_reconstruct_tx_sample(&e.sks, &e.sk, &rs);
-	ASSERT_EQ(rs.tx_in_flight, 77);
+/* A DSACK counts a delivery that moves neither snd_una nor sacked_out: the
+ * record no longer predicts, and a new one opens. */
+TEST(tx_records_reopen_when_prediction_breaks)
+{
+	struct env e;
+
+	env_init(&e, 100);
+	e.sk.delivered = 50;
+	e.sk.inflight = e.sk.packets_out = 20;
+	e.sk.snd_nxt = 100000;
+	bbr_tx_reset(&e.sks, &e.sk);
+	e.sk.delivered++;			/* DSACK */
+	bbr_tx_note(&e.sks, &e.sk);
+	ASSERT_EQ(e.b->tx_rec_head, 1);
+	/* a partial segment (500 bytes, one packet) and full ones after it:
+	 * the byte count still rounds to the packet count */
+	e.sk.snd_nxt += 500 + 2 * ENV_MSS_BYTES;
+	e.sk.packets_out += 3;
+	e.sk.inflight += 3;
+	bbr_tx_note(&e.sks, &e.sk);
+	ASSERT_EQ(e.b->tx_rec_head, 1);
+	/* a second partial one: 1000 bytes in two packets no longer does */
+	e.sk.snd_nxt += 500;
+	e.sk.packets_out++;
+	e.sk.inflight++;
+	bbr_tx_note(&e.sks, &e.sk);
+	ASSERT_EQ(e.b->tx_rec_head, 2);
 }
 
 /* The in-flight level at which the loss rate crossed 2 %:
