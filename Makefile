@@ -36,6 +36,8 @@ LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf 
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c selftests/progs/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:.bpf.c=.bpf.o)
+# bbr_glue.h CCs built again for Linux 7.1+ (see the rule below)
+TX_START_OBJS := bpf/tx_start/bbr3.bpf.o bpf/tx_start/bbr_swift.bpf.o
 CORE_HDRS := $(wildcard bpf/*.h include/*.h)
 
 UNIT_SRCS := $(wildcard selftests/unit/*.c)
@@ -45,7 +47,7 @@ LOADER    := loader/bbrctl
 TOOLS     := selftests/tools/verifier_stats
 
 .PHONY: all setup run unit test integration fuzz fuzz-short lab bench clean vmlinux
-ALL_TARGETS := $(BPF_OBJS) $(LOADER) $(UNIT_BIN) $(TOOLS)
+ALL_TARGETS := $(BPF_OBJS) $(TX_START_OBJS) $(LOADER) $(UNIT_BIN) $(TOOLS)
 # Short fuzz runs that belong to `make test` (phony targets).
 FUZZ_SHORT  := fuzz-core-short
 # Where pytest looks in `make integration` / `make test`.
@@ -73,14 +75,22 @@ vmlinux: bpf/vmlinux.h
 %.bpf.o: %.bpf.c bpf/vmlinux.h $(CORE_HDRS)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+# The CCs built on bbr_glue.h again with the cwnd_event_tx_start op of
+# Linux 7.1+ (loader/kfeat.h): bbrctl loads bpf/tx_start/NAME.bpf.o where
+# the running kernel has that op.
+bpf/tx_start/%.bpf.o: bpf/%.bpf.c bpf/vmlinux.h $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -DBBR_GLUE_TX_START_OP -c $< -o $@
+
 $(LOADER): $(wildcard loader/*.c loader/*.h) $(CORE_HDRS)
 	$(CC) $(USER_CFLAGS) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS)
 
 selftests/tools/%: selftests/tools/%.c
 	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBBPF_LIBS)
 
-$(UNIT_BIN): $(UNIT_SRCS) $(wildcard selftests/unit/*.h) $(CORE_HDRS)
-	$(CC) $(UNIT_CFLAGS) -o $@ $(filter %.c,$^) -lm
+# loader/kfeat.c: bbrctl's reading of kernel BTF, unit-tested on made-up BTF
+$(UNIT_BIN): $(UNIT_SRCS) loader/kfeat.c $(wildcard selftests/unit/*.h) loader/kfeat.h $(CORE_HDRS)
+	$(CC) $(UNIT_CFLAGS) -o $@ $(filter %.c,$^) -lm $(LIBBPF_LIBS)
 
 $(FUZZ_BIN): selftests/fuzz/fuzz_core.c $(CORE_HDRS)
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ibpf -o $@ $<
@@ -110,5 +120,5 @@ test: all
 	$(PYTHON) -m pytest -q $(PYTEST_DIRS)
 
 clean:
-	rm -f $(BPF_OBJS) $(LOADER) $(UNIT_BIN) $(FUZZ_BIN) $(TOOLS) bpf/vmlinux.h $(CLEAN_FILES)
+	rm -f $(BPF_OBJS) $(TX_START_OBJS) $(LOADER) $(UNIT_BIN) $(FUZZ_BIN) $(TOOLS) bpf/vmlinux.h $(CLEAN_FILES)
 	rm -rf build

@@ -1595,29 +1595,48 @@ static inline void bbr_tx_reset(struct bbr3_sk *sks, const struct bbr_sock *sk)
  * Returns 1 if a record matched, 0 if the oldest record stood in (the ring
  * no longer reaches back to the send).
  */
+/* bbr_tx_find(): the record's index, and whether it matched. */
+#define BBR_TX_FIND_IDX		0xFF
+#define BBR_TX_FIND_MATCH	0x100
+
+/*
+ * The record in force when a transmission was sent: for new data (`key` =
+ * its end_seq) the newest opened before snd_nxt reached it, for a
+ * retransmit (`key` = tp->delivered at its send) the newest opened at or
+ * before that delivery count. If the ring no longer reaches back that far,
+ * the oldest record stands in (no BBR_TX_FIND_MATCH).
+ */
+BBR_API int bbr_tx_find(struct bbr3_sk *sks, u32 key, u32 by_delivered)
+{
+	struct bbr_tx_rec *r;
+	u32 i, idx, head;
+
+	if (!sks)
+		return 0;
+	head = sks->st.tx_rec_head;
+	for (i = 0; i < BBR_TX_RECS; i++) {
+		idx = head >= i ? head - i : head + BBR_TX_RECS - i;
+		if (idx >= BBR_TX_RECS)
+			return 0;
+		r = &sks->rec[idx];
+		if (by_delivered ? !bbr_after(r->delivered, key) :
+				   bbr_before(r->snd_nxt, key))
+			return (int)(idx | BBR_TX_FIND_MATCH);
+	}
+	return (int)(head + 1 < BBR_TX_RECS ? head + 1 : 0);	/* the oldest */
+}
+
 static inline int bbr_tx_lookup(struct bbr3_sk *sks, const struct bbr_sock *sk,
 				u32 end_seq, u32 tx_delivered, bool is_retrans,
 				u32 lost_now, u32 *tx_in_flight, s32 *lost)
 {
-	struct bbr_tx_rec *r = NULL;
-	s32 pending;
+	int found = bbr_tx_find(sks, is_retrans ? tx_delivered : end_seq,
+				is_retrans);
+	u32 idx = (u32)found & BBR_TX_FIND_IDX;
+	struct bbr_tx_rec *r = &sks->rec[idx < BBR_TX_RECS ? idx : 0];
+	s32 pending = bbr_tx_rec_pending(r);
 	s64 est;
-	u32 i;
-	int exact = 0;
 
-	if (!sks || !sk || !tx_in_flight || !lost)
-		return 0;
-	for (i = 0; i < BBR_TX_RECS; i++) {
-		r = bbr_tx_rec_at(sks, i);
-		if (is_retrans ? !bbr_after(r->delivered, tx_delivered) :
-				 bbr_before(r->snd_nxt, end_seq)) {
-			exact = 1;
-			break;
-		}
-	}
-	if (!r)
-		return 0;
-	pending = bbr_tx_rec_pending(r);
 	if (is_retrans) {
 		/* in flight before it: A - delivered - still to retransmit,
 		 * about one retransmit per delivery since the record */
@@ -1632,7 +1651,7 @@ static inline int bbr_tx_lookup(struct bbr3_sk *sks, const struct bbr_sock *sk,
 	}
 	*tx_in_flight = est > 1 ? (u32)est : 1;
 	*lost = (s32)(lost_now - r->lost) > 0 ? (s32)(lost_now - r->lost) : 0;
-	return exact;
+	return !!(found & BBR_TX_FIND_MATCH);
 }
 
 /* The rate sample's tx_in_flight and lost, unless the caller gave them. */
@@ -1716,8 +1735,8 @@ static inline void bbr_save_at_first_loss(struct bbr3 *b,
  * counting this packet: while a probe is being evaluated, is the loss rate
  * up to this packet too high, and at what in-flight level did it cross?
  */
-static inline void bbr_lost_packets(struct bbr3 *b, struct bbr_sock *sk,
-				    struct bbr_rs *lrs, u32 pcount)
+BBR_INLINE void bbr_lost_packets(struct bbr3 *b, struct bbr_sock *sk,
+				 struct bbr_rs *lrs, u32 pcount)
 {
 	bbr_save_at_first_loss(b, sk);
 	bbr_note_loss(b, sk);
@@ -1736,18 +1755,15 @@ static inline void bbr_lost_packets(struct bbr3 *b, struct bbr_sock *sk,
  * send records. tp->lost as the reference's hook sees it (counting this
  * skb) is what was accounted before it plus its pcount.
  */
-BBR_API int bbr_core_skb_lost(struct bbr3_sk *sks, struct bbr_sock *sk,
-			      struct bbr_lost_skb *l)
+BBR_INLINE void bbr_skb_lost(struct bbr3_sk *sks, struct bbr_sock *sk,
+			     const struct bbr_lost_skb *l)
 {
-	struct bbr3 *b;
+	struct bbr3 *b = &sks->st;
 	struct bbr_rs lrs = {};
 	u32 lost_now;
 
-	if (!sks || !sk || !l)
-		return 0;
-	b = &sks->st;
 	if (!b->initialized || !l->pcount)
-		return 0;
+		return;
 	lost_now = b->last_lost + l->pcount;
 	if (l->has_tx) {
 		lrs.tx_in_flight = l->tx_in_flight;
@@ -1760,6 +1776,13 @@ BBR_API int bbr_core_skb_lost(struct bbr3_sk *sks, struct bbr_sock *sk,
 	lrs.is_app_limited = l->is_app_limited;
 	b->last_lost = lost_now;
 	bbr_lost_packets(b, sk, &lrs, l->pcount);
+}
+
+BBR_API int bbr_core_skb_lost(struct bbr3_sk *sks, struct bbr_sock *sk,
+			      struct bbr_lost_skb *l)
+{
+	if (sks && sk && l)
+		bbr_skb_lost(sks, sk, l);
 	return 0;
 }
 
@@ -1811,7 +1834,7 @@ BBR_API int bbr_core_lost_walk_skb(struct bbr3_sk *sks, struct bbr_sock *sk,
 	w->skip = 0;
 	l->pcount = bbr_min_u32(l->pcount, w->want);
 	w->want -= l->pcount;
-	bbr_core_skb_lost(sks, sk, l);
+	bbr_skb_lost(sks, sk, l);
 	return w->want > 0;
 }
 
@@ -2152,6 +2175,7 @@ BBR_API int bbr_core_tx_start(struct bbr3 *b, struct bbr_sock *sk)
 	if (!sk->app_limited)
 		return 0;
 	b->idle_restart = 1;
+	b->idle_restarts++;
 	b->ack_epoch_mstamp_us = sk->now_us;
 	b->ack_epoch_acked = 0;
 	if (b->mode == BBR_PROBE_BW)

@@ -288,8 +288,10 @@ static __always_inline void bbr_rs_load(struct bbr_rs *r,
 #define TCPCB_SACKED_RETRANS	0x02
 #define TCPCB_LOST		0x04
 #define TCPCB_EVER_RETRANS	0x80
-/* rb_next() climbs or descends at most the tree's height: 2 log2(n). */
-#define BBR_RB_MAX_DEPTH	40
+/* rb_next() climbs or descends at most the tree's height, 2 log2(n): 24
+ * for the 4096 skbs of a large window. A walk that would go deeper stops;
+ * what it did not reach is judged as one skb. */
+#define BBR_RB_MAX_DEPTH	24
 
 static __always_inline u64 bbr_read_ptr(u64 addr)
 {
@@ -342,27 +344,35 @@ static __always_inline u64 bbr_rb_next(u64 n)
 __noinline int bbr_glue_walk_lost(struct bbr3_sk *sks, struct bbr_sock *s,
 				  u64 node)
 {
-	u64 cb_off = bpf_core_field_offset(struct sk_buff, cb);
+	u64 cb = bpf_core_field_offset(struct sk_buff, cb);
 	struct bbr_lost_walk w;
 	struct bbr_lost_skb l;
-	/* a copy of TCP_SKB_CB(skb): its fields are read with CO-RE
-	 * relocations, as from the kernel's own */
-	struct tcp_skb_cb cb;
-	u32 i;
+	u32 i, tx_flags = 0;
+	u16 pcount = 0;
+	u8 sacked = 0;
 
 	if (!sks || !s || !bbr_lost_walk_start(&sks->st, s, &w))
 		return 0;
 	for (i = 0; i < BBR_LOST_WALK_MAX_SKBS && node; i++) {
-		if (bpf_probe_read_kernel(&cb, sizeof(cb), (void *)(node + cb_off)))
+		/* TCP_SKB_CB(skb): the fields the walk needs, at CO-RE offsets */
+		if (bpf_probe_read_kernel(&sacked, 1, (void *)(node + cb +
+				bpf_core_field_offset(struct tcp_skb_cb, sacked))))
 			break;
-		if ((cb.sacked & (TCPCB_SACKED_ACKED | TCPCB_SACKED_RETRANS |
-				  TCPCB_LOST)) == TCPCB_LOST) {
+		if ((sacked & (TCPCB_SACKED_ACKED | TCPCB_SACKED_RETRANS |
+			       TCPCB_LOST)) == TCPCB_LOST) {
 			__builtin_memset(&l, 0, sizeof(l));
-			l.end_seq = cb.end_seq;
-			l.tx_delivered = cb.tx.delivered;
-			l.pcount = cb.tcp_gso_segs ? : 1;
-			l.is_retrans = !!(cb.sacked & TCPCB_EVER_RETRANS);
-			l.is_app_limited = BPF_CORE_READ_BITFIELD(&cb, tx.is_app_limited);
+			bpf_probe_read_kernel(&l.end_seq, 4, (void *)(node + cb +
+				bpf_core_field_offset(struct tcp_skb_cb, end_seq)));
+			bpf_probe_read_kernel(&l.tx_delivered, 4, (void *)(node + cb +
+				bpf_core_field_offset(struct tcp_skb_cb, tx.delivered)));
+			bpf_probe_read_kernel(&pcount, 2, (void *)(node + cb +
+				bpf_core_field_offset(struct tcp_skb_cb, tcp_gso_segs)));
+			/* tx.is_app_limited: bit 0 of tx's first word (little endian) */
+			bpf_probe_read_kernel(&tx_flags, 4, (void *)(node + cb +
+				bpf_core_field_offset(struct tcp_skb_cb, tx)));
+			l.pcount = pcount ? : 1;
+			l.is_retrans = !!(sacked & TCPCB_EVER_RETRANS);
+			l.is_app_limited = tx_flags & 1;
 			if (!bbr_core_lost_walk_skb(sks, s, &w, &l))
 				break;
 		}
@@ -500,6 +510,7 @@ void BBR_GLUE_PROG(BBR_GLUE_SYM(set_state), struct sock *sk, u8 new_state)
 	bbr_sock_store(sk, &s);
 }
 
+#ifndef BBR_GLUE_TX_START_OP
 SEC("struct_ops")
 void BBR_GLUE_PROG(BBR_GLUE_SYM(cwnd_event), struct sock *sk, enum tcp_ca_event event)
 {
@@ -515,6 +526,23 @@ void BBR_GLUE_PROG(BBR_GLUE_SYM(cwnd_event), struct sock *sk, enum tcp_ca_event 
 	bbr_core_tx_start(&sks->st, &s);
 	bbr_sock_store(sk, &s);
 }
+#endif
+
+#ifdef BBR_GLUE_TX_START_OP
+/* Linux 7.1+: the first send after idle has an op of its own. */
+SEC("struct_ops")
+void BBR_GLUE_PROG(BBR_GLUE_SYM(cwnd_event_tx_start), struct sock *sk)
+{
+	struct bbr3_sk *sks = bbr3_state(sk);
+	struct bbr_sock s = {};
+
+	if (!sks)
+		return;
+	bbr_sock_load(&s, sk);
+	bbr_core_tx_start(&sks->st, &s);
+	bbr_sock_store(sk, &s);
+}
+#endif
 
 SEC("struct_ops")
 void BBR_GLUE_PROG(BBR_GLUE_SYM(in_ack_event), struct sock *sk, u32 flags)
@@ -543,15 +571,44 @@ u32 BBR_GLUE_PROG(BBR_GLUE_SYM(sndbuf_expand), struct sock *sk)
 	return BBR_SNDBUF_EXPAND_FACTOR;
 }
 
+#ifdef BBR_GLUE_TX_START_OP
+/*
+ * The ops as Linux 7.1+ has them, which this kernel's vmlinux.h (6.x) may
+ * not: libbpf strips the ___tx_start flavour and matches the members by
+ * name against the running kernel's tcp_congestion_ops. This build loads
+ * only where cwnd_event_tx_start exists; bbrctl picks it there
+ * (loader/kfeat.h), the base build everywhere else.
+ */
+struct tcp_congestion_ops___tx_start {
+	u32 (*ssthresh)(struct sock *sk);
+	void (*set_state)(struct sock *sk, u8 new_state);
+	void (*cwnd_event_tx_start)(struct sock *sk);
+	void (*in_ack_event)(struct sock *sk, u32 flags);
+	u32 (*min_tso_segs)(struct sock *sk);
+	void (*cong_control)(struct sock *sk, u32 ack, int flag,
+			     const struct rate_sample *rs);
+	u32 (*undo_cwnd)(struct sock *sk);
+	u32 (*sndbuf_expand)(struct sock *sk);
+	char name[16];
+	u32 flags;
+	void (*init)(struct sock *sk);
+	void (*release)(struct sock *sk);
+};
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops___tx_start BBR_GLUE_PREFIX = {
+	.cwnd_event_tx_start = (void *)BBR_GLUE_SYM(cwnd_event_tx_start),
+#else
 SEC(".struct_ops.link")
 struct tcp_congestion_ops BBR_GLUE_PREFIX = {
+	.cwnd_event	= (void *)BBR_GLUE_SYM(cwnd_event),
+#endif
 	.init		= (void *)BBR_GLUE_SYM(init),
 	.release	= (void *)BBR_GLUE_SYM(release),
 	.cong_control	= (void *)BBR_GLUE_SYM(main),
 	.ssthresh	= (void *)BBR_GLUE_SYM(ssthresh),
 	.undo_cwnd	= (void *)BBR_GLUE_SYM(undo_cwnd),
 	.set_state	= (void *)BBR_GLUE_SYM(set_state),
-	.cwnd_event	= (void *)BBR_GLUE_SYM(cwnd_event),
 	.in_ack_event	= (void *)BBR_GLUE_SYM(in_ack_event),
 	.min_tso_segs	= (void *)BBR_GLUE_SYM(min_tso_segs),
 	.sndbuf_expand	= (void *)BBR_GLUE_SYM(sndbuf_expand),
@@ -561,20 +618,33 @@ struct tcp_congestion_ops BBR_GLUE_PREFIX = {
 
 /* ---- State view for userspace --------------------------------------------- */
 
-SEC("iter/bpf_sk_storage_map")
-int BBR_GLUE_DUMP_PROG(struct bpf_iter__bpf_sk_storage_map *ctx)
+/*
+ * One record per socket of this CC in the reader's network namespace: a
+ * TCP socket iterator that looks each socket up in the CC's storage.
+ * (Kernels that refuse iterators over sk_storage maps, or over map
+ * elements in general, still run TCP iterators; bbrctl reads this one
+ * once per network namespace.)
+ */
+SEC("iter/tcp")
+int BBR_GLUE_DUMP_PROG(struct bpf_iter__tcp *ctx)
 {
 	struct seq_file *seq = ctx->meta->seq;
-	BBR_GLUE_VALUE *v = ctx->value;
-	struct sock *sk = ctx->sk;
 	BBR_GLUE_REC_T full = {};
 	struct bbr3_state_rec *rec_p = &BBR_GLUE_REC_BASE(full);
+	BBR_GLUE_VALUE *v;
+	struct sock_common *skc;
 	struct tcp_sock *tp;
+	struct sock *sk;
 
-	if (!sk || !v)
+	skc = ctx->sk_common;
+	if (!skc)
 		return 0;
-	tp = bpf_skc_to_tcp_sock(sk);
+	tp = bpf_skc_to_tcp_sock(skc);
 	if (!tp)
+		return 0;	/* TIME_WAIT, request socks: no CC state */
+	sk = (struct sock *)tp;
+	v = bpf_sk_storage_get(&BBR_GLUE_SYM(sk_stor), sk, NULL, 0);
+	if (!v)
 		return 0;
 
 	rec_p->version = BBR3_STATE_VERSION;

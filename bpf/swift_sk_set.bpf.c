@@ -6,10 +6,10 @@
  * bbr_swift looks for a socket's target first in its sk_storage map
  * swift_sk_cfg (include/bbr_swift.h). Userspace can update an sk_storage
  * entry only through a file descriptor of the socket, which bbrctl does not
- * hold; so this iter/bpf_sk_storage_map program is walked over bbr_swift's
- * own socket storage, which has an entry for every bbr_swift socket in
- * every network namespace, and acts on the one socket whose SO_COOKIE
- * bbrctl wrote into .rodata:
+ * hold; so this TCP socket iterator walks the sockets of the reader's
+ * network namespace (bbrctl reads it once per namespace), looks each up in
+ * bbr_swift's own socket storage, and acts on the one socket whose
+ * SO_COOKIE bbrctl wrote into .rodata:
  *
  *   SWIFT_SK_OP_SHOW    report its entry (if any) and what it uses now;
  *   SWIFT_SK_OP_WRITE   create or update its entry: the fields in
@@ -22,8 +22,9 @@
  *
  * The socket rereads its configuration every SWIFT_CFG_REFRESH_ROUNDS
  * round trips (include/bbr_swift.h). Results are in .bss for bbrctl.
- * bbrctl hands this object the loaded bbr_swift's own swift_sk_cfg
- * (bpf_map__reuse_fd), so it never creates a map of its own.
+ * bbrctl hands this object the loaded bbr_swift's own swift_sk_cfg and
+ * bbr_swift_sk_stor (bpf_map__reuse_fd), so it never creates a map of its
+ * own.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -53,6 +54,14 @@ struct {
 	__type(value, struct swift_cfg);
 } swift_sk_cfg SEC(".maps");
 
+/* bbr_swift's per-socket state (replaced by the loaded one's) */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bbr_swift_sk);
+} bbr_swift_sk_stor SEC(".maps");
+
 static __always_inline void merge(struct swift_cfg *c)
 {
 	if (set_mask & SWIFT_SK_SET_TARGET)
@@ -64,14 +73,26 @@ static __always_inline void merge(struct swift_cfg *c)
 	c->_reserved = 0;
 }
 
-SEC("iter/bpf_sk_storage_map")
-int swift_sk_set(struct bpf_iter__bpf_sk_storage_map *ctx)
+SEC("iter/tcp")
+int swift_sk_set(struct bpf_iter__tcp *ctx)
 {
-	struct bbr_swift_sk *v = ctx->value;
-	struct sock *sk = ctx->sk;
 	struct swift_cfg *c, base;
+	struct bbr_swift_sk *v;
+	struct sock_common *skc;
+	struct tcp_sock *tp;
+	struct sock *sk;
 
-	if (!sk || !v || bpf_get_socket_cookie(sk) != cookie)
+	skc = ctx->sk_common;
+	if (!skc)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp)
+		return 0;
+	sk = (struct sock *)tp;
+	if (bpf_get_socket_cookie(sk) != cookie)
+		return 0;
+	v = bpf_sk_storage_get(&bbr_swift_sk_stor, sk, NULL, 0);
+	if (!v)
 		return 0;
 	result.matched++;
 	result.cgroup_id = bbr_sk_cgroup_id(sk);

@@ -170,7 +170,7 @@ struct bbr3 {
 	u8 drain_rounds;		/* round starts in DRAIN, <= 7 */
 	u8 undo_state;			/* BBR_UNDO_*: what a spurious loss ended */
 	u8 loss_yet_in_recovery;	/* undo state saved for this episode */
-	u8 _pad[2];			/* explicit tail padding: no hidden bytes */
+	u16 idle_restarts;		/* sends after idle seen (wraps): stat */
 };
 
 /* The sk_storage value: model state plus the send records. */

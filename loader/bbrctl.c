@@ -493,8 +493,7 @@ static int cmd_load(char **args, int nargs)
 			const char *name = all ? names[i] : args[i];
 			char path[PATH_MAX];
 
-			if (snprintf(path, sizeof(path), "%s/%s%s", g_opts.objdir,
-				     name, OBJ_SUFFIX) >= (int)sizeof(path)) {
+			if (cc_object_path(path, sizeof(path), name)) {
 				err("object path too long");
 				goto out;
 			}

@@ -108,6 +108,13 @@ int64_t boottime_ns_to_unix_ns(uint64_t boot_ns);
 void format_unix_ns(int64_t unix_ns, char *buf, size_t len);
 /* Sorted names of the directories under PIN_ROOT; returns count or -1. */
 int list_pinned_names(char ***names);
+/*
+ * Call fn(ctx) once from inside every network namespace this host can
+ * reach: bbrctl's own, those of running processes (/proc/PID/ns/net) and
+ * the named ones (/run/netns), each once. Returns to bbrctl's own
+ * namespace after. Stops early if fn returns nonzero, and returns that.
+ */
+int for_each_netns(int (*fn)(void *ctx), void *ctx);
 void free_names(char **names, int n);
 struct bpf_object;
 /* attach.c: write a global variable of section sec (".rodata", ".data")
@@ -133,6 +140,9 @@ struct cc_target {
 
 /* Open (not load) an object; want_name may be NULL with an explicit path. */
 int cc_open(struct cc_target *t, const char *path, const char *want_name);
+/* objdir/name.bpf.o, or its build for the running kernel's ops
+ * (kfeat.h) if there is one; -1 if the path does not fit. */
+int cc_object_path(char *out, size_t len, const char *name);
 /* Load, attach, pin. On failure everything this call did is undone. */
 int cc_attach(struct cc_target *t);
 /* Undo a successful cc_attach() of this process (used for rollback). */

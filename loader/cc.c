@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "bbrctl.h"
+#include "kfeat.h"
 
 #define ST_OPS_LINK_SEC	".struct_ops.link"
 #define ST_OPS_SEC	".struct_ops"
@@ -116,6 +117,19 @@ static int st_ops_cc_name(struct cc_target *t, char *out, size_t outlen)
 	err("%s: struct " CC_STRUCT " in the object has no usable .name "
 	    "member", t->path);
 	return -EINVAL;
+}
+
+int cc_object_path(char *out, size_t len, const char *name)
+{
+	if (cc_build_running() == CC_BUILD_TX_START &&
+	    snprintf(out, len, "%s/" CC_BUILD_TX_START_DIR "/%s" OBJ_SUFFIX,
+		     g_opts.objdir, name) < (int)len &&
+	    access(out, F_OK) == 0) {
+		dbg("%s: the kernel has cwnd_event_tx_start: %s", name, out);
+		return 0;
+	}
+	return snprintf(out, len, "%s/%s" OBJ_SUFFIX, g_opts.objdir, name) <
+	       (int)len ? 0 : -1;
 }
 
 int cc_open(struct cc_target *t, const char *path, const char *want_name)
@@ -349,19 +363,12 @@ int cc_attach(struct cc_target *t)
 	t->link_pinned = true;
 
 	if (t->iter_prog) {
-		union bpf_iter_link_info li;
-		LIBBPF_OPTS(bpf_iter_attach_opts, io);
-
-		memset(&li, 0, sizeof(li));
-		li.map.map_fd = bpf_map__fd(t->stor_map);
-		io.link_info = &li;
-		io.link_info_len = sizeof(li);
-		t->iter_link = bpf_program__attach_iter(t->iter_prog, &io);
+		/* a TCP socket iterator: no map to bind */
+		t->iter_link = bpf_program__attach_iter(t->iter_prog, NULL);
 		if (!t->iter_link) {
 			ret = -errno;
-			err("%s: attaching iterator %s to map %s failed: %s",
-			    t->name, bpf_program__name(t->iter_prog),
-			    bpf_map__name(t->stor_map), strerror(-ret));
+			err("%s: attaching iterator %s failed: %s", t->name,
+			    bpf_program__name(t->iter_prog), strerror(-ret));
 			goto fail;
 		}
 		if (path_join(p, sizeof(p), dir, PIN_ITER)) {

@@ -673,15 +673,18 @@ static int reset(const char *cc, struct cc_maps *m, const struct scope *sc)
 
 #define SK_SET_OBJ		"swift_sk_set"
 #define SK_SET_PROG		"swift_sk_set"
+#define SK_SET_STOR_MAP_NAME	"bbr_swift_sk_stor"	/* its copy of bbr_swift's */
 
-/* The sk_storage map that the pinned state iterator of cc walks (an entry
- * per socket of cc, in every netns); a map fd or -1 with a message. */
+/* The sk_storage map that the pinned state iterator of cc looks sockets up
+ * in (an entry per socket of cc); a map fd or -1 with a message. */
 static int cc_stor_map_fd(const char *cc)
 {
 	struct bpf_link_info li;
-	__u32 len = sizeof(li);
+	struct bpf_prog_info pi;
+	struct bpf_map_info mi;
+	__u32 len = sizeof(li), ids[16], i;
 	char path[PATH_MAX];
-	int lfd, fd = -1;
+	int lfd, pfd = -1, fd = -1;
 
 	snprintf(path, sizeof(path), "%s/%s/%s", PIN_ROOT, cc, PIN_ITER);
 	lfd = bpf_obj_get(path);
@@ -691,11 +694,34 @@ static int cc_stor_map_fd(const char *cc)
 		return -1;
 	}
 	memset(&li, 0, sizeof(li));
-	if (bpf_link_get_info_by_fd(lfd, &li, &len) || !li.iter.map.map_id)
-		err("set: %s: %s walks no map", cc, path);
-	else if ((fd = bpf_map_get_fd_by_id(li.iter.map.map_id)) < 0)
-		err("set: %s: its socket storage (map %u): %s", cc,
-		    li.iter.map.map_id, strerror(errno));
+	if (bpf_link_get_info_by_fd(lfd, &li, &len) ||
+	    (pfd = bpf_prog_get_fd_by_id(li.prog_id)) < 0) {
+		err("set: %s: %s: %s", cc, path, strerror(errno));
+		goto out;
+	}
+	memset(&pi, 0, sizeof(pi));
+	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	pi.map_ids = (__u64)(unsigned long)ids;
+	len = sizeof(pi);
+	if (bpf_prog_get_info_by_fd(pfd, &pi, &len)) {
+		err("set: %s: %s: %s", cc, path, strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < pi.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]) && fd < 0; i++) {
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		memset(&mi, 0, sizeof(mi));
+		len = sizeof(mi);
+		if (fd >= 0 && (bpf_map_get_info_by_fd(fd, &mi, &len) ||
+				mi.type != BPF_MAP_TYPE_SK_STORAGE)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd < 0)
+		err("set: %s: its state iterator uses no socket storage", cc);
+out:
+	if (pfd >= 0)
+		close(pfd);
 	close(lfd);
 	return fd;
 }
@@ -705,21 +731,44 @@ static int cc_stor_map_fd(const char *cc)
  * socket g_opts.socket_cookie; the new values are those of the swift pairs.
  * Fills *res; -1 with a message if the walk could not run.
  */
+struct sk_set_walk {
+	int link_fd;
+	int err;		/* -errno */
+};
+
+/* One pass of the iterator over the current network namespace. */
+static int sk_set_walk_here(void *ctx)
+{
+	struct sk_set_walk *w = ctx;
+	char buf[256];
+	ssize_t r;
+	int it = bpf_iter_create(w->link_fd);
+
+	if (it < 0) {
+		w->err = -errno;
+		return w->err;
+	}
+	while ((r = read(it, buf, sizeof(buf))) > 0 || (r < 0 && errno == EAGAIN))
+		;
+	if (r < 0)
+		w->err = -errno;
+	close(it);
+	return w->err;
+}
+
 static int sk_set_run(const char *cc, struct cc_maps *m, u32 op,
 		      const struct pair *p, int n, struct swift_sk_set_result *res)
 {
 	struct swift_cfg nv = { 0 };
-	char path[PATH_MAX], buf[256];
+	char path[PATH_MAX];
 	struct bpf_object *obj = NULL;
 	struct bpf_program *prog;
 	struct bpf_link *link = NULL;
-	struct bpf_map *map;
+	struct bpf_map *map, *stor_map;
+	struct sk_set_walk walk = { 0 };
 	void *bss = NULL;
 	u32 mask = 0, zero = 0;
-	int stor = -1, it = -1, ret = -1;
-	ssize_t r;
-	LIBBPF_OPTS(bpf_iter_attach_opts, io);
-	union bpf_iter_link_info li;
+	int stor = -1, ret = -1;
 
 	for (int i = 0; i < n; i++) {
 		if (p[i].key->off == offsetof(struct swift_cfg, target_rtt_us)) {
@@ -756,25 +805,24 @@ static int sk_set_run(const char *cc, struct cc_maps *m, u32 op,
 		err("set: %s is not the expected per-socket writer (rebuild it)", path);
 		goto out;
 	}
-	/* the loaded bbr_swift's own map: never a new one */
-	if (bpf_map__reuse_fd(map, m->sk_cfg_fd) || bpf_object__load(obj)) {
+	/* the loaded bbr_swift's own maps: never new ones */
+	stor_map = bpf_object__find_map_by_name(obj, SK_SET_STOR_MAP_NAME);
+	if (!stor_map || bpf_map__reuse_fd(map, m->sk_cfg_fd) ||
+	    bpf_map__reuse_fd(stor_map, stor) || bpf_object__load(obj)) {
 		err("set: loading %s failed: %s", path, strerror(errno));
 		goto out;
 	}
 	prog = bpf_object__find_program_by_name(obj, SK_SET_PROG);
-	memset(&li, 0, sizeof(li));
-	li.map.map_fd = stor;
-	io.link_info = &li;
-	io.link_info_len = sizeof(li);
-	link = prog ? bpf_program__attach_iter(prog, &io) : NULL;
-	if (!link || (it = bpf_iter_create(bpf_link__fd(link))) < 0) {
+	link = prog ? bpf_program__attach_iter(prog, NULL) : NULL;
+	if (!link) {
 		err("set: walking the sockets of %s failed: %s", cc, strerror(errno));
 		goto out;
 	}
-	while ((r = read(it, buf, sizeof(buf))) > 0 || (r < 0 && errno == EAGAIN))
-		;
-	if (r < 0) {
-		err("set: walking the sockets of %s failed: %s", cc, strerror(errno));
+	/* a TCP socket iterator walks the reader's network namespace */
+	walk.link_fd = bpf_link__fd(link);
+	if (for_each_netns(sk_set_walk_here, &walk)) {
+		err("set: walking the sockets of %s failed: %s", cc,
+		    strerror(-walk.err));
 		goto out;
 	}
 	/* by lookup: without a skeleton, libbpf 1.4 does not map .bss over
@@ -791,8 +839,6 @@ static int sk_set_run(const char *cc, struct cc_maps *m, u32 op,
 	ret = 0;
 out:
 	free(bss);
-	if (it >= 0)
-		close(it);
 	bpf_link__destroy(link);
 	bpf_object__close(obj);
 	close(stor);

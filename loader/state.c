@@ -44,14 +44,15 @@
 	F(mode) F(cycle_idx) F(ack_phase) F(prev_ca_state) F(init_cwnd)	\
 	F(rounds_since_probe) F(bw_probe_up_rounds)			\
 	F(loss_events_in_round) F(full_bw_cnt) F(startup_ecn_rounds)	\
-	F(extra_acked_win_rtts) F(extra_acked_win_idx) F(tx_ring_head)	\
+	F(extra_acked_win_rtts) F(extra_acked_win_idx) F(tx_rec_head)	\
 	F(in_recovery) F(round_start) F(loss_round_start)		\
 	F(full_bw_reached) F(full_bw_now) F(has_seen_rtt)		\
 	F(idle_restart) F(try_fast_path) F(probe_rtt_round_done)	\
 	F(loss_in_round) F(ecn_in_round) F(loss_in_cycle)		\
 	F(ecn_in_cycle) F(ecn_eligible) F(bw_probe_samples)		\
 	F(prev_probe_too_high) F(stopped_risky_probe) F(initialized)	\
-	F(tlp_retrans_seen) F(param_slot) A(_pad)
+	F(tlp_retrans_seen) F(param_slot) F(drain_rounds) F(undo_state)	\
+	F(loss_yet_in_recovery) F(idle_restarts)
 
 #define MEMB(n)		(((struct bbr3 *)0)->n)
 #define F_SIZE(n)	+ sizeof(MEMB(n))
@@ -89,14 +90,61 @@ static uint64_t load_uint(const void *p, size_t size)
 
 /* ---- reading the iterator -------------------------------------------------- */
 
+/* One read of the state iterator in the current network namespace,
+ * appended to the buffer. */
+struct iter_read {
+	int link_fd;
+	char *buf;
+	size_t len, cap;
+	int err;		/* -errno of the first failure */
+};
+
+static int read_iter_here(void *ctx)
+{
+	struct iter_read *r = ctx;
+	int ifd = bpf_iter_create(r->link_fd);
+	ssize_t n;
+
+	if (ifd < 0) {
+		r->err = -errno;
+		return r->err;
+	}
+	for (;;) {
+		if (r->len == r->cap) {
+			char *nb = realloc(r->buf, r->cap * 2);
+
+			if (!nb) {
+				r->err = -ENOMEM;
+				break;
+			}
+			r->buf = nb;
+			r->cap *= 2;
+		}
+		n = read(ifd, r->buf + r->len, r->cap - r->len);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			r->err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		r->len += n;
+	}
+	close(ifd);
+	return r->err;
+}
+
+/*
+ * The state iterator walks the TCP sockets of the network namespace that
+ * reads it, so read it from each one (for_each_netns).
+ */
 int read_state_iter(const char *name, void **out, size_t *outlen, bool quiet)
 {
+	struct iter_read r = { .cap = 64 * 1024 };
 	char path[PATH_MAX];
 	struct bpf_link *link;
-	size_t len = 0, cap = 64 * 1024;
-	char *buf = NULL;
-	int ifd, ret = 0;
-	ssize_t n;
+	int ret;
 
 	*out = NULL;
 	*outlen = 0;
@@ -114,56 +162,20 @@ int read_state_iter(const char *name, void **out, size_t *outlen, bool quiet)
 		}
 		return ret;
 	}
-	ifd = bpf_iter_create(bpf_link__fd(link));
-	if (ifd < 0) {
-		ret = -errno;
-		if (!quiet)
-			err("%s: cannot create an iterator from %s: %s", name,
-			    path, strerror(-ret));
-		goto out_link;
-	}
-	buf = malloc(cap);
-	if (!buf) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		if (len == cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(ifd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			ret = -errno;
-			if (!quiet)
-				err("%s: reading the state iterator: %s", name,
-				    strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-out:
-	close(ifd);
-	if (ret) {
-		free(buf);
-		buf = NULL;
-		len = 0;
-	}
-out_link:
+	r.link_fd = bpf_link__fd(link);
+	r.buf = malloc(r.cap);
+	ret = r.buf ? for_each_netns(read_iter_here, &r) : -ENOMEM;
+	if (ret && !quiet)
+		err("%s: reading the state iterator %s: %s", name, path,
+		    strerror(ret < 0 ? -ret : EIO));
 	bpf_link__destroy(link);	/* closes our fd; the pin stays */
-	*out = buf;
-	*outlen = len;
-	return ret;
+	if (ret) {
+		free(r.buf);
+		return ret < 0 ? ret : -EIO;
+	}
+	*out = r.buf;
+	*outlen = r.len;
+	return 0;
 }
 
 /*

@@ -280,7 +280,7 @@ static int swap_in_place(const char *name)
 	if (g_opts.nobjs)
 		snprintf(path, sizeof(path), "%s", g_opts.objs[0]);
 	else
-		snprintf(path, sizeof(path), "%s/%s" OBJ_SUFFIX, g_opts.objdir, name);
+		cc_object_path(path, sizeof(path), name);
 	if (cc_open(&t, path, name))
 		goto out;
 	if (strcmp(t.name, name)) {
@@ -297,14 +297,7 @@ static int swap_in_place(const char *name)
 		goto out;
 	}
 	if (t.iter_prog) {
-		union bpf_iter_link_info li;
-		LIBBPF_OPTS(bpf_iter_attach_opts, io);
-
-		memset(&li, 0, sizeof(li));
-		li.map.map_fd = bpf_map__fd(t.stor_map);
-		io.link_info = &li;
-		io.link_info_len = sizeof(li);
-		it = bpf_program__attach_iter(t.iter_prog, &io);
+		it = bpf_program__attach_iter(t.iter_prog, NULL);
 		path_join(p, sizeof(p), dir, PIN_ITER);
 		unlink(p);
 		if (!it || bpf_link__pin(it, p))

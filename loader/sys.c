@@ -2,11 +2,13 @@
 /*
  * bbrctl: messages, privilege and kernel checks, bpffs, paths, clocks.
  */
+#define _GNU_SOURCE	/* setns() */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,4 +468,80 @@ void format_unix_ns(int64_t unix_ns, char *buf, size_t len)
 	if (!localtime_r(&secs, &tm) ||
 	    strftime(buf, len, "%Y-%m-%dT%H:%M:%S%z", &tm) == 0)
 		snprintf(buf, len, "@%lld", (long long)secs);
+}
+
+/* ---- every network namespace ----------------------------------------------- */
+
+struct netns_seen {
+	dev_t dev[1024];
+	ino_t ino[1024];
+	int n;
+};
+
+/* Enter the namespace behind path (once per namespace) and call fn there. */
+static int netns_visit(struct netns_seen *seen, const char *path,
+		       int (*fn)(void *ctx), void *ctx)
+{
+	struct stat st;
+	int i, fd, ret;
+
+	if (stat(path, &st) != 0)
+		return 0;
+	for (i = 0; i < seen->n; i++)
+		if (seen->dev[i] == st.st_dev && seen->ino[i] == st.st_ino)
+			return 0;
+	if (seen->n == (int)(sizeof(seen->ino) / sizeof(seen->ino[0]))) {
+		dbg("more than %d network namespaces: %s skipped", seen->n, path);
+		return 0;
+	}
+	seen->dev[seen->n] = st.st_dev;
+	seen->ino[seen->n++] = st.st_ino;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;	/* the process exited meanwhile */
+	ret = setns(fd, CLONE_NEWNET) ? 0 : fn(ctx);
+	close(fd);
+	return ret;
+}
+
+int for_each_netns(int (*fn)(void *ctx), void *ctx)
+{
+	struct netns_seen *seen = calloc(1, sizeof(*seen));
+	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	char p[PATH_MAX];
+	struct dirent *de;
+	int ret = -1;
+	DIR *d;
+
+	if (!seen || self < 0) {
+		err("cannot enumerate network namespaces: %s", strerror(errno));
+		goto out;
+	}
+	ret = netns_visit(seen, "/proc/self/ns/net", fn, ctx);
+	d = opendir("/run/netns");
+	while (!ret && d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' ||
+		    snprintf(p, sizeof(p), "/run/netns/%s", de->d_name) >= (int)sizeof(p))
+			continue;
+		ret = netns_visit(seen, p, fn, ctx);
+	}
+	if (d)
+		closedir(d);
+	d = opendir("/proc");
+	while (!ret && d && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    snprintf(p, sizeof(p), "/proc/%s/ns/net", de->d_name) >= (int)sizeof(p))
+			continue;
+		ret = netns_visit(seen, p, fn, ctx);
+	}
+	if (d)
+		closedir(d);
+	if (setns(self, CLONE_NEWNET))
+		warn("returning to bbrctl's own network namespace failed: %s",
+		     strerror(errno));
+out:
+	if (self >= 0)
+		close(self);
+	free(seen);
+	return ret;
 }

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * bbrctl: kernel features read from BTF (see kfeat.h).
+ */
+#include <string.h>
+#include <bpf/btf.h>
+
+#include "kfeat.h"
+
+#define VMLINUX_BTF_PATH	"/sys/kernel/btf/vmlinux"
+
+bool btf_struct_has_member(const struct btf *btf, const char *type,
+			   const char *member)
+{
+	const struct btf_member *m;
+	const struct btf_type *t;
+	int id, i;
+
+	id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+
+		if (n && strcmp(n, member) == 0)
+			return true;
+	}
+	return false;
+}
+
+enum cc_build cc_build_for(const struct btf *vmlinux)
+{
+	return btf_struct_has_member(vmlinux, "tcp_congestion_ops",
+				     "cwnd_event_tx_start") ?
+	       CC_BUILD_TX_START : CC_BUILD_BASE;
+}
+
+enum cc_build cc_build_running(void)
+{
+	struct btf *btf = btf__parse(VMLINUX_BTF_PATH, NULL);
+	enum cc_build b;
+
+	if (!btf)
+		return CC_BUILD_BASE;
+	b = cc_build_for(btf);
+	btf__free(btf);
+	return b;
+}
+
+const char *cc_build_name(enum cc_build b)
+{
+	return b == CC_BUILD_TX_START ? "cwnd_event_tx_start" : "cwnd_event";
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * What the running kernel's tcp_congestion_ops looks like, read from its
+ * BTF, and which build of an object it takes.
+ *
+ * Linux 7.1 moved CA_EVENT_TX_START (the first send after idle) out of
+ * cwnd_event into an op of its own, cwnd_event_tx_start. An object whose
+ * struct_ops has that member does not load on older kernels, and one
+ * without it loads on 7.1 but never sees an idle restart; so each CC is
+ * built twice and bbrctl picks the build the kernel takes.
+ */
+#ifndef BBRCTL_KFEAT_H
+#define BBRCTL_KFEAT_H
+
+#include <stdbool.h>
+#include <bpf/btf.h>
+
+/* Builds of a CC object, by the ops the kernel has. */
+enum cc_build {
+	CC_BUILD_BASE = 0,	/* 6.10 - 7.0: TX_START through cwnd_event */
+	CC_BUILD_TX_START,	/* 7.1+: the cwnd_event_tx_start op */
+};
+
+/* Subdirectory of the object directory that holds a build ("" for base). */
+#define CC_BUILD_TX_START_DIR	"tx_start"
+
+/* Does struct `type` in btf have a member `member`? */
+bool btf_struct_has_member(const struct btf *btf, const char *type,
+			   const char *member);
+
+/* The build a kernel with this vmlinux BTF takes. */
+enum cc_build cc_build_for(const struct btf *vmlinux);
+
+/* The same for the running kernel (/sys/kernel/btf/vmlinux); the base
+ * build if its BTF cannot be read. */
+enum cc_build cc_build_running(void);
+
+const char *cc_build_name(enum cc_build b);
+
+#endif
