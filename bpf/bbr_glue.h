@@ -322,21 +322,89 @@ static __always_inline u64 bbr_rb_leftmost(u64 n)
 	return n;
 }
 
-/* The kernel's rb_next(); 0 at the end (or past the depth bound). */
-static __always_inline u64 bbr_rb_next(u64 n)
-{
-	u64 parent, r = BBR_RB_RIGHT(n);
-	int i;
+/*
+ * The walk is an in-order traversal done one rb-tree step per bpf_loop()
+ * round, so the verifier checks one step instead of every path through
+ * nested loops: visit a node (offer it if lost), then find its successor
+ * by descending the right subtree's left spine or climbing while we come
+ * from a right child.
+ */
+enum bbr_walk_step { BBR_WALK_VISIT, BBR_WALK_DESCEND, BBR_WALK_CLIMB };
 
-	if (r)
-		return bbr_rb_leftmost(r);
-	for (i = 0; i < BBR_RB_MAX_DEPTH; i++) {
-		parent = BBR_RB_PARENT(n);
-		if (!parent || BBR_RB_RIGHT(parent) != n)
-			return parent;
-		n = parent;
+struct bbr_walk_ctx {
+	struct bbr3_sk *sks;
+	struct bbr_sock *s;
+	struct bbr_lost_walk w;
+	u64 node;
+	u32 step;	/* enum bbr_walk_step */
+	u32 visited;
+};
+
+/* Offer the skb at node to the core if it is lost and not yet
+ * retransmitted; false once the core wants no more. */
+static __always_inline bool bbr_walk_visit(struct bbr_walk_ctx *c)
+{
+	u64 cb = c->node + bpf_core_field_offset(struct sk_buff, cb);
+	struct bbr_lost_skb l = {};
+	u32 tx_flags = 0;
+	u16 pcount = 0;
+	u8 sacked = 0;
+
+	/* TCP_SKB_CB(skb): the fields the walk needs, at CO-RE offsets */
+	if (bpf_probe_read_kernel(&sacked, 1, (void *)(cb +
+			bpf_core_field_offset(struct tcp_skb_cb, sacked))))
+		return false;
+	if ((sacked & (TCPCB_SACKED_ACKED | TCPCB_SACKED_RETRANS | TCPCB_LOST)) !=
+	    TCPCB_LOST)
+		return true;
+	bpf_probe_read_kernel(&l.end_seq, 4, (void *)(cb +
+		bpf_core_field_offset(struct tcp_skb_cb, end_seq)));
+	bpf_probe_read_kernel(&l.tx_delivered, 4, (void *)(cb +
+		bpf_core_field_offset(struct tcp_skb_cb, tx.delivered)));
+	bpf_probe_read_kernel(&pcount, 2, (void *)(cb +
+		bpf_core_field_offset(struct tcp_skb_cb, tcp_gso_segs)));
+	/* tx.is_app_limited: bit 0 of tx's first word (little endian) */
+	bpf_probe_read_kernel(&tx_flags, 4, (void *)(cb +
+		bpf_core_field_offset(struct tcp_skb_cb, tx)));
+	l.pcount = pcount ? : 1;
+	l.is_retrans = !!(sacked & TCPCB_EVER_RETRANS);
+	l.is_app_limited = tx_flags & 1;
+	return bbr_core_lost_walk_skb(c->sks, c->s, &c->w, &l);
+}
+
+static long bbr_walk_step(u64 index, void *ctx)
+{
+	struct bbr_walk_ctx *c = ctx;
+	u64 next, parent;
+
+	if (!c->node)
+		return 1;
+	switch (c->step) {
+	case BBR_WALK_VISIT:
+		if (c->visited++ >= BBR_LOST_WALK_MAX_SKBS || !bbr_walk_visit(c))
+			return 1;
+		next = BBR_RB_RIGHT(c->node);
+		if (next) {
+			c->node = next;
+			c->step = BBR_WALK_DESCEND;
+		} else {
+			c->step = BBR_WALK_CLIMB;
+		}
+		return 0;
+	case BBR_WALK_DESCEND:
+		next = BBR_RB_LEFT(c->node);
+		if (next)
+			c->node = next;
+		else
+			c->step = BBR_WALK_VISIT;
+		return 0;
+	default:	/* BBR_WALK_CLIMB */
+		parent = BBR_RB_PARENT(c->node);
+		if (!parent || BBR_RB_RIGHT(parent) != c->node)
+			c->step = BBR_WALK_VISIT;
+		c->node = parent;
+		return 0;
 	}
-	return 0;
 }
 
 /* skb->rbnode is the skb's first member: a node's address is its skb's.
@@ -344,40 +412,12 @@ static __always_inline u64 bbr_rb_next(u64 n)
 __noinline int bbr_glue_walk_lost(struct bbr3_sk *sks, struct bbr_sock *s,
 				  u64 node)
 {
-	u64 cb = bpf_core_field_offset(struct sk_buff, cb);
-	struct bbr_lost_walk w;
-	struct bbr_lost_skb l;
-	u32 i, tx_flags = 0;
-	u16 pcount = 0;
-	u8 sacked = 0;
+	struct bbr_walk_ctx c = { .sks = sks, .s = s, .node = node };
 
-	if (!sks || !s || !bbr_lost_walk_start(&sks->st, s, &w))
+	if (!sks || !s || !bbr_lost_walk_start(&sks->st, s, &c.w))
 		return 0;
-	for (i = 0; i < BBR_LOST_WALK_MAX_SKBS && node; i++) {
-		/* TCP_SKB_CB(skb): the fields the walk needs, at CO-RE offsets */
-		if (bpf_probe_read_kernel(&sacked, 1, (void *)(node + cb +
-				bpf_core_field_offset(struct tcp_skb_cb, sacked))))
-			break;
-		if ((sacked & (TCPCB_SACKED_ACKED | TCPCB_SACKED_RETRANS |
-			       TCPCB_LOST)) == TCPCB_LOST) {
-			__builtin_memset(&l, 0, sizeof(l));
-			bpf_probe_read_kernel(&l.end_seq, 4, (void *)(node + cb +
-				bpf_core_field_offset(struct tcp_skb_cb, end_seq)));
-			bpf_probe_read_kernel(&l.tx_delivered, 4, (void *)(node + cb +
-				bpf_core_field_offset(struct tcp_skb_cb, tx.delivered)));
-			bpf_probe_read_kernel(&pcount, 2, (void *)(node + cb +
-				bpf_core_field_offset(struct tcp_skb_cb, tcp_gso_segs)));
-			/* tx.is_app_limited: bit 0 of tx's first word (little endian) */
-			bpf_probe_read_kernel(&tx_flags, 4, (void *)(node + cb +
-				bpf_core_field_offset(struct tcp_skb_cb, tx)));
-			l.pcount = pcount ? : 1;
-			l.is_retrans = !!(sacked & TCPCB_EVER_RETRANS);
-			l.is_app_limited = tx_flags & 1;
-			if (!bbr_core_lost_walk_skb(sks, s, &w, &l))
-				break;
-		}
-		node = bbr_rb_next(node);
-	}
+	bpf_loop(BBR_LOST_WALK_MAX_SKBS * (2 * BBR_RB_MAX_DEPTH + 1),
+		 bbr_walk_step, &c, 0);
 	return 0;
 }
 
@@ -477,7 +517,6 @@ u32 BBR_GLUE_PROG(BBR_GLUE_SYM(ssthresh), struct sock *sk)
 	if (!sks)
 		return tcp_sk(sk)->snd_ssthresh;
 	bbr_sock_load(&s, sk);
-	bbr_glue_find_lost(sk, sks, &s);	/* losses come before the save */
 	return bbr_core_ssthresh(&sks->st, &s);
 }
 
@@ -505,7 +544,6 @@ void BBR_GLUE_PROG(BBR_GLUE_SYM(set_state), struct sock *sk, u8 new_state)
 	if (!sks)
 		return;
 	bbr_sock_load(&s, sk);
-	bbr_glue_find_lost(sk, sks, &s);	/* an RTO marked them */
 	bbr_core_set_state(sks, &s, new_state);
 	bbr_sock_store(sk, &s);
 }

@@ -276,7 +276,7 @@ static bool in_batch(const struct sim_sender *s, u32 txid)
 }
 
 /*
- * What the glue does where the stack calls it after marking losses: walk
+ * What the glue does in cong_control after the stack marked losses: walk
  * the retransmit queue in sequence order and offer the core each skb that
  * is lost and not yet retransmitted. Runs of delivered packets count as one
  * skb (the stack merges SACKed skbs). Judges, on the way, the verdict the
@@ -487,7 +487,6 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 	sender_load_sock(s, m->now);
 	/* Recovery entry and exit, as tcp_fastretrans_alert() would */
 	if (losses && e->sk.ca_state == BBR_CA_OPEN) {
-		sender_lost_walk(m, s);		/* the glue's ssthresh */
 		bbr_core_ssthresh(e->b, &e->sk);
 		e->sk.ca_state = BBR_CA_RECOVERY;
 		bbr_core_set_state(&e->sks, &e->sk, BBR_CA_RECOVERY);
@@ -556,10 +555,8 @@ static void sender_rto(struct sim *m, struct sim_sender *s)
 		s->oldest_tx++;
 	}
 	sender_load_sock(s, m->now);
-	sender_lost_walk(m, s);			/* the glue's ssthresh */
 	if (e->sk.ca_state != BBR_CA_LOSS)
 		bbr_core_ssthresh(e->b, &e->sk);
-	sender_lost_walk(m, s);			/* the glue's set_state */
 	bbr_core_set_state(&e->sks, &e->sk, BBR_CA_LOSS);
 	e->sk.ca_state = BBR_CA_LOSS;
 	e->sk.snd_cwnd = 1;
