@@ -36,9 +36,9 @@ LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf 
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c selftests/progs/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:.bpf.c=.bpf.o)
-# bbr_glue.h CCs built again for Linux 7.1+ (see the rule below)
+# lib/tcp_cc.h CCs built again for Linux 7.1+ (see the rule below)
 TX_START_OBJS := bpf/tx_start/bbr3.bpf.o bpf/tx_start/bbr_swift.bpf.o
-CORE_HDRS := $(wildcard bpf/*.h include/*.h)
+CORE_HDRS := $(wildcard bpf/core/*.h bpf/lib/*.h include/*.h)
 
 UNIT_SRCS := $(wildcard selftests/unit/*.c)
 UNIT_BIN  := selftests/unit/run_unit
@@ -75,7 +75,7 @@ vmlinux: bpf/vmlinux.h
 %.bpf.o: %.bpf.c bpf/vmlinux.h $(CORE_HDRS)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-# The CCs built on bbr_glue.h again with the cwnd_event_tx_start op of
+# The CCs built on lib/tcp_cc.h again with the cwnd_event_tx_start op of
 # Linux 7.1+ (loader/kfeat.h): bbrctl loads bpf/tx_start/NAME.bpf.o where
 # the running kernel has that op.
 bpf/tx_start/%.bpf.o: bpf/%.bpf.c bpf/vmlinux.h $(CORE_HDRS)

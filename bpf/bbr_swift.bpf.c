@@ -2,8 +2,8 @@
 /*
  * bbr_swift: BBR.Swift as a BPF struct_ops tcp_congestion_ops.
  *
- * BBRv3 (bbr3_core.h, through the same glue as bbr3: bbr_glue.h) plus the
- * Swift delay response of swift_core.h: two hooks around the core's
+ * BBRv3 (core/bbr3.h, through the same glue as bbr3: lib/tcp_cc.h) plus the
+ * Swift delay response of core/swift.h: two hooks around the core's
  * per-ACK pipeline. Before it, the socket's target (per-socket map, else
  * per-cgroup map, else the default entry; include/bbr_swift.h) and its
  * latest Network_RTT from the ETS sockops program (ets_sk_stor,
@@ -23,17 +23,17 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-#include "bbr_types.h"
+#include "core/types.h"
 #include "bbr3_state.h"
 #include "bbr_swift.h"
 #include "ets_shared.h"
-#include "bbr_cgroup.h"	/* bbr_sk_cgroup_id(), shared with the glue */
+#include "lib/cgroup.h"	/* bbr_sk_cgroup_id(), shared with the glue */
 
 #define BBR_GLUE_PREFIX		bbr_swift
 #define BBR_CFG			bbr_swift_params
 #define BBR_PRANDOM_U32()	bpf_get_prandom_u32()
-#include "bbr3_core.h"
-#include "swift_core.h"
+#include "core/bbr3.h"
+#include "core/swift.h"
 
 /* Filled by the ETS sockops program (bpf/ets.bpf.c); read-only here. */
 struct {
@@ -137,4 +137,4 @@ static __always_inline void swift_hook_trace(struct bbr_trace_ev *e,
 	swift_after_ack(&(v)->bbr.st, &(v)->sw, s)
 #define BBR_GLUE_HOOK_REC(rec, v)		swift_hook_rec(rec, v)
 #define BBR_GLUE_HOOK_TRACE(e, v)		swift_hook_trace(e, v)
-#include "bbr_glue.h"
+#include "lib/tcp_cc.h"

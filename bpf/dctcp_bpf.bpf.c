@@ -3,7 +3,7 @@
  * dctcp_bpf: DCTCP (RFC 8257) as a BPF struct_ops tcp_congestion_ops, the
  * datacenter baseline the lab compares bbr_swift and bbr3 (ECN) with: the
  * kernel here is built without tcp_dctcp. Our own implementation from the
- * RFC; the logic is in dctcp_core.h (unit-tested natively), this file is
+ * RFC; the logic is in core/dctcp.h (unit-tested natively), this file is
  * the glue.
  *
  *   sender    in_ack_event folds each observation window into alpha;
@@ -23,8 +23,8 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-#include "bbr_types.h"
-#include "dctcp_core.h"
+#include "core/types.h"
+#include "core/dctcp.h"
 
 char _license[] SEC("license") = "Dual BSD/GPL";
 

@@ -22,7 +22,7 @@
  * time), or the NIC's RX stamp converted with the PHC->MONOTONIC offset the
  * loader publishes in ets_cfg; never a raw PHC stamp. See docs/ets.md.
  *
- * The codec and every piece of arithmetic live in ets_opt.h (unit-tested
+ * The codec and every piece of arithmetic live in core/ets_opt.h (unit-tested
  * and fuzzed natively); this file is glue.
  */
 #include "vmlinux.h"
@@ -30,9 +30,9 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 
-#include "bbr_types.h"
+#include "core/types.h"
 #include "ets_shared.h"
-#include "ets_opt.h"
+#include "core/ets_opt.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

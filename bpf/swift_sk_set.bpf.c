@@ -30,10 +30,10 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
-#include "bbr_types.h"
+#include "core/types.h"
 #include "bbr3_state.h"
 #include "bbr_swift.h"
-#include "bbr_cgroup.h"
+#include "lib/cgroup.h"
 
 #define ENOENT_ERR	2
 #define ENOMEM_ERR	12

@@ -8,7 +8,7 @@
  * (segments), bw in BW_UNIT (packets per microsecond << 24), gains in
  * BBR_UNIT (256 == 1.0). "Unset" bounds hold BBR_UNSET (all ones).
  *
- * Needs u8..u64 to be defined first (vmlinux.h in BPF, bbr_types.h natively,
+ * Needs u8..u64 to be defined first (vmlinux.h in BPF, core/types.h natively,
  * <linux/types.h>-style typedefs in userspace).
  */
 #ifndef BBR3_STATE_H
@@ -53,7 +53,7 @@
  * at send" (a BBRv3 kernel's skb->tx.in_flight / tx.lost). What it does
  * keep is enough to rebuild them exactly, given a record of the socket each
  * time the relation between sequence space and those counts changes; see
- * "Send records" in bpf/bbr3_core.h and docs/bbr3.md.
+ * "Send records" in bpf/core/bbr3.h and docs/bbr3.md.
  *
  * A record applies to every transmission after it: new data whose end_seq
  * is after snd_nxt, and retransmits sent while tp->delivered == delivered.
@@ -185,7 +185,7 @@ struct bbr3_sk {
  * the section .data.params, which bbrctl rewrites while the CC is loaded
  * (`bbrctl set`); set 0 is the default, the others belong to cgroups
  * through the hash map param_cgrp (cgroup id -> set index). Defaults are
- * BBR_PARAMS_DEFAULT in bpf/bbr3_core.h.
+ * BBR_PARAMS_DEFAULT in bpf/core/bbr3.h.
  */
 struct bbr_params {
 	u32 startup_pacing_gain;	/* BBR_UNIT */
@@ -253,7 +253,7 @@ struct bbr3_state_rec {
 };
 
 /*
- * Tracing (bpf/bbr_trace.h, `bbrctl trace`): one struct bbr_trace_ev per
+ * Tracing (bpf/lib/trace.h, `bbrctl trace`): one struct bbr_trace_ev per
  * event in the ring <prefix>_trace_rb; the control word is the only entry
  * of the array <prefix>_trace_ctl. Both are pinned as
  * /sys/fs/bpf/bbr-bpf/NAME/{trace_rb,trace_ctl}.

@@ -55,7 +55,7 @@ struct ets_sk {
  * Per-netns counters: hash map ETS_STATS_MAP_NAME keyed by the netns
  * cookie (u64, bpf_get_netns_cookie()), value struct ets_stats. Pinned
  * next to the sk_storage map. Counters only grow (u64, no wrap in practice).
- * rej_* index = enum ets_parse_err / ets_sample_err in bpf/ets_opt.h.
+ * rej_* index = enum ets_parse_err / ets_sample_err in bpf/core/ets_opt.h.
  */
 #define ETS_STATS_MAP_NAME	"ets_stats"
 #define ETS_STATS_MAX_NETNS	1024

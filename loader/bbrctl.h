@@ -21,7 +21,7 @@
 #define PIN_LINK		"link"
 #define PIN_ITER		"state_iter"
 /* PIN_ROOT/<name>/{trace_rb,trace_ctl}: the trace ring and its control
- * word (bpf/bbr_trace.h), if the object has them (trace.c). */
+ * word (bpf/lib/trace.h), if the object has them (trace.c). */
 #define PIN_TRACE_RB		"trace_rb"
 #define PIN_TRACE_CTL		"trace_ctl"
 /* PIN_ROOT/cgroup/<cgroup id>/{select,ets}: cgroup sockops links (attach.c).

@@ -3,13 +3,13 @@
  * bbrctl: runtime parameters per cgroup (`bbrctl set`) and of the default
  * set (`bbrctl params`).
  *
- * A CC built on bbr_glue.h keeps BBR_PARAM_SLOTS parameter sets, the array
+ * A CC built on lib/tcp_cc.h keeps BBR_PARAM_SLOTS parameter sets, the array
  * <name>_params in its section .data.params, and a hash map param_cgrp
  * from cgroup v2 id to the index of a set. Set 0 is the default: sockets of
  * a cgroup without an entry use it. The glue picks a socket's set at init
  * and at every round start, so a change reaches live connections within a
  * round trip and the per-ACK cost is an array index (include/bbr3_state.h,
- * bpf/bbr3_core.h).
+ * bpf/core/bbr3.h).
  *
  * `set --cgroup P NAME k=v...` finds P's set (or takes a free one, filled
  * with a copy of the default set first), writes the fields through an
@@ -41,7 +41,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "bbr_types.h"
+#include "core/types.h"
 #include "bbr3_state.h"
 #include "bbr_swift.h"
 #include "bbrctl.h"
@@ -50,7 +50,7 @@
  * is called here (its functions are static inline, so none is emitted). */
 #define BBR_CFG			bbrctl_param_sets_unused
 #define BBR_PRANDOM_U32()	0u
-#include "bbr3_core.h"
+#include "core/bbr3.h"
 
 #define PARAMS_SEC		".data.params"
 #define PARAM_CGRP_MAP		"param_cgrp"
@@ -271,7 +271,7 @@ static int cc_maps_find(const char *name, struct cc_maps *m)
 	}
 	if (m->params_fd < 0 || m->cgrp_fd < 0) {
 		err("%s: no parameter sets: its programs use no %s array in %s "
-		    "with a %s map%s (not built on bbr_glue.h, or an older "
+		    "with a %s map%s (not built on lib/tcp_cc.h, or an older "
 		    "build: reload it)", name, var, PARAMS_SEC, PARAM_CGRP_MAP,
 		    m->params_id ? "; or the map is not mmapable" : "");
 		cc_maps_close(m);

@@ -15,7 +15,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "bbr_types.h"
+#include "core/types.h"
 #include "bbr3_state.h"
 #include "bbr_swift.h"
 #include "bbrctl.h"

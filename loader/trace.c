@@ -3,7 +3,7 @@
  * bbrctl trace: stream the model events of loaded congestion controls.
  *
  * Every CC built on the glue has a ring buffer NAME_trace_rb and a control
- * word NAME_trace_ctl (bpf/bbr_trace.h); `bbrctl load` pins both next to
+ * word NAME_trace_ctl (bpf/lib/trace.h); `bbrctl load` pins both next to
  * the link. This command opens the pins, sets the control word's enable
  * flag (and the per-ACK flag with --per-ack), drains the rings into JSON
  * lines or CSV until SIGINT/SIGTERM or --duration, then clears the flag
@@ -26,7 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "bbr_types.h"
+#include "core/types.h"
 #include "bbr3_state.h"
 #include "bbrctl.h"
 
@@ -396,7 +396,7 @@ static int open_cc(struct trace_cc *cc, const char *name, bool quiet)
 	if (cc->rb_fd < 0) {
 		if (!quiet)
 			err("trace: %s has no trace ring (%s: %s): its object has no "
-			    "bbr_trace.h, or it was loaded by an older bbrctl; "
+			    "lib/trace.h, or it was loaded by an older bbrctl; "
 			    "reload it", name, p, strerror(errno));
 		return -1;
 	}

@@ -13,7 +13,7 @@ CLEAN_FILES += $(FUZZ_ETS_BIN) $(FUZZ_ETS_BIN).short.log $(FUZZ_ETS_BIN).long.lo
 
 .PHONY: fuzz-ets-short fuzz-ets-long
 
-$(FUZZ_ETS_BIN): selftests/fuzz/fuzz_ets.c bpf/ets_opt.h bpf/bbr_types.h
+$(FUZZ_ETS_BIN): selftests/fuzz/fuzz_ets.c bpf/core/ets_opt.h bpf/core/types.h
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ibpf -o $@ $<
 
 fuzz-ets-short: $(FUZZ_ETS_BIN)

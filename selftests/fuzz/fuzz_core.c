@@ -3,7 +3,7 @@
  * libFuzzer target for the BBRv3 core: the input is a script of operations
  * on one connection (ACKs with adversarial rate samples, recovery and RTO
  * transitions, undo, idle restarts, TLP state, parameter flips), with or
- * without BBR.Swift's hooks (swift_core.h: fuzzed target, Network_RTT
+ * without BBR.Swift's hooks (core/swift.h: fuzzed target, Network_RTT
  * samples and their age) around each ACK. After each
  * operation the core's invariants are checked; ASan and UBSan catch
  * out-of-bounds accesses and signed overflow on their own.
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bbr_types.h"
+#include "core/types.h"
 #include "bbr3_state.h"
 
 /* One parameter set: the fuzzer varies its fields, not the selection. */
@@ -32,9 +32,9 @@ static u32 fuzz_prandom(void)
 
 #define BBR_CFG			fuzz_param_sets
 #define BBR_PRANDOM_U32()	fuzz_prandom()
-#include "bbr3_core.h"
+#include "core/bbr3.h"
 #include "bbr_swift.h"
-#include "swift_core.h"
+#include "core/swift.h"
 
 /* The byte stream the script is read from. */
 struct reader {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * libFuzzer target for the ETS option codec and arithmetic (bpf/ets_opt.h).
+ * libFuzzer target for the ETS option codec and arithmetic (bpf/core/ets_opt.h).
  * The input is used three ways:
  *  1. as raw option bytes for ets_parse(): whatever it accepts must encode
  *     back to the same bytes (reserved bit cleared);
@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "ets_opt.h"
+#include "core/ets_opt.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 

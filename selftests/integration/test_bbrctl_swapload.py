@@ -221,7 +221,7 @@ def assert_switched(events, what):
 
 
 def assert_warm_start(r):
-    """Warm start (bbr3_core.h): live cubic flows switched to bbr3 continue
+    """Warm start (core/bbr3.h): live cubic flows switched to bbr3 continue
     in PROBE_BW at their own rate; none re-enters STARTUP (2.77x pacing)."""
     modes = r["modes"]
     print(f"modes right after cubic -> bbr3: {len(modes)} flows, "

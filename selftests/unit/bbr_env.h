@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "bbr_types.h"
+#include "core/types.h"
 #include "bbr3_state.h"
 
 u32 unit_prandom(void);
@@ -22,7 +22,7 @@ extern struct bbr_params bbr_test_param_sets[BBR_PARAM_SLOTS];
 
 #define BBR_CFG			bbr_test_param_sets
 #define BBR_PRANDOM_U32()	unit_prandom()
-#include "bbr3_core.h"
+#include "core/bbr3.h"
 
 #define ENV_MSS_BYTES		1448u
 #define ENV_START_US		1000000ull	/* the clock starts at 1 s */

@@ -10,7 +10,7 @@
 
 #include "sim.h"
 #include "bbr_swift.h"
-#include "swift_core.h"
+#include "core/swift.h"
 
 #define SIM_TX_RING_DEFAULT	(1u << 16)	/* transmissions remembered */
 #define SIM_QUEUE_MAX		(1u << 16)

@@ -11,7 +11,7 @@
  * ACKed, Recovery, a retransmission timeout (200 ms + srtt) that marks
  * everything lost, retransmits before new data, EDT pacing (the first 10
  * packets unpaced) and cwnd. With a Swift target each flow runs bbr_swift's
- * hooks around the core (swift_core.h), fed the ACK's RTT as its
+ * hooks around the core (core/swift.h), fed the ACK's RTT as its
  * Network_RTT.
  *
  * Every transmission also carries what a BBRv3 kernel would store in its
@@ -56,7 +56,7 @@ struct sim_cfg {
 	int nflows;
 	u32 tx_ring;		/* transmissions each flow remembers, power of 2;
 				 * 0: 65536 (enough for 100 BDP of 4 flows) */
-	u32 swift_target_us;	/* BBR.Swift (swift_core.h) with this target and
+	u32 swift_target_us;	/* BBR.Swift (core/swift.h) with this target and
 				 * Network_RTT = each ACK's RTT; 0: BBRv3 */
 	u32 net_rtt_jitter_us;	/* plus a uniform [0, this) measurement noise
 				 * (host delay in the lab's samples) */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * Unit tests of the ETS option codec and arithmetic (bpf/ets_opt.h):
+ * Unit tests of the ETS option codec and arithmetic (bpf/core/ets_opt.h):
  * byte layout against draft-yang-tcpm-ets-00 §3.2, EcrDel unit choice,
  * malformed input, the draft's worked example, 32-bit wrap, and the
  * hardware-clock path with injected NIC stamps.
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "unit.h"
-#include "ets_opt.h"
+#include "core/ets_opt.h"
 
 TEST(ets_encode_syn_bytes)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * BBR.Swift's delay response (bpf/swift_core.h) on the native BBRv3 core:
+ * BBR.Swift's delay response (bpf/core/swift.h) on the native BBRv3 core:
  * the decrease formula, once per round trip, the 0.5 floor, nothing at or
  * below target, the interplay with inflight_lo/hi and PROBE_BW (no cut in
  * REFILL/UP, but over target in UP ends the probe and lowers inflight_hi as
@@ -13,7 +13,7 @@
 #include "unit.h"
 #include "bbr_env.h"
 #include "bbr_swift.h"
-#include "swift_core.h"
+#include "core/swift.h"
 
 #define RTT_US		2048u	/* 2^11 us: exact bw arithmetic */
 #define BDP_PKTS	100u

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-/* DCTCP (bpf/dctcp_core.h, RFC 8257): the alpha EWMA with g = 1/16 over
+/* DCTCP (bpf/core/dctcp.h, RFC 8257): the alpha EWMA with g = 1/16 over
  * observation windows, the alpha/2 cut, loss halving, undo, receiver CE
  * state changes. */
 #include "unit.h"
-#include "bbr_types.h"
-#include "dctcp_core.h"
+#include "core/types.h"
+#include "core/dctcp.h"
 
 /* alpha converges to the marked fraction; starts at 1. */
 TEST(dctcp_alpha_ewma_g_1_16)

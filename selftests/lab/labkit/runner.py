@@ -45,7 +45,7 @@ BBRCTL = REPO / "loader" / "bbrctl"
 PROJECT_CCS = {"bbr3": REPO / "bpf" / "bbr3.bpf.o",
                "bbr_swift": REPO / "bpf" / "bbr_swift.bpf.o",
                "dctcp_bpf": REPO / "bpf" / "dctcp_bpf.bpf.o"}
-# Those with a BBR model that bbrctl trace/stat export (bpf/bbr_glue.h);
+# Those with a BBR model that bbrctl trace/stat export (bpf/lib/tcp_cc.h);
 # dctcp_bpf keeps its state in icsk_ca_priv and exports none.
 BBR_STATE_CCS = ("bbr3", "bbr_swift")
 CC_LIST = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * swift_core.h: the BBR.Swift delay response on top of the BBRv3 core.
+ * core/swift.h: the BBR.Swift delay response on top of the BBRv3 core.
  *
  * BBR.Swift (Google, IETF 109 ICCRG) is BBRv3 with one more congestion
  * signal: the Network_RTT that TCP ETS measures (RTT minus the receiver's
@@ -41,7 +41,7 @@
  * rate) or on a fallback.
  *
  * Plain C, compiles natively (selftests/unit/test_swift*.c) and as BPF;
- * needs bbr3_core.h and bbr_swift.h first. See docs/bbr_swift.md.
+ * needs core/bbr3.h and bbr_swift.h first. See docs/bbr_swift.md.
  */
 #ifndef SWIFT_CORE_H
 #define SWIFT_CORE_H

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * bbr_trace.h: ring-buffer events of the BBRv3 model for `bbrctl trace`.
+ * lib/trace.h: ring-buffer events of the BBRv3 model for `bbrctl trace`.
  *
- * Included once by bbr_glue.h (after it has defined BBR_GLUE_SYM and the
+ * Included once by lib/tcp_cc.h (after it has defined BBR_GLUE_SYM and the
  * value type), so every CC built on the glue gets two maps:
  *
  *   <prefix>_trace_rb   BPF_MAP_TYPE_RINGBUF of struct bbr_trace_ev
@@ -26,7 +26,7 @@
 #define BBR_TRACE_H
 
 #ifndef BBR_GLUE_SYM
-#error "bbr_trace.h is included by bbr_glue.h"
+#error "lib/trace.h is included by lib/tcp_cc.h"
 #endif
 
 /* 1 MiB: at 120 B an event (with the ring's 8 B header) ~8700 events,

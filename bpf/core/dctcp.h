@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * dctcp_core.h: the sender and receiver logic of DCTCP (RFC 8257) as plain
+ * core/dctcp.h: the sender and receiver logic of DCTCP (RFC 8257) as plain
  * C, for bpf/dctcp_bpf.bpf.c and the native unit tests. Written from the
  * RFC, our own code.
  *

@@ -45,7 +45,7 @@
  * "reconstruction" section below and docs/bbr3.md.
  *
  * The includer must, before including this file:
- *   - define u8..u64 (vmlinux.h, or bbr_types.h natively);
+ *   - define u8..u64 (vmlinux.h, or core/types.h natively);
  *   - define BBR_PRANDOM_U32() returning a random u32;
  *   - define BBR_CFG as the name of a global array
  *     struct bbr_params BBR_CFG[BBR_PARAM_SLOTS] (the parameter sets).
@@ -59,7 +59,7 @@
 #ifndef BBR3_CORE_H
 #define BBR3_CORE_H
 
-#include "bbr_types.h"
+#include "core/types.h"
 #include "bbr3_state.h"
 
 /* ---- Fixed-point scales ---------------------------------------------- */

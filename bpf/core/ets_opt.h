@@ -24,7 +24,7 @@
 #ifndef ETS_OPT_H
 #define ETS_OPT_H
 
-#include "bbr_types.h"
+#include "core/types.h"
 
 #define ETS_OPT_KIND		254	/* RFC 6994 shared experimental kind */
 #define ETS_OPT_EXID		0x4554	/* "ET", draft §3.2 */

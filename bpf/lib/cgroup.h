@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * bbr_cgroup.h: the cgroup v2 id of a socket, for the BPF objects that
- * look up per-cgroup configuration (bbr_glue.h's parameter sets,
+ * lib/cgroup.h: the cgroup v2 id of a socket, for the BPF objects that
+ * look up per-cgroup configuration (lib/tcp_cc.h's parameter sets,
  * bbr_swift's target_RTT). BPF only; needs vmlinux.h and bpf_core_read.h.
  *
  * The id is the kernfs node id of the cgroup the socket was created in

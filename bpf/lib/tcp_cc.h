@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * bbr_glue.h: the struct_ops glue shared by every CC built on the BBRv3
+ * lib/tcp_cc.h: the struct_ops glue shared by every CC built on the BBRv3
  * core (bbr3, bbr_swift). Included exactly once, by a thin *.bpf.c file.
  *
  * Each op reads the kernel's inputs from the socket and the rate sample
@@ -32,19 +32,19 @@
  *                                         the outputs are written back
  *   BBR_GLUE_HOOK_REC(rec, v)             fill the record's own part
  *   BBR_GLUE_HOOK_TRACE(e, v)             fill a trace event's own part
- *                                         (struct bbr_trace_ev, bbr_trace.h)
+ *                                         (struct bbr_trace_ev, lib/trace.h)
  * A CC with hooks includes vmlinux.h and the core itself first (defining
  * BBR_CFG as <prefix>_params), declares its value type and hook functions,
  * then includes this file; the includes here are guarded.
  *
- * bbrctl's ring-buffer tracing (bbr_trace.h) hooks in here, once, for all
+ * bbrctl's ring-buffer tracing (lib/trace.h) hooks in here, once, for all
  * CCs built on the glue.
  */
 #ifndef BBR_GLUE_H
 #define BBR_GLUE_H
 
 #ifndef BBR_GLUE_PREFIX
-#error "define BBR_GLUE_PREFIX (the CC name as an identifier) before bbr_glue.h"
+#error "define BBR_GLUE_PREFIX (the CC name as an identifier) before lib/tcp_cc.h"
 #endif
 
 #define BBR_GLUE_CAT2(a, b)	a##_##b
@@ -59,9 +59,9 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 
-#include "bbr_types.h"
+#include "core/types.h"
 #include "bbr3_state.h"
-#include "bbr_cgroup.h"
+#include "lib/cgroup.h"
 
 #ifndef BBR_CFG
 #define BBR_CFG			BBR_GLUE_SYM(params)
@@ -69,7 +69,7 @@
 #ifndef BBR_PRANDOM_U32
 #define BBR_PRANDOM_U32()	bpf_get_prandom_u32()
 #endif
-#include "bbr3_core.h"
+#include "core/bbr3.h"
 
 /* BPF_PROG pastes its name argument; expand BBR_GLUE_SYM() first. */
 #define BBR_GLUE_PROG(...)	BPF_PROG(__VA_ARGS__)
@@ -157,7 +157,7 @@ struct {
 } BBR_GLUE_SYM(sk_stor) SEC(".maps");
 
 /* Ring-buffer events for `bbrctl trace` (maps <prefix>_trace_rb/_ctl). */
-#include "bbr_trace.h"
+#include "lib/trace.h"
 
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
 {
@@ -277,7 +277,7 @@ static __always_inline void bbr_rs_load(struct bbr_rs *r,
 }
 
 /*
- * The skbs the stack just marked lost (bbr3_core.h, "Finding the skbs the
+ * The skbs the stack just marked lost (core/bbr3.h, "Finding the skbs the
  * stack just marked lost"): walk the retransmit queue (an rb-tree in
  * sequence order) from the stack's retransmit hint, or its head, and offer
  * the core each skb flagged lost and not yet retransmitted. Queue memory is
