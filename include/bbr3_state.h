@@ -44,9 +44,7 @@
 #define BBR_UNDO_STARTUP	1	/* loss ended STARTUP */
 #define BBR_UNDO_PROBE_BW_UP	2	/* loss ended a PROBE_UP */
 
-/* Reference generations (struct bbr_params.generation). */
-#define BBR_GEN_2023		2023	/* google/bbr v3, net/ipv4/tcp_bbr.c */
-#define BBR_GEN_2026		2026	/* branch bbr-v3-2026-09-16-01, tcp_bbr3.c */
+
 
 /*
  * Send records: mainline keeps no per-packet "in flight at send" or "lost
@@ -179,41 +177,9 @@ struct bbr3_sk {
 	struct bbr_tx_rec rec[BBR_TX_RECS];
 };
 
-/*
- * Runtime parameters (the reference's module-level tunables). The BPF
- * object keeps BBR_PARAM_SLOTS sets of them, the array <prefix>_params in
- * the section .data.params, which bbrctl rewrites while the CC is loaded
- * (`bbrctl set`); set 0 is the default, the others belong to cgroups
- * through the hash map param_cgrp (cgroup id -> set index). Defaults are
- * BBR_PARAMS_DEFAULT in bpf/core/bbr3.h.
- */
-struct bbr_params {
-	u32 startup_pacing_gain;	/* BBR_UNIT */
-	u32 startup_cwnd_gain;		/* BBR_UNIT */
-	u32 drain_gain;			/* BBR_UNIT; 0 = the generation's (128 or 88) */
-	u32 cwnd_gain;			/* BBR_UNIT, PROBE_BW */
-	u32 probe_up_pacing_gain;	/* BBR_UNIT */
-	u32 probe_down_pacing_gain;	/* BBR_UNIT */
-	u32 bw_probe_cwnd_gain;		/* extra UP cwnd gain, units of BBR_UNIT/4 */
-	u32 beta;			/* BBR_UNIT: cut is (1 - beta) */
-	u32 loss_thresh;		/* BBR_UNIT */
-	u32 full_loss_cnt;		/* loss events per round to exit STARTUP */
-	u32 ecn_enable;			/* 1: react to CE (needs low-threshold AQM) */
-	u32 ecn_thresh;			/* BBR_UNIT */
-	u32 ecn_factor;			/* BBR_UNIT */
-	u32 ecn_alpha_gain;		/* BBR_UNIT */
-	u32 ecn_max_rtt_us;		/* ECN only if min_rtt <= this; 0 = any */
-	u32 ecn_reprobe_gain;		/* BBR_UNIT */
-	u32 inflight_headroom;		/* BBR_UNIT */
-	u32 probe_rtt_mode_ms;		/* 0 disables PROBE_RTT */
-	u32 probe_rtt_win_ms;
-	u32 min_rtt_win_sec;
-	u32 extra_acked_gain;		/* BBR_UNIT */
-	u32 recovery_conservation;	/* 1: packet conservation in 1st recovery round */
-	u32 fast_path;			/* 1: app-limited fast path */
-	u32 generation;			/* BBR_GEN_2026 or BBR_GEN_2023 */
-	u32 _reserved[4];
-};
+/* The runtime parameters (struct bbr_params): include/bbr_params.h. */
+#include "bbr_params.h"
+
 
 /*
  * One record per socket from the state iterator (iter/bpf_sk_storage_map):

@@ -188,19 +188,8 @@ PROC_AVAIL_CC "),\n"
 "PATH: as for attach. Values are integers (decimal or 0x hex); gains and\n"
 "fractions are in BBR_UNIT, 256 = 1.0.\n"
 "\n"
-"Keys (range):\n"
-"  startup_pacing_gain 64..4096   startup_cwnd_gain 64..4096\n"
-"  drain_gain 1..256              cwnd_gain 64..4096\n"
-"  probe_up_pacing_gain 256..4096 probe_down_pacing_gain 1..256\n"
-"  bw_probe_cwnd_gain 0..64 (BBR_UNIT/4)   beta 0..256 (cut is 1-beta)\n"
-"  loss_thresh 1..255             full_loss_cnt 0..15\n"
-"  ecn_enable 0..1                ecn_thresh 0..256\n"
-"  ecn_factor 0..256              ecn_alpha_gain 0..256\n"
-"  ecn_max_rtt_us 0..3600000000 (0 = any)  ecn_reprobe_gain 0..1024\n"
-"  inflight_headroom 0..256       probe_rtt_mode_ms 0..60000 (0 = off)\n"
-"  probe_rtt_win_ms 100..3600000  min_rtt_win_sec 1..3600\n"
-"  extra_acked_gain 0..4096       recovery_conservation 0..1\n"
-"  fast_path 0..1\n"
+"Keys: `bbrctl help keys` lists every key with its range, default and\n"
+"meaning (include/bbr_params.h).\n"
 "bbr_swift only (its pinned map swift_cgrp_cfg, same cgroup id):\n"
 "  target_rtt_us 0..3600000000 (0 = no target)  stale_us 0..3600000000\n"
 "  keep_ecn 0..1 (or flags 0..1, the same bit of struct swift_cfg)\n"
@@ -877,6 +866,10 @@ static int cmd_help(char **args, int nargs)
 
 	if (nargs == 0) {
 		usage_main(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(args[0], "keys") == 0) {
+		print_param_keys(stdout);
 		return EXIT_OK;
 	}
 	h = find_help(args[0]);

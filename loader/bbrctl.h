@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -179,6 +180,8 @@ int cmd_stat_impl(char **names, int n);
 const char *swift_status_name(unsigned int st);
 /* ---- parameter sets (params.c) ---- */
 int cmd_set_impl(char **args, int nargs);
+/* `bbrctl help keys`: every parameter key, its range, default and meaning. */
+void print_param_keys(FILE *f);
 int cmd_params_set_impl(char **args, int nargs);
 
 /* ---- tracing (trace.c) ---- */

@@ -43,14 +43,9 @@
 
 #include "core/types.h"
 #include "bbr3_state.h"
+#include "bbr_params.h"
 #include "bbr_swift.h"
 #include "bbrctl.h"
-
-/* BBR_PARAMS_DEFAULT and BBR_PARAM_SLOTS come from the core; nothing of it
- * is called here (its functions are static inline, so none is emitted). */
-#define BBR_CFG			bbrctl_param_sets_unused
-#define BBR_PRANDOM_U32()	0u
-#include "core/bbr3.h"
 
 #define PARAMS_SEC		".data.params"
 #define PARAM_CGRP_MAP		"param_cgrp"
@@ -67,38 +62,11 @@ struct key_spec {
 	const char *what;	/* unit and meaning, for messages and help */
 };
 
-#define PK(n, lo, hi, w) { #n, offsetof(struct bbr_params, n), lo, hi, w }
-/*
- * Ranges: gains are BBR_UNIT (256 = 1.0) and end up in u16 fields of the
- * state, so at most 16x; fractions (beta, thresholds, factors) at most 1.0;
- * loss_thresh strictly below 1.0 because the core divides by
- * (BBR_UNIT - loss_thresh); full_loss_cnt saturates at 15 in the state.
- */
-static const struct key_spec bbr_keys[] = {
-	PK(startup_pacing_gain,	64, 4096, "BBR_UNIT (256 = 1.0), 0.25x..16x"),
-	PK(startup_cwnd_gain,	64, 4096, "BBR_UNIT, 0.25x..16x"),
-	PK(drain_gain,		1, 256, "BBR_UNIT, at most 1.0"),
-	PK(cwnd_gain,		64, 4096, "BBR_UNIT, 0.25x..16x"),
-	PK(probe_up_pacing_gain, 256, 4096, "BBR_UNIT, 1.0x..16x"),
-	PK(probe_down_pacing_gain, 1, 256, "BBR_UNIT, at most 1.0"),
-	PK(bw_probe_cwnd_gain,	0, 64, "units of BBR_UNIT/4"),
-	PK(beta,		0, 256, "BBR_UNIT, the cut is (1 - beta)"),
-	PK(loss_thresh,		1, 255, "BBR_UNIT, below 1.0"),
-	PK(full_loss_cnt,	0, 15, "loss events per round, 0 = off"),
-	PK(ecn_enable,		0, 1, "0 or 1"),
-	PK(ecn_thresh,		0, 256, "BBR_UNIT"),
-	PK(ecn_factor,		0, 256, "BBR_UNIT"),
-	PK(ecn_alpha_gain,	0, 256, "BBR_UNIT"),
-	PK(ecn_max_rtt_us,	0, MAX_TIME_US, "us, 0 = any"),
-	PK(ecn_reprobe_gain,	0, 1024, "BBR_UNIT"),
-	PK(inflight_headroom,	0, 256, "BBR_UNIT"),
-	PK(probe_rtt_mode_ms,	0, 60000, "ms, 0 = no PROBE_RTT"),
-	PK(probe_rtt_win_ms,	100, 3600000, "ms"),
-	PK(min_rtt_win_sec,	1, 3600, "s"),
-	PK(extra_acked_gain,	0, 4096, "BBR_UNIT"),
-	PK(recovery_conservation, 0, 1, "0 or 1"),
-	PK(fast_path,		0, 1, "0 or 1"),
-};
+/* Every key of the one parameter table (include/bbr_params.h). */
+#define PK(n, lo, hi, def, unit, what)	\
+	{ #n, offsetof(struct bbr_params, n), lo, hi, unit ": " what },
+static const struct key_spec bbr_keys[] = { BBR_PARAM_TABLE(PK) };
+#undef PK
 #define N_BBR_KEYS	(sizeof(bbr_keys) / sizeof(bbr_keys[0]))
 
 #define SWIFT_KEEP_ECN_OFF	((size_t)-1)	/* a flag bit, not a field */
@@ -115,6 +83,22 @@ static const struct key_spec swift_keys[] = {
 	  "SWIFT_CFG_F_* bits: 1 = keep_ecn" },
 };
 #define N_SWIFT_KEYS	(sizeof(swift_keys) / sizeof(swift_keys[0]))
+
+void print_param_keys(FILE *f)
+{
+	static const struct bbr_params def = BBR_PARAMS_DEFAULT;
+
+	fprintf(f, "Keys of bbr3 and bbr_swift (KEY MIN..MAX default: unit: meaning):\n");
+	for (size_t i = 0; i < N_BBR_KEYS; i++)
+		fprintf(f, "  %s %u..%u default %u: %s\n", bbr_keys[i].name,
+			bbr_keys[i].min, bbr_keys[i].max,
+			*(const u32 *)((const char *)&def + bbr_keys[i].off),
+			bbr_keys[i].what);
+	fprintf(f, "bbr_swift only:\n");
+	for (size_t i = 0; i < N_SWIFT_KEYS; i++)
+		fprintf(f, "  %s %u..%u: %s\n", swift_keys[i].name,
+			swift_keys[i].min, swift_keys[i].max, swift_keys[i].what);
+}
 
 /* The maps of one loaded CC. */
 struct cc_maps {

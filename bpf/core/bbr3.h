@@ -152,54 +152,10 @@
 #define BBR_CA_RECOVERY		3
 #define BBR_CA_LOSS		4
 
-/* Default tunables: the reference's module parameters, same integers. */
-#define BBR_PARAMS_DEFAULT {						\
-	/* 4*ln(2) rounded up: 256*277/100+1 = 710 (~2.773) */		\
-	.startup_pacing_gain	= BBR_UNIT * 277 / 100 + 1,		\
-	.startup_cwnd_gain	= BBR_UNIT * 2,				\
-	/* 0: the generation's (BBR_DRAIN_GAIN_2026 / _2023) */	\
-	.drain_gain		= 0,					\
-	.cwnd_gain		= BBR_UNIT * 2,				\
-	.probe_up_pacing_gain	= BBR_UNIT * 5 / 4,			\
-	/* 256*91/100 = 232 (~0.906); the draft says 0.90 */		\
-	.probe_down_pacing_gain	= BBR_UNIT * 91 / 100,			\
-	/* UP cwnd gain = cwnd_gain + 1/4 = 2.25 */			\
-	.bw_probe_cwnd_gain	= 1,					\
-	/* 256*30/100 = 76: a cut keeps 180/256 (~0.7) */		\
-	.beta			= BBR_UNIT * 30 / 100,			\
-	/* 256*2/100 = 5 (~1.95 %) */					\
-	.loss_thresh		= BBR_UNIT * 2 / 100,			\
-	.full_loss_cnt		= 6,					\
-	.ecn_enable		= 0,					\
-	.ecn_thresh		= BBR_UNIT / 2,				\
-	/* 256/3 = 85 (~0.332) */					\
-	.ecn_factor		= BBR_UNIT / 3,				\
-	.ecn_alpha_gain		= BBR_UNIT / 16,			\
-	.ecn_max_rtt_us		= 5000,					\
-	.ecn_reprobe_gain	= BBR_UNIT / 2,				\
-	/* 256*15/100 = 38 (~0.148) */					\
-	.inflight_headroom	= BBR_UNIT * 15 / 100,			\
-	.probe_rtt_mode_ms	= 200,					\
-	.probe_rtt_win_ms	= 5000,					\
-	.min_rtt_win_sec	= 10,					\
-	.extra_acked_gain	= BBR_UNIT,				\
-	.recovery_conservation	= 0,					\
-	.fast_path		= 1,					\
-	.generation		= BBR_GEN_2026,				\
-}
-
-/*
- * The tunables: an array of parameter sets the includer defines (BPF: in
- * the section .data.params, so bbrctl can rewrite a set at run time).
- * A power of two, so that masking keeps any index in bounds (the verifier
- * needs that proof, and a corrupt slot must not read outside the array).
- * 64 sets x 112 B = 7 KiB: room for the lab's per-run cgroups plus the
- * operator's own.
- */
-#ifndef BBR_PARAM_SLOTS
-#define BBR_PARAM_SLOTS		64
-#endif
-#define BBR_PARAM_SLOT_DEFAULT	0	/* sockets in no configured cgroup */
+/* The tunables (include/bbr_params.h: names, ranges, defaults) come in
+ * BBR_PARAM_SLOTS sets, an array the includer defines (BPF: in the section
+ * .data.params, so bbrctl can rewrite a set at run time). */
+_Static_assert(BBR_PARAM_UNIT == BBR_UNIT, "bbr_params.h's unit is BBR_UNIT");
 extern struct bbr_params BBR_CFG[BBR_PARAM_SLOTS];
 
 /* The parameter set a socket runs with. */

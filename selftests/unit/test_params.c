@@ -5,6 +5,9 @@
  * to the default set, and two connections with different sets behave
  * differently on the same inputs.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "unit.h"
 #include "bbr_env.h"
 
@@ -160,4 +163,48 @@ TEST(cold_start_in_slow_start_or_when_new)
 	env_init(&e, 10);				/* a new connection */
 	ASSERT_EQ(e.b->mode, BBR_STARTUP);
 	ASSERT_EQ(e.b->pacing_gain, 710);
+}
+
+/* The one parameter table: every default in its own range, and docs/
+ * bbrctl.md's key table lists exactly the table's keys with its ranges. */
+struct param_row { const char *name; u32 min, max, def; };
+
+#define PARAM_ROW(n, lo, hi, d, unit, what)	{ #n, lo, hi, d },
+static const struct param_row param_rows[] = { BBR_PARAM_TABLE(PARAM_ROW) };
+#undef PARAM_ROW
+#define N_PARAM_ROWS	(sizeof(param_rows) / sizeof(param_rows[0]))
+
+TEST(param_table_defaults_in_range_and_documented)
+{
+	char line[512], name[64];
+	unsigned int lo, hi;
+	bool seen[N_PARAM_ROWS] = {};
+	FILE *f = fopen("docs/bbrctl.md", "r");
+	u32 i, documented = 0;
+
+	ASSERT_TRUE(f);		/* run from the repository root (make unit) */
+	for (i = 0; i < N_PARAM_ROWS; i++) {
+		ASSERT_LE(param_rows[i].min, param_rows[i].def);
+		ASSERT_LE(param_rows[i].def, param_rows[i].max);
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "| `%63[a-z0-9_]` | %u..%u |", name, &lo, &hi) != 3)
+			continue;
+		for (i = 0; i < N_PARAM_ROWS; i++) {
+			if (strcmp(name, param_rows[i].name))
+				continue;
+			if (lo != param_rows[i].min || hi != param_rows[i].max)
+				printf("  docs/bbrctl.md: %s %u..%u, table %u..%u\n",
+				       name, lo, hi, param_rows[i].min, param_rows[i].max);
+			ASSERT_EQ(lo, param_rows[i].min);
+			ASSERT_EQ(hi, param_rows[i].max);
+			seen[i] = true;
+			documented++;
+		}
+	}
+	fclose(f);
+	for (i = 0; i < N_PARAM_ROWS; i++)
+		if (!seen[i])
+			printf("  docs/bbrctl.md does not list %s\n", param_rows[i].name);
+	ASSERT_EQ(documented, N_PARAM_ROWS);
 }

@@ -41,10 +41,10 @@ CG_PREFIX = "lab"                                # this area's prefix (briefing)
 RMDIR_TRIES = 50                                 # x RMDIR_WAIT_S: sockets closing
 RMDIR_WAIT_S = 0.1
 BBRCTL_TIMEOUT_S = 30.0
-# Parameter keys per project CC: the fields of struct bbr_params
-# (include/bbr3_state.h) and, for bbr_swift, those of struct swift_cfg
-# (include/bbr_swift.h). Read from the headers so a new field needs no edit here.
-BBR_PARAMS_HDR = REPO / "include" / "bbr3_state.h"
+# Parameter keys per project CC: the rows of the parameter table
+# (include/bbr_params.h) and, for bbr_swift, the fields of struct swift_cfg
+# (include/bbr_swift.h). Read from the headers so a new key needs no edit here.
+BBR_PARAMS_HDR = REPO / "include" / "bbr_params.h"
 SWIFT_HDR = REPO / "include" / "bbr_swift.h"
 PARAM_CCS = ("bbr3", "bbr_swift", "dctcp_bpf")
 
@@ -65,10 +65,19 @@ def _struct_fields(header, struct):
             if not n.startswith("_")}
 
 
+def _table_keys(header):
+    """Key names of the BBR_PARAM(name, ...) rows of the parameter table."""
+    try:
+        text = Path(header).read_text()
+    except OSError:
+        return set()
+    return set(re.findall(r"^\s*BBR_PARAM\((\w+),", text, re.M))
+
+
 @functools.lru_cache(maxsize=None)
 def param_keys(cc):
     """The keys `[cc_params.cc]` may set (empty: cc has no parameters)."""
-    bbr = _struct_fields(BBR_PARAMS_HDR, "bbr_params")
+    bbr = _table_keys(BBR_PARAMS_HDR)
     if cc == "bbr3":
         return frozenset(bbr)
     if cc == "bbr_swift":

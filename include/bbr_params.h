@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The runtime parameters of the CCs built on the BBRv3 core (bbr3,
+ * bbr_swift): one table, written once, from which the BPF objects take the
+ * struct and the defaults, bbrctl the key names, ranges and help, and the
+ * tests and docs their checks (selftests/unit/test_params.c compares it
+ * with docs/bbrctl.md).
+ *
+ * Each row: BBR_PARAM(name, min, max, default, unit, meaning). Values are
+ * u32. Gains and fractions are in BBR_PARAM_UNIT (== BBR_UNIT, 256 = 1.0).
+ * Ranges: gains end up in u16 fields of the state, so at most 16x;
+ * fractions at most 1.0; loss_thresh strictly below 1.0 because the core
+ * divides by (BBR_UNIT - loss_thresh); full_loss_cnt saturates at 15 in the
+ * state; time-like values at most an hour in µs. Defaults are the
+ * reference's integers (its module parameters), with its truncation.
+ *
+ * Each loaded CC keeps BBR_PARAM_SLOTS sets of them (the array
+ * <cc>_params in the object's section .data.params); set 0 is the default
+ * set, the others belong to cgroups (bbrctl set --cgroup). Needs u32.
+ */
+#ifndef BBR_PARAMS_H
+#define BBR_PARAMS_H
+
+#define BBR_PARAM_UNIT		256u		/* BBR_UNIT: 1.0 */
+#define BBR_PARAM_MAX_TIME_US	3600000000u	/* an hour */
+
+/* Reference generations (the `generation` parameter). */
+#define BBR_GEN_2023		2023	/* google/bbr v3, net/ipv4/tcp_bbr.c */
+#define BBR_GEN_2026		2026	/* branch bbr-v3-2026-09-16-01, tcp_bbr3.c */
+
+#define BBR_PARAM_TABLE(BBR_PARAM)						\
+	/* 4 ln 2 rounded up: 256 * 277 / 100 + 1 = 710 (~2.77) */		\
+	BBR_PARAM(startup_pacing_gain, 64, 4096, BBR_PARAM_UNIT * 277 / 100 + 1,\
+		  "BBR_UNIT", "STARTUP pacing gain")				\
+	BBR_PARAM(startup_cwnd_gain, 64, 4096, BBR_PARAM_UNIT * 2,		\
+		  "BBR_UNIT", "STARTUP and DRAIN cwnd gain")			\
+	BBR_PARAM(drain_gain, 0, 256, 0,					\
+		  "BBR_UNIT", "DRAIN pacing gain; 0 = the generation's (128 in 2026, 88 in 2023)") \
+	BBR_PARAM(cwnd_gain, 64, 4096, BBR_PARAM_UNIT * 2,			\
+		  "BBR_UNIT", "PROBE_BW cwnd gain")				\
+	BBR_PARAM(probe_up_pacing_gain, 256, 4096, BBR_PARAM_UNIT * 5 / 4,	\
+		  "BBR_UNIT", "PROBE_BW UP pacing gain")			\
+	/* 256 * 91 / 100 = 232 (~0.906); the draft says 0.90 */		\
+	BBR_PARAM(probe_down_pacing_gain, 1, 256, BBR_PARAM_UNIT * 91 / 100,	\
+		  "BBR_UNIT", "PROBE_BW DOWN pacing gain")			\
+	BBR_PARAM(bw_probe_cwnd_gain, 0, 64, 1,					\
+		  "BBR_UNIT/4", "extra UP cwnd gain (UP cwnd gain = cwnd_gain + this/4)") \
+	/* 256 * 30 / 100 = 76: a cut keeps 180/256 (~0.7) */			\
+	BBR_PARAM(beta, 0, 256, BBR_PARAM_UNIT * 30 / 100,			\
+		  "BBR_UNIT", "multiplicative cut on loss or ECN is (1 - beta)") \
+	/* 256 * 2 / 100 = 5 (~1.95 %) */					\
+	BBR_PARAM(loss_thresh, 1, 255, BBR_PARAM_UNIT * 2 / 100,		\
+		  "BBR_UNIT", "loss rate that is too high; below 1.0")		\
+	BBR_PARAM(full_loss_cnt, 0, 15, 6,					\
+		  "events", "loss events in a round that end STARTUP; 0 = never") \
+	BBR_PARAM(ecn_enable, 0, 1, 0,						\
+		  "0/1", "react to CE marks (needs a low-threshold AQM)")	\
+	BBR_PARAM(ecn_thresh, 0, 256, BBR_PARAM_UNIT / 2,			\
+		  "BBR_UNIT", "CE ratio that is too high")			\
+	/* 256 / 3 = 85 (~0.332) */						\
+	BBR_PARAM(ecn_factor, 0, 256, BBR_PARAM_UNIT / 3,			\
+		  "BBR_UNIT", "share of the CE EWMA in the inflight_lo cut")	\
+	BBR_PARAM(ecn_alpha_gain, 0, 256, BBR_PARAM_UNIT / 16,			\
+		  "BBR_UNIT", "EWMA gain of the CE ratio")			\
+	BBR_PARAM(ecn_max_rtt_us, 0, BBR_PARAM_MAX_TIME_US, 5000,		\
+		  "us", "ECN only if min_rtt is at most this; 0 = any")		\
+	BBR_PARAM(ecn_reprobe_gain, 0, 1024, BBR_PARAM_UNIT / 2,		\
+		  "BBR_UNIT", "inflight_hi share that sets the slope of a re-probe after CE only") \
+	/* 256 * 15 / 100 = 38 (~0.148) */					\
+	BBR_PARAM(inflight_headroom, 0, 256, BBR_PARAM_UNIT * 15 / 100,		\
+		  "BBR_UNIT", "headroom below inflight_hi while cruising")	\
+	BBR_PARAM(probe_rtt_mode_ms, 0, 60000, 200,				\
+		  "ms", "PROBE_RTT duration; 0 = no PROBE_RTT")			\
+	BBR_PARAM(probe_rtt_win_ms, 100, 3600000, 5000,				\
+		  "ms", "PROBE_RTT interval without a new min RTT")		\
+	BBR_PARAM(min_rtt_win_sec, 1, 3600, 10,					\
+		  "s", "min_rtt filter window")					\
+	BBR_PARAM(extra_acked_gain, 0, 4096, BBR_PARAM_UNIT,			\
+		  "BBR_UNIT", "ACK-aggregation cwnd allowance gain")		\
+	BBR_PARAM(recovery_conservation, 0, 1, 0,				\
+		  "0/1", "packet conservation in the first recovery round")	\
+	BBR_PARAM(fast_path, 0, 1, 1,						\
+		  "0/1", "app-limited fast path")				\
+	BBR_PARAM(generation, BBR_GEN_2023, BBR_GEN_2026, BBR_GEN_2026,		\
+		  "year", "reference generation: 2023, any other value 2026 (docs/bbr3.md)")
+
+/* The fields, in table order, plus room to grow without a new layout. */
+struct bbr_params {
+#define BBR_PARAM_FIELD(name, lo, hi, def, unit, what)	u32 name;
+	BBR_PARAM_TABLE(BBR_PARAM_FIELD)
+#undef BBR_PARAM_FIELD
+	u32 _reserved[4];
+};
+
+#define BBR_PARAM_INIT(name, lo, hi, def, unit, what)	.name = (def),
+#define BBR_PARAMS_DEFAULT { BBR_PARAM_TABLE(BBR_PARAM_INIT) }
+
+/* Parameter sets per CC: a power of two, so that masking keeps any index
+ * in bounds (the verifier needs that proof, and a corrupt slot must not
+ * read outside the array). 64 sets x 112 B = 7 KiB: room for the lab's
+ * per-run cgroups plus the operator's own. */
+#ifndef BBR_PARAM_SLOTS
+#define BBR_PARAM_SLOTS		64
+#endif
+#define BBR_PARAM_SLOT_DEFAULT	0	/* sockets in no configured cgroup */
+
+#endif /* BBR_PARAMS_H */
