@@ -80,7 +80,7 @@ vmlinux: bpf/vmlinux.h
 # the running kernel has that op.
 bpf/tx_start/%.bpf.o: bpf/%.bpf.c bpf/vmlinux.h $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CLANG) $(BPF_CFLAGS) -DBBR_GLUE_TX_START_OP -c $< -o $@
+	$(CLANG) $(BPF_CFLAGS) -DBBR_TX_START_OP -c $< -o $@
 
 $(LOADER): $(wildcard loader/*.c loader/*.h) $(CORE_HDRS)
 	$(CC) $(USER_CFLAGS) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS)

@@ -2,14 +2,12 @@
 /*
  * bbr_swift: BBR.Swift as a BPF struct_ops tcp_congestion_ops.
  *
- * BBRv3 (core/bbr3.h, through the same glue as bbr3: lib/tcp_cc.h) plus the
- * Swift delay response of core/swift.h: two hooks around the core's
- * per-ACK pipeline. Before it, the socket's target (per-socket map, else
- * per-cgroup map, else the default entry; include/bbr_swift.h) and its
- * latest Network_RTT from the ETS sockops program (ets_sk_stor,
- * include/ets_shared.h) decide whether the delay signal is in force and
- * apply at most one decrease per round trip to the lower bounds. After
- * it, a fractional window lowers the pacing rate below one packet per RTT.
+ * BBRv3 (core/bbr3.h, with the same ops as bbr3: lib/tcp_cc.h) plus the
+ * Swift delay signal of core/swift.h, which the core consumes at one point
+ * of its per-ACK step. Before each ACK, this file gives it the socket's
+ * target (per-socket map, else per-cgroup map, else the default entry;
+ * include/bbr_swift.h) and its latest Network_RTT from the ETS sockops
+ * program (ets_sk_stor, include/ets_shared.h).
  *
  * The three maps are pinned by name. Their directory is the object's
  * pin_root_path: bbrctl opens this object with SWIFT_PIN_ROOT (the ETS
@@ -18,22 +16,32 @@
  * /sys/fs/bpf/: loaded that way bbr_swift sees no ETS samples and runs as
  * BBRv3 (status SWIFT_ST_NO_ETS). See docs/bbr_swift.md.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-
-#include "core/types.h"
-#include "bbr3_state.h"
+#include "lib/tcp_cc.h"
 #include "bbr_swift.h"
 #include "ets_shared.h"
-#include "lib/cgroup.h"	/* bbr_sk_cgroup_id(), shared with the glue */
 
-#define BBR_GLUE_PREFIX		bbr_swift
-#define BBR_CFG			bbr_swift_params
-#define BBR_PRANDOM_U32()	bpf_get_prandom_u32()
-#include "core/bbr3.h"
-#include "core/swift.h"
+char _license[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bbr_swift_sk);
+} bbr_swift_sk_stor SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, BBR_TRACE_RING_BYTES);
+} bbr_swift_trace_rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct bbr_trace_ctl);
+} bbr_swift_trace_ctl SEC(".maps");
+
+struct bbr_glue_stats bbr_swift_stats;
 
 /* Filled by the ETS sockops program (bpf/ets.bpf.c); read-only here. */
 struct {
@@ -62,6 +70,12 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } swift_sk_cfg SEC(".maps");
 
+static __always_inline struct bbr_swift_sk *swift_sk(struct sock *sk)
+{
+	return bbr_cc_value(&bbr_swift_sk_stor, sk, &bbr_swift_stats);
+}
+
+/* The socket's target: its own entry, else its cgroup's, else the default. */
 static __always_inline void swift_read_cfg(struct sock *sk,
 					   struct bbr_swift_sk *v)
 {
@@ -77,64 +91,175 @@ static __always_inline void swift_read_cfg(struct sock *sk,
 		key = SWIFT_CGRP_DEFAULT_KEY;
 		cfg = bpf_map_lookup_elem(&swift_cgrp_cfg, &key);
 	}
-	swift_apply_cfg(&v->sw, cfg, v->bbr.st.round_count);
+	swift_apply_cfg(&v->delay.w, cfg, v->bbr.st.round_count);
 }
 
-static __always_inline void swift_hook_init(struct sock *sk,
-					    struct bbr_swift_sk *v)
+/* This ACK's delay signal: the configuration (re-read every
+ * SWIFT_CFG_REFRESH_ROUNDS rounds) and the latest ETS sample. */
+static __always_inline void swift_load_signal(struct sock *sk,
+					      struct bbr_swift_sk *v)
 {
-	__builtin_memset(&v->sw, 0, sizeof(v->sw));
+	struct ets_sk *e;
+
+	if (swift_cfg_due(&v->delay.w, v->bbr.st.round_count))
+		swift_read_cfg(sk, v);
+	__builtin_memset(&v->delay.smp, 0, sizeof(v->delay.smp));
+	if (v->delay.w.target_rtt_us == SWIFT_TARGET_NONE)
+		return;
+	e = bpf_sk_storage_get(&ets_sk_stor, sk, NULL, 0);
+	if (e) {
+		v->delay.smp.present = 1;
+		v->delay.smp.last_sample_ns = e->last_sample_ns;
+		v->delay.smp.network_rtt_us = e->network_rtt_us;
+	}
+}
+
+SEC("struct_ops")
+void BPF_PROG(bbr_swift_init, struct sock *sk)
+{
+	struct bbr_swift_sk *v = bpf_sk_storage_get(&bbr_swift_sk_stor, sk, NULL,
+						    BPF_SK_STORAGE_GET_F_CREATE);
+
+	if (!v) {	/* the socket keeps its initial cwnd, unpaced */
+		__sync_fetch_and_add(&bbr_swift_stats.no_storage, 1);
+		return;
+	}
+	bbr_cc_init(sk, &v->bbr);
+	__builtin_memset(&v->delay, 0, sizeof(v->delay));
 	swift_read_cfg(sk, v);
 }
 
-static __always_inline void swift_hook_pre(struct sock *sk,
-					   struct bbr_swift_sk *v,
-					   struct bbr_sock *s,
-					   const struct bbr_rs *r)
+SEC("struct_ops")
+void BPF_PROG(bbr_swift_release, struct sock *sk)
 {
-	struct swift_sample smp = {};
-	struct ets_sk *e;
-
-	if (swift_cfg_due(&v->sw, v->bbr.st.round_count))
-		swift_read_cfg(sk, v);
-	if (v->sw.target_rtt_us != SWIFT_TARGET_NONE) {
-		e = bpf_sk_storage_get(&ets_sk_stor, sk, NULL, 0);
-		if (e) {
-			smp.present = 1;
-			smp.last_sample_ns = e->last_sample_ns;
-			smp.network_rtt_us = e->network_rtt_us;
-		}
-	}
-	swift_on_ack(&v->bbr.st, &v->sw, s, r, &smp);
+	bpf_sk_storage_delete(&bbr_swift_sk_stor, sk);
 }
 
-static __always_inline void swift_hook_rec(struct bbr_swift_state_rec *rec,
-					   const struct bbr_swift_sk *v)
+SEC("struct_ops")
+void BPF_PROG(bbr_swift_main, struct sock *sk, u32 ack, int flag,
+	      const struct rate_sample *rs)
 {
-	rec->magic = BBR_SWIFT_STATE_REC_MAGIC;
-	rec->version = BBR_SWIFT_VERSION;
-	__builtin_memcpy(&rec->sw, &v->sw, sizeof(rec->sw));
+	struct bbr_swift_sk *v = swift_sk(sk);
+
+	if (!v)
+		return;
+	swift_load_signal(sk, v);
+	bbr_cc_main(sk, &v->bbr, &v->delay, ack, flag, rs,
+		    &bbr_swift_trace_ctl, &bbr_swift_trace_rb);
 }
 
-/* `bbrctl trace`: Network_RTT, target and the last decrease factor. */
-static __always_inline void swift_hook_trace(struct bbr_trace_ev *e,
-					     const struct bbr_swift_sk *v)
+SEC("struct_ops")
+u32 BPF_PROG(bbr_swift_ssthresh, struct sock *sk)
 {
-	e->network_rtt_us = v->sw.network_rtt_us;
-	e->target_rtt_us = v->sw.target_rtt_us;
-	e->swift_factor = v->sw.last_factor;
-	e->swift_decreases = v->sw.decreases;
-	e->swift_status = v->sw.status;
+	struct bbr_swift_sk *v = swift_sk(sk);
+
+	return v ? bbr_cc_ssthresh(sk, &v->bbr) : tcp_sk(sk)->snd_ssthresh;
 }
 
-#define BBR_GLUE_VALUE		struct bbr_swift_sk
-#define BBR_GLUE_CORE(v)	(&(v)->bbr)
-#define BBR_GLUE_REC_T		struct bbr_swift_state_rec
-#define BBR_GLUE_REC_BASE(r)	((r).bbr)
-#define BBR_GLUE_HOOK_INIT(sk, v, s)		swift_hook_init(sk, v)
-#define BBR_GLUE_HOOK_MAIN_PRE(sk, v, s, r)	swift_hook_pre(sk, v, s, r)
-#define BBR_GLUE_HOOK_MAIN_POST(sk, v, s, r)	\
-	swift_after_ack(&(v)->bbr.st, &(v)->sw, s)
-#define BBR_GLUE_HOOK_REC(rec, v)		swift_hook_rec(rec, v)
-#define BBR_GLUE_HOOK_TRACE(e, v)		swift_hook_trace(e, v)
-#include "lib/tcp_cc.h"
+SEC("struct_ops")
+u32 BPF_PROG(bbr_swift_undo_cwnd, struct sock *sk)
+{
+	struct bbr_swift_sk *v = swift_sk(sk);
+
+	return v ? bbr_cc_undo_cwnd(sk, &v->bbr) : tcp_sk(sk)->snd_cwnd;
+}
+
+SEC("struct_ops")
+void BPF_PROG(bbr_swift_set_state, struct sock *sk, u8 new_state)
+{
+	struct bbr_swift_sk *v = swift_sk(sk);
+
+	if (v)
+		bbr_cc_set_state(sk, &v->bbr, new_state);
+}
+
+#ifdef BBR_TX_START_OP
+SEC("struct_ops")
+void BPF_PROG(bbr_swift_cwnd_event_tx_start, struct sock *sk)
+{
+	struct bbr_swift_sk *v = swift_sk(sk);
+
+	if (v)
+		bbr_cc_tx_start(sk, &v->bbr);
+}
+#else
+SEC("struct_ops")
+void BPF_PROG(bbr_swift_cwnd_event, struct sock *sk, enum tcp_ca_event event)
+{
+	struct bbr_swift_sk *v;
+
+	if (event != CA_EVENT_TX_START)
+		return;		/* the only event BBRv3 acts on as a sender */
+	v = swift_sk(sk);
+	if (v)
+		bbr_cc_tx_start(sk, &v->bbr);
+}
+#endif
+
+SEC("struct_ops")
+void BPF_PROG(bbr_swift_in_ack_event, struct sock *sk, u32 flags)
+{
+	struct bbr_swift_sk *v;
+
+	if (!bbr_cc_tlp_outstanding(sk))
+		return;
+	v = swift_sk(sk);
+	if (v)
+		bbr_cc_in_ack_event(sk, &v->bbr);
+}
+
+SEC("struct_ops")
+u32 BPF_PROG(bbr_swift_min_tso_segs, struct sock *sk)
+{
+	return bbr_cc_min_tso_segs(sk);
+}
+
+SEC("struct_ops")
+u32 BPF_PROG(bbr_swift_sndbuf_expand, struct sock *sk)
+{
+	return BBR_SNDBUF_EXPAND_FACTOR;
+}
+
+#ifdef BBR_TX_START_OP
+SEC(".struct_ops.link")
+struct tcp_congestion_ops___tx_start bbr_swift = {
+	.cwnd_event_tx_start = (void *)bbr_swift_cwnd_event_tx_start,
+#else
+SEC(".struct_ops.link")
+struct tcp_congestion_ops bbr_swift = {
+	.cwnd_event	= (void *)bbr_swift_cwnd_event,
+#endif
+	.init		= (void *)bbr_swift_init,
+	.release	= (void *)bbr_swift_release,
+	.cong_control	= (void *)bbr_swift_main,
+	.ssthresh	= (void *)bbr_swift_ssthresh,
+	.undo_cwnd	= (void *)bbr_swift_undo_cwnd,
+	.set_state	= (void *)bbr_swift_set_state,
+	.in_ack_event	= (void *)bbr_swift_in_ack_event,
+	.min_tso_segs	= (void *)bbr_swift_min_tso_segs,
+	.sndbuf_expand	= (void *)bbr_swift_sndbuf_expand,
+	.flags		= TCP_CONG_NON_RESTRICTED,
+	.name		= "bbr_swift",
+};
+
+/* `bbrctl stat`: bbr3's record of each bbr_swift socket, plus its Swift
+ * state. */
+SEC("iter/tcp")
+int dump_bbr_swift_state(struct bpf_iter__tcp *ctx)
+{
+	struct tcp_sock *tp = bbr_iter_tcp_sock(ctx);
+	struct bbr_swift_state_rec rec = {};
+	struct bbr_swift_sk *v;
+
+	if (!tp)
+		return 0;
+	v = bpf_sk_storage_get(&bbr_swift_sk_stor, tp, NULL, 0);
+	if (!v)
+		return 0;
+	bbr_cc_fill_rec(&rec.bbr, (struct sock *)tp, tp, &v->bbr);
+	rec.magic = BBR_SWIFT_STATE_REC_MAGIC;
+	rec.version = BBR_SWIFT_VERSION;
+	__builtin_memcpy(&rec.sw, &v->delay.w, sizeof(rec.sw));
+	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
+	return 0;
+}

@@ -96,10 +96,10 @@ int swift_sk_set(struct bpf_iter__tcp *ctx)
 		return 0;
 	result.matched++;
 	result.cgroup_id = bbr_sk_cgroup_id(sk);
-	result.in_force.target_rtt_us = v->sw.target_rtt_us;
-	result.in_force.stale_us = v->sw.stale_us;
-	result.in_force.flags = v->sw.flags;
-	result.status = v->sw.status;
+	result.in_force.target_rtt_us = v->delay.w.target_rtt_us;
+	result.in_force.stale_us = v->delay.w.stale_us;
+	result.in_force.flags = v->delay.w.flags;
+	result.status = v->delay.w.status;
 	c = bpf_sk_storage_get(&swift_sk_cfg, sk, NULL, 0);
 	if (c) {
 		result.had_entry = 1;

@@ -122,6 +122,25 @@ struct swift_state {
 	u8 _pad[5];
 };
 
+/* A Network_RTT sample, as the ETS sockops program left it. */
+struct swift_sample {
+	u64 last_sample_ns;		/* 0 = no sample (or no ETS storage) */
+	u32 network_rtt_us;
+	u32 present;			/* the socket has ETS storage */
+};
+
+/* The delay signal bbr_core_main() consumes: the socket's Swift state and
+ * this ACK's sample. */
+struct bbr_delay {
+	struct swift_state w;
+	struct swift_sample smp;
+};
+
+struct bbr_swift_sk {
+	struct bbr3_sk bbr;
+	struct bbr_delay delay;		/* Swift's state and latest sample */
+};
+
 /* bbr_swift's state record from its iterator (`bbrctl stat bbr_swift`):
  * the bbr3 record followed by the Swift part. */
 #define BBR_SWIFT_STATE_REC_MAGIC	0x53574654u	/* "SWFT" */
@@ -129,10 +148,6 @@ struct swift_state {
 /* The sk_storage value of bbr_swift and its iterator record. Needs
  * bbr3_state.h first. */
 #ifdef BBR3_STATE_H
-struct bbr_swift_sk {
-	struct bbr3_sk bbr;
-	struct swift_state sw;
-};
 
 struct bbr_swift_state_rec {
 	struct bbr3_state_rec bbr;	/* as bbr3's record */

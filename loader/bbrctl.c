@@ -86,7 +86,7 @@ static void usage_main(FILE *f)
 "NAME whose struct tcp_congestion_ops has .name = \"NAME\" (at most 15\n"
 "characters); optionally the iterator program dump_NAME_state\n"
 "(SEC(\"iter/bpf_sk_storage_map\")), the sk_storage map NAME_sk_stor and\n"
-"runtime parameter sets, an array NAME_params in section .data.params, with\n"
+"runtime parameter sets, an array bbr_param_sets in section .data.params, with\n"
 "a hash map param_cgrp (cgroup id -> set), as bpf/lib/tcp_cc.h defines them.\n"
 "\n"
 "Exit status: 0 success, 1 failure (nothing is left half-loaded), 2 usage.\n"

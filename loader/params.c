@@ -4,7 +4,7 @@
  * set (`bbrctl params`).
  *
  * A CC built on lib/tcp_cc.h keeps BBR_PARAM_SLOTS parameter sets, the array
- * <name>_params in its section .data.params, and a hash map param_cgrp
+ * bbr_param_sets in its section .data.params, and a hash map param_cgrp
  * from cgroup v2 id to the index of a set. Set 0 is the default: sockets of
  * a cgroup without an entry use it. The glue picks a socket's set at init
  * and at every round start, so a change reaches live connections within a
@@ -48,6 +48,7 @@
 #include "bbrctl.h"
 
 #define PARAMS_SEC		".data.params"
+#define PARAMS_VAR		"bbr_param_sets"	/* lib/tcp_cc.h */
 #define PARAM_CGRP_MAP		"param_cgrp"
 #define SET_LOCK_FILE		"/run/bbrctl-set.lock"
 
@@ -105,7 +106,7 @@ struct cc_maps {
 	int params_fd;		/* .data.params, -1 if none */
 	uint32_t params_id;
 	uint32_t value_size;
-	uint32_t var_off;	/* offset of <name>_params in the value */
+	uint32_t var_off;	/* offset of bbr_param_sets in the value */
 	int cgrp_fd;		/* param_cgrp, -1 if none */
 	int swift_fd;		/* swift_cgrp_cfg, -1 if not a Swift CC */
 	int sk_cfg_fd;		/* swift_sk_cfg, -1 if not a Swift CC */
@@ -237,7 +238,7 @@ static int cc_maps_find(const char *name, struct cc_maps *m)
 		err("%s: reading its programs by id needs CAP_SYS_ADMIN", name);
 		return -1;
 	}
-	snprintf(var, sizeof(var), "%s_params", name);
+	snprintf(var, sizeof(var), "%s", PARAMS_VAR);
 	for (int i = 0; i < np; i++) {
 		struct bpf_prog_info pi;
 		__u32 len = sizeof(pi);

@@ -61,6 +61,7 @@
 
 #include "core/types.h"
 #include "bbr3_state.h"
+#include "bbr_swift.h"
 
 /* ---- Fixed-point scales ---------------------------------------------- */
 
@@ -202,20 +203,19 @@ struct bbr_sock {
 	u32 prior_cwnd;			/* tp->prior_cwnd (init only) */
 	u32 rate_delivered;		/* tp->rate_delivered (init only) */
 	u32 rate_interval_us;		/* tp->rate_interval_us (init only) */
-	u32 pacing_shift;		/* sk->sk_pacing_shift */
 	u32 ack;			/* cong_control's ack argument */
+	u8 pacing_shift;		/* sk->sk_pacing_shift */
 	u8 ca_state;			/* icsk_ca_state */
 	u8 is_cwnd_limited;		/* tp->is_cwnd_limited */
 	u8 tlp_retrans;			/* tp->tlp_retrans */
 	u8 ecn_ok;			/* ECN negotiated (RFC 3168 or AccECN) */
 	u8 ece;				/* this ACK echoed CE (FLAG_ECE) */
 	u8 dsack_tlp;			/* this ACK DSACKed a TLP (FLAG_DSACK_TLP) */
-	u8 _pad[2];
+	u8 _pad;
 	/* in/out */
 	u32 snd_cwnd;
 	u32 snd_ssthresh;
 	u32 app_limited;		/* tp->app_limited */
-	u32 _pad2;
 	u64 pacing_rate;		/* sk->sk_pacing_rate, bytes/s */
 };
 
@@ -226,8 +226,8 @@ struct bbr_sock {
  * sample the core computes (the reference keeps it in a bbr_context).
  */
 struct bbr_rs {
-	s64 interval_us;		/* < 0 or 0: not a valid sample */
-	s64 rtt_us;			/* < 0: no RTT sample */
+	s32 interval_us;		/* < 0 or 0: not a valid sample */
+	s32 rtt_us;			/* < 0: no RTT sample */
 	u32 prior_delivered;		/* tp->delivered when the acked pkt was sent */
 	s32 delivered;			/* pkts delivered over interval_us */
 	s32 delivered_ce;		/* of which CE-marked */
@@ -1914,6 +1914,70 @@ BBR_API int bbr_update_model(struct bbr3 *b, struct bbr_sock *sk,
 	return 0;
 }
 
+/* ---- The delay-signal API (BBR.Swift: core/swift.h) ------------------------------------ */
+
+/*
+ * A delay signal is a congestion signal the core consumes at one point of
+ * its per-ACK step (bbr_core_main()): after the loss inputs, before the
+ * model, and once more after the control. It reads the model, and changes
+ * it only through these functions.
+ */
+
+/* The signal is in force instead of ECN: no ECN response on this ACK and no
+ * new ECN eligibility. */
+static inline void bbr_signal_no_ecn(struct bbr3 *b, struct bbr_sock *sk)
+{
+	sk->ecn_ok = 0;
+	sk->ece = 0;
+	b->ecn_eligible = 0;
+}
+
+/* The lower bounds a cut starts from (set from the model if unset). */
+static inline void bbr_signal_lower_bounds(struct bbr3 *b,
+					   const struct bbr_sock *sk,
+					   u32 *bw_lo, u32 *inflight_lo)
+{
+	bbr_init_lower_bounds(b, sk, true);
+	*bw_lo = b->bw_lo;
+	*inflight_lo = b->inflight_lo;
+}
+
+static inline void bbr_signal_set_lower_bounds(struct bbr3 *b, u32 bw_lo,
+					       u32 inflight_lo)
+{
+	b->bw_lo = bbr_max_u32(bw_lo, 1);
+	b->inflight_lo = bbr_max_u32(inflight_lo, BBR_CWND_MIN_TARGET_PKTS);
+}
+
+/* The queue is too high in STARTUP: leave it, as on too much loss or CE. */
+static inline void bbr_signal_end_startup(struct bbr3 *b,
+					  const struct bbr_sock *sk)
+{
+	bbr_handle_queue_too_high_in_startup(b, sk);
+}
+
+/* The probe found the level at which the queue is too high: end it, as
+ * on too much loss or CE. */
+static inline void bbr_signal_end_probe(struct bbr3 *b,
+					const struct bbr_sock *sk,
+					const struct bbr_rs *rs)
+{
+	bbr_handle_inflight_too_high(b, sk, rs);
+}
+
+/* After the control: cwnd and pacing rate no higher than these. */
+static inline void bbr_signal_cap(struct bbr_sock *sk, u32 cwnd, u64 rate_Bps)
+{
+	if (sk->snd_cwnd > cwnd)
+		sk->snd_cwnd = cwnd;
+	if (rate_Bps < 1)
+		rate_Bps = 1;
+	if (rate_Bps < sk->pacing_rate)
+		sk->pacing_rate = rate_Bps;
+}
+
+#include "core/swift.h"
+
 /* The reference's per-ACK pipeline, on a sample whose inputs are complete. */
 static inline void bbr_main_pipeline(struct bbr3 *b, struct bbr_sock *sk,
 				     struct bbr_rs *rs)
@@ -1950,24 +2014,51 @@ out:
 	b->ecn_in_cycle |= (rs->delivered_ce > 0);
 }
 
-/* cong_control: inputs the reference has and mainline lacks, then the
- * per-ACK pipeline in the reference's order, then the send record for the
- * packets this ACK lets out. */
-BBR_API int bbr_core_main(struct bbr3_sk *sks, struct bbr_sock *sk,
-			  struct bbr_rs *rs)
+/* The per-ACK step: see bbr_core_main(). */
+BBR_INLINE void bbr_core_step(struct bbr3_sk *sks, struct bbr_sock *sk,
+			      struct bbr_rs *rs, struct bbr_delay *d)
 {
-	struct bbr3 *b;
+	struct bbr3 *b = &sks->st;
 
-	if (!sks || !sk || !rs)
-		return 0;
-	b = &sks->st;
 	if (!b->initialized)
-		return 0;
-
+		return;
 	bbr_reconstruct_inputs(sks, sk, rs);
+	if (d)
+		swift_on_ack(b, &d->w, sk, rs, &d->smp);
 	bbr_main_pipeline(b, sk, rs);
+	if (d)
+		swift_after_ack(b, &d->w, sk);
 	bbr_tx_note(sks, sk);
+}
+
+/* The step without and with a delay signal, each verified on its own in
+ * BPF: bbr3's object carries no Swift code. Call bbr_core_main(). */
+BBR_API int bbr_core_ack(struct bbr3_sk *sks, struct bbr_sock *sk,
+			 struct bbr_rs *rs)
+{
+	if (sks && sk && rs)
+		bbr_core_step(sks, sk, rs, NULL);
 	return 0;
+}
+
+BBR_API int bbr_core_ack_delay(struct bbr3_sk *sks, struct bbr_sock *sk,
+			       struct bbr_rs *rs, struct bbr_delay *d)
+{
+	if (sks && sk && rs && d)
+		bbr_core_step(sks, sk, rs, d);
+	return 0;
+}
+
+/*
+ * cong_control, the one per-ACK entry point: inputs the reference has and
+ * mainline lacks, the delay signal if the CC has one (`d`: bbr_swift; NULL
+ * for bbr3), the per-ACK pipeline in the reference's order, the delay
+ * signal's caps, then the send record for the packets this ACK lets out.
+ */
+BBR_INLINE int bbr_core_main(struct bbr3_sk *sks, struct bbr_sock *sk,
+			     struct bbr_rs *rs, struct bbr_delay *d)
+{
+	return d ? bbr_core_ack_delay(sks, sk, rs, d) : bbr_core_ack(sks, sk, rs);
 }
 
 BBR_API int bbr_core_init(struct bbr3_sk *sks, struct bbr_sock *sk)

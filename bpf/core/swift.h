@@ -40,8 +40,12 @@
  * flow returns to BBRv3 when the window is back at the floor (at the same
  * rate) or on a fallback.
  *
- * Plain C, compiles natively (selftests/unit/test_swift*.c) and as BPF;
- * needs core/bbr3.h and bbr_swift.h first. See docs/bbr_swift.md.
+ * A delay signal for the BBRv3 core, which consumes it at one point of its
+ * per-ACK step (bbr_core_main(), after the loss inputs, before the model;
+ * swift_after_ack() after the control): Swift reads the model and acts on
+ * it only through the core's delay-signal API (bbr_signal_*() in
+ * core/bbr3.h). Plain C, compiles natively (selftests/unit/test_swift*.c)
+ * and as BPF; included by core/bbr3.h. See docs/bbr_swift.md.
  */
 #ifndef SWIFT_CORE_H
 #define SWIFT_CORE_H
@@ -76,12 +80,6 @@
 #define SWIFT_NSEC_PER_USEC		1000ULL
 #define SWIFT_USEC_PER_SEC		1000000ULL
 
-/* What the glue read from ets_sk_stor for this socket. */
-struct swift_sample {
-	u64 last_sample_ns;	/* 0 = no sample (or no ETS storage) */
-	u32 network_rtt_us;
-	u32 present;		/* the socket has ETS storage */
-};
 
 /* factor in SWIFT_FACTOR_UNIT; SWIFT_FACTOR_UNIT when at or below target. */
 static inline u32 swift_md_factor(u32 network_rtt_us, u32 target_rtt_us)
@@ -146,16 +144,18 @@ static inline void swift_cut_lower_bounds(struct bbr3 *b, struct swift_state *w,
 {
 	u64 win_milli;
 
-	bbr_init_lower_bounds(b, sk, true);
-	win_milli = ((u64)b->inflight_lo * SWIFT_MILLI_PER_PKT * factor) >>
+	u32 bw_lo, inflight_lo;
+
+	bbr_signal_lower_bounds(b, sk, &bw_lo, &inflight_lo);
+	win_milli = ((u64)inflight_lo * SWIFT_MILLI_PER_PKT * factor) >>
 		    SWIFT_FACTOR_SCALE;
 	if (win_milli >= SWIFT_SUBPKT_FLOOR_MILLI) {
-		b->bw_lo = bbr_max_u32(swift_scale(b->bw_lo, factor), 1);
-		b->inflight_lo = (u32)(win_milli / SWIFT_MILLI_PER_PKT);
+		bbr_signal_set_lower_bounds(b, swift_scale(bw_lo, factor),
+					    (u32)(win_milli / SWIFT_MILLI_PER_PKT));
 		return;
 	}
-	b->bw_lo = bbr_max_u32(b->bw_lo, 1);	/* max_bw may still be 0 */
-	b->inflight_lo = BBR_CWND_MIN_TARGET_PKTS;
+	/* max_bw may still be 0: bw_lo at least 1 */
+	bbr_signal_set_lower_bounds(b, bw_lo, BBR_CWND_MIN_TARGET_PKTS);
 	w->subpkt_cwnd_milli = bbr_max_u32((u32)win_milli, SWIFT_SUBPKT_MIN_MILLI);
 }
 
@@ -258,9 +258,9 @@ static inline void swift_subpkt_on_ack(struct bbr3 *b, struct swift_state *w,
 	if (w->subpkt_cwnd_milli < SWIFT_SUBPKT_FLOOR_MILLI)
 		return;
 	w->subpkt_cwnd_milli = 0;
-	b->inflight_lo = BBR_CWND_MIN_TARGET_PKTS;
-	b->bw_lo = bbr_max_u32((u32)bbr_min_u64(swift_subpkt_bw(w, SWIFT_SUBPKT_FLOOR_MILLI),
-						0xFFFFFFFFu), 1);
+	bbr_signal_set_lower_bounds(b, (u32)bbr_min_u64(swift_subpkt_bw(w, SWIFT_SUBPKT_FLOOR_MILLI),
+							  0xFFFFFFFFu),
+				    BBR_CWND_MIN_TARGET_PKTS);
 }
 
 /*
@@ -282,7 +282,7 @@ static inline void swift_probe_too_high(struct bbr3 *b,
 	if (b->cycle_idx != BBR_BW_PROBE_UP || !b->bw_probe_samples ||
 	    rs->delivered <= 0)
 		return;
-	bbr_handle_inflight_too_high(b, sk, rs);
+	bbr_signal_end_probe(b, sk, rs);
 }
 
 /*
@@ -306,13 +306,14 @@ static inline void swift_startup_too_high(struct bbr3 *b,
 	if (w->startup_over_rounds < SWIFT_STARTUP_OVER_ROUNDS)
 		w->startup_over_rounds++;
 	if (w->startup_over_rounds >= SWIFT_STARTUP_OVER_ROUNDS)
-		bbr_handle_queue_too_high_in_startup(b, sk);
+		bbr_signal_end_startup(b, sk);
 }
 
 /*
- * Before bbr_core_main(): classify, switch ECN off when the delay signal is
- * in force, and apply at most one decrease per round trip. The cut is in
- * the model, so this ACK's pacing rate and cwnd already follow it.
+ * In bbr_core_main(), before the model: classify, switch ECN off when the
+ * delay signal is in force, and apply at most one decrease per round trip.
+ * The cut is in the model, so this ACK's pacing rate and cwnd already
+ * follow it.
  */
 static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 				struct bbr_sock *sk, const struct bbr_rs *rs,
@@ -328,11 +329,8 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 			w->fallback_acks++;
 		return;
 	}
-	if (!(w->flags & SWIFT_CFG_F_KEEP_ECN)) {
-		sk->ecn_ok = 0;		/* no new ECN eligibility */
-		sk->ece = 0;
-		b->ecn_eligible = 0;	/* and no ECN response now */
-	}
+	if (!(w->flags & SWIFT_CFG_F_KEEP_ECN))
+		bbr_signal_no_ecn(b, sk);	/* the delay is the signal */
 	w->network_rtt_us = smp->network_rtt_us;
 	w->last_sample_ns = smp->last_sample_ns;
 	factor = swift_md_factor(smp->network_rtt_us, w->target_rtt_us);
@@ -362,9 +360,10 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 	swift_note_decrease(w, sk, factor);
 }
 
-/* After bbr_core_main(): with a fractional window, cwnd stays at its floor
- * (whatever REFILL did to inflight_lo) and the pacing rate is the window's
- * (swift_subpkt_bw()), less than a packet per round trip below one packet. */
+/* In bbr_core_main(), after the control: with a fractional window, cwnd
+ * stays at its floor (whatever REFILL did to inflight_lo) and the pacing
+ * rate is the window's (swift_subpkt_bw()), less than a packet per round
+ * trip below one packet. */
 static inline void swift_after_ack(const struct bbr3 *b,
 				   const struct swift_state *w,
 				   struct bbr_sock *sk)
@@ -374,14 +373,9 @@ static inline void swift_after_ack(const struct bbr3 *b,
 	if (!b->initialized || w->status != SWIFT_ST_ACTIVE ||
 	    !w->subpkt_cwnd_milli)
 		return;
-	if (sk->snd_cwnd > BBR_CWND_MIN_TARGET_PKTS)
-		sk->snd_cwnd = BBR_CWND_MIN_TARGET_PKTS;
 	rate = (swift_subpkt_bw(w, w->subpkt_cwnd_milli) * sk->mss *
 		SWIFT_USEC_PER_SEC) >> BW_SCALE;
-	if (rate < 1)
-		rate = 1;
-	if (rate < sk->pacing_rate)
-		sk->pacing_rate = rate;
+	bbr_signal_cap(sk, BBR_CWND_MIN_TARGET_PKTS, rate);
 }
 
 /* Target configuration in force: per-socket cfg, else cgroup, else default

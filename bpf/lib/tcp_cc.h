@@ -1,57 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * lib/tcp_cc.h: the struct_ops glue shared by every CC built on the BBRv3
- * core (bbr3, bbr_swift). Included exactly once, by a thin *.bpf.c file.
+ * lib/tcp_cc.h: what every struct_ops program of a CC built on the BBRv3
+ * core does around the core: read the kernel's inputs from the socket and
+ * the rate sample into a struct bbr_sock / struct bbr_rs, find the skbs the
+ * stack just marked lost, call the core's entry point, write back what
+ * changed (cwnd, pacing rate, app_limited, ssthresh), and fill the state
+ * record of `bbrctl stat`. No algorithm here: that is core/bbr3.h.
  *
- * Each op reads the kernel's inputs from the socket and the rate sample
- * into a struct bbr_sock / struct bbr_rs, calls the core, and writes back
- * what changed (cwnd, pacing rate, app_limited, ssthresh). The per-socket
- * state lives in an sk_storage map (icsk_ca_priv holds only 104 bytes).
- * The object also carries an iterator over that map that emits one state
- * record per socket for `bbrctl stat`.
- *
- * What differs between CCs is given by macros the includer defines first:
- *
- *   BBR_GLUE_PREFIX     required: the CC name as an identifier (bbr3). It
- *                       names the struct_ops map, the CC (.name string),
- *                       and prefixes the programs (<prefix>_init ...), the
- *                       sk_storage map <prefix>_sk_stor, the parameter
- *                       sets <prefix>_params (.data.params; bbrctl set,
- *                       bbrctl params) and the glue counters
- *                       <prefix>_stats.
- *   BBR_GLUE_VALUE      the sk_storage value type (struct bbr3_sk).
- *   BBR_GLUE_CORE(v)    the struct bbr3_sk * inside a value ((v)).
- *   BBR_GLUE_FLAGS      tcp_congestion_ops.flags (TCP_CONG_NON_RESTRICTED).
- *   BBR_GLUE_DUMP_PROG  name of the state iterator (dump_<prefix>_state).
- *   BBR_GLUE_REC_T      the iterator's record type (struct bbr3_state_rec),
- *   BBR_GLUE_REC_BASE(r) the struct bbr3_state_rec inside it ((r)).
- *   Hooks, no-ops by default (statements; may use everything above):
- *   BBR_GLUE_HOOK_INIT(sk, v, s)          after bbr_core_init()
- *   BBR_GLUE_HOOK_MAIN_PRE(sk, v, s, r)   before bbr_core_main()
- *   BBR_GLUE_HOOK_MAIN_POST(sk, v, s, r)  after bbr_core_main(), before
- *                                         the outputs are written back
- *   BBR_GLUE_HOOK_REC(rec, v)             fill the record's own part
- *   BBR_GLUE_HOOK_TRACE(e, v)             fill a trace event's own part
- *                                         (struct bbr_trace_ev, lib/trace.h)
- * A CC with hooks includes vmlinux.h and the core itself first (defining
- * BBR_CFG as <prefix>_params), declares its value type and hook functions,
- * then includes this file; the includes here are guarded.
- *
- * bbrctl's ring-buffer tracing (lib/trace.h) hooks in here, once, for all
- * CCs built on the glue.
+ * A CC (bpf/bbr3.bpf.c, bpf/bbr_swift.bpf.c) declares its own maps and
+ * spells out its programs, each a few lines that look up the socket's
+ * storage and call the bbr_cc_*() function of its op below. Its runtime
+ * parameter sets are the array bbr_param_sets in the section .data.params
+ * (BBR_CFG for the core; bbrctl set/params rewrite it) and the hash map
+ * param_cgrp (cgroup v2 id -> set) that chooses a socket's set.
  */
-#ifndef BBR_GLUE_H
-#define BBR_GLUE_H
-
-#ifndef BBR_GLUE_PREFIX
-#error "define BBR_GLUE_PREFIX (the CC name as an identifier) before lib/tcp_cc.h"
-#endif
-
-#define BBR_GLUE_CAT2(a, b)	a##_##b
-#define BBR_GLUE_CAT(a, b)	BBR_GLUE_CAT2(a, b)
-#define BBR_GLUE_SYM(x)		BBR_GLUE_CAT(BBR_GLUE_PREFIX, x)
-#define BBR_GLUE_STR2(x)	#x
-#define BBR_GLUE_STR(x)		BBR_GLUE_STR2(x)
+#ifndef BBR_LIB_TCP_CC_H
+#define BBR_LIB_TCP_CC_H
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -63,45 +27,9 @@
 #include "bbr3_state.h"
 #include "lib/cgroup.h"
 
-#ifndef BBR_CFG
-#define BBR_CFG			BBR_GLUE_SYM(params)
-#endif
-#ifndef BBR_PRANDOM_U32
+#define BBR_CFG			bbr_param_sets
 #define BBR_PRANDOM_U32()	bpf_get_prandom_u32()
-#endif
 #include "core/bbr3.h"
-
-/* BPF_PROG pastes its name argument; expand BBR_GLUE_SYM() first. */
-#define BBR_GLUE_PROG(...)	BPF_PROG(__VA_ARGS__)
-
-#ifndef BBR_GLUE_VALUE
-#define BBR_GLUE_VALUE		struct bbr3_sk
-#define BBR_GLUE_CORE(v)	(v)
-#endif
-#ifndef BBR_GLUE_FLAGS
-#define BBR_GLUE_FLAGS		TCP_CONG_NON_RESTRICTED
-#endif
-#ifndef BBR_GLUE_DUMP_PROG
-#define BBR_GLUE_DUMP_PROG	BBR_GLUE_CAT(dump, BBR_GLUE_SYM(state))
-#endif
-#ifndef BBR_GLUE_REC_T
-#define BBR_GLUE_REC_T		struct bbr3_state_rec
-#define BBR_GLUE_REC_BASE(r)	(r)
-#endif
-#ifndef BBR_GLUE_HOOK_INIT
-#define BBR_GLUE_HOOK_INIT(sk, v, s)		do { } while (0)
-#endif
-#ifndef BBR_GLUE_HOOK_MAIN_PRE
-#define BBR_GLUE_HOOK_MAIN_PRE(sk, v, s, r)	do { } while (0)
-#endif
-#ifndef BBR_GLUE_HOOK_MAIN_POST
-#define BBR_GLUE_HOOK_MAIN_POST(sk, v, s, r)	do { } while (0)
-#endif
-#ifndef BBR_GLUE_HOOK_REC
-#define BBR_GLUE_HOOK_REC(rec, v)		do { } while (0)
-#endif
-
-char _license[] SEC("license") = "Dual BSD/GPL";
 
 /* include/net/tcp.h: may be a netns default without being in
  * tcp_allowed_congestion_control, and keeps that across a live update. */
@@ -128,7 +56,7 @@ char _license[] SEC("license") = "Dual BSD/GPL";
  * (its own section, so bbrctl rewrites them without touching other
  * globals). Every set starts as the defaults; set 0 is the default set.
  */
-struct bbr_params BBR_CFG[BBR_PARAM_SLOTS] SEC(".data.params") = {
+struct bbr_params bbr_param_sets[BBR_PARAM_SLOTS] SEC(".data.params") = {
 	[0 ... BBR_PARAM_SLOTS - 1] = BBR_PARAMS_DEFAULT,
 };
 
@@ -143,21 +71,12 @@ struct {
 	__type(value, u32);
 } param_cgrp SEC(".maps");
 
-/* Things the glue could not do, for `bbrctl` and the tests. */
+/* Things a CC's programs could not do, for `bbrctl` and the tests (each
+ * CC has one in .bss: <cc>_stats). */
 struct bbr_glue_stats {
 	u64 no_storage;		/* sk_storage allocation failed in init */
 	u64 not_initialized;	/* op called for a socket without state */
-} BBR_GLUE_SYM(stats);
-
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, BBR_GLUE_VALUE);
-} BBR_GLUE_SYM(sk_stor) SEC(".maps");
-
-/* Ring-buffer events for `bbrctl trace` (maps <prefix>_trace_rb/_ctl). */
-#include "lib/trace.h"
+};
 
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
 {
@@ -169,21 +88,15 @@ static __always_inline struct inet_connection_sock *inet_csk(const struct sock *
 	return (struct inet_connection_sock *)sk;
 }
 
-static __always_inline BBR_GLUE_VALUE *bbr_glue_value(struct sock *sk)
+/* The socket's storage in the CC's map; counted if it has none. */
+static __always_inline void *bbr_cc_value(void *stor, struct sock *sk,
+					  struct bbr_glue_stats *stats)
 {
-	BBR_GLUE_VALUE *v = bpf_sk_storage_get(&BBR_GLUE_SYM(sk_stor), sk, NULL, 0);
+	void *v = bpf_sk_storage_get(stor, sk, NULL, 0);
 
 	if (!v)
-		__sync_fetch_and_add(&BBR_GLUE_SYM(stats).not_initialized, 1);
+		__sync_fetch_and_add(&stats->not_initialized, 1);
 	return v;
-}
-
-/* The BBRv3 part of this CC's per-socket value. */
-static __always_inline struct bbr3_sk *bbr3_state(struct sock *sk)
-{
-	BBR_GLUE_VALUE *v = bbr_glue_value(sk);
-
-	return v ? BBR_GLUE_CORE(v) : NULL;
 }
 
 /*
@@ -191,8 +104,7 @@ static __always_inline struct bbr3_sk *bbr3_state(struct sock *sk)
  * round start (one hash lookup per round trip), so `bbrctl set` reaches
  * live connections within a round. Per ACK the core only indexes the array.
  */
-static __always_inline void bbr_glue_pick_params(struct sock *sk,
-						 struct bbr3 *b)
+static __always_inline void bbr_cc_pick_params(struct sock *sk, struct bbr3 *b)
 {
 	u64 id = bbr_sk_cgroup_id(sk);
 	u32 *slot = bpf_map_lookup_elem(&param_cgrp, &id);
@@ -409,7 +321,7 @@ static long bbr_walk_step(u64 index, void *ctx)
 
 /* skb->rbnode is the skb's first member: a node's address is its skb's.
  * A global function: the verifier checks it once, on its own. */
-__noinline int bbr_glue_walk_lost(struct bbr3_sk *sks, struct bbr_sock *s,
+__noinline int bbr_cc_walk_lost(struct bbr3_sk *sks, struct bbr_sock *s,
 				  u64 node)
 {
 	struct bbr_walk_ctx c = { .sks = sks, .s = s, .node = node };
@@ -422,7 +334,7 @@ __noinline int bbr_glue_walk_lost(struct bbr3_sk *sks, struct bbr_sock *s,
 }
 
 /* Offer the core what the stack marked lost since it last looked. */
-static __always_inline void bbr_glue_find_lost(struct sock *sk,
+static __always_inline void bbr_cc_find_lost(struct sock *sk,
 					       struct bbr3_sk *sks,
 					       struct bbr_sock *s)
 {
@@ -435,187 +347,124 @@ static __always_inline void bbr_glue_find_lost(struct sock *sk,
 	node = bbr_read_ptr((u64)&tp->retransmit_skb_hint);
 	if (!node)
 		node = bbr_rb_leftmost(bbr_read_ptr((u64)&sk->tcp_rtx_queue.rb_node));
-	bbr_glue_walk_lost(sks, s, node);
+	bbr_cc_walk_lost(sks, s, node);
 }
 
-SEC("struct_ops")
-void BBR_GLUE_PROG(BBR_GLUE_SYM(init), struct sock *sk)
+#include "lib/trace.h"
+
+/* ---- The ops ---------------------------------------------------------------------------- */
+
+/* init: a fresh per-socket state (v from BPF_SK_STORAGE_GET_F_CREATE). */
+static __always_inline void bbr_cc_init(struct sock *sk, struct bbr3_sk *sks)
 {
-	BBR_GLUE_VALUE *v;
-	struct bbr3_sk *sks;
 	struct bbr_sock s = {};
 
 	/* Without pacing there is no BBR: let TCP's internal EDT pacing
 	 * enforce sk_pacing_rate when no fq qdisc does. */
 	if (sk->sk_pacing_status == SK_PACING_NONE)
 		sk->sk_pacing_status = SK_PACING_NEEDED;
-
-	v = bpf_sk_storage_get(&BBR_GLUE_SYM(sk_stor), sk, NULL,
-			       BPF_SK_STORAGE_GET_F_CREATE);
-	if (!v) {
-		/* The socket keeps its initial cwnd, unpaced. */
-		__sync_fetch_and_add(&BBR_GLUE_SYM(stats).no_storage, 1);
-		return;
-	}
-	sks = BBR_GLUE_CORE(v);
-	bbr_glue_pick_params(sk, &sks->st);
+	bbr_cc_pick_params(sk, &sks->st);
 	bbr_sock_load(&s, sk);
 	/* the latest rate sample, for a warm start of a live connection */
 	s.rate_delivered = tcp_sk(sk)->rate_delivered;
 	s.rate_interval_us = tcp_sk(sk)->rate_interval_us;
 	bbr_core_init(sks, &s);
-	BBR_GLUE_HOOK_INIT(sk, v, &s);
 	bbr_sock_store(sk, &s);
 }
 
-SEC("struct_ops")
-void BBR_GLUE_PROG(BBR_GLUE_SYM(release), struct sock *sk)
+/* cong_control. d: the CC's delay signal (bbr_swift), or NULL. */
+static __always_inline void bbr_cc_main(struct sock *sk, struct bbr3_sk *sks,
+					struct bbr_delay *d, u32 ack, int flag,
+					const struct rate_sample *rs,
+					void *trace_ctl, void *trace_rb)
 {
-	bpf_sk_storage_delete(&BBR_GLUE_SYM(sk_stor), sk);
-}
-
-SEC("struct_ops")
-void BBR_GLUE_PROG(BBR_GLUE_SYM(main), struct sock *sk, u32 ack, int flag,
-	      const struct rate_sample *rs)
-{
-	BBR_GLUE_VALUE *v = bbr_glue_value(sk);
-	struct bbr_trace_ctl *tc = bbr_trace_on();
-	struct bbr3_sk *sks;
+	struct bbr_trace_ctl *tc = bbr_trace_on(trace_ctl);
 	struct bbr_sock s = {};
 	struct bbr_rs r = {};
-	u8 prev_mode = 0, prev_phase = 0;
+	u8 prev_mode = sks->st.mode, prev_phase = sks->st.cycle_idx;
 
-	if (!v)
-		return;
-	sks = BBR_GLUE_CORE(v);
-	if (tc) {
-		prev_mode = sks->st.mode;
-		prev_phase = sks->st.cycle_idx;
-	}
 	bbr_sock_load(&s, sk);
 	s.ack = ack;
 	s.ece = !!(flag & TCP_FLAG_ECE);
 	s.dsack_tlp = !!(flag & TCP_FLAG_DSACK_TLP);
 	bbr_rs_load(&r, rs);
-	bbr_glue_find_lost(sk, sks, &s);
-	BBR_GLUE_HOOK_MAIN_PRE(sk, v, &s, &r);
-	bbr_core_main(sks, &s, &r);
+	bbr_cc_find_lost(sk, sks, &s);
+	bbr_core_main(sks, &s, &r, d);
 	if (sks->st.round_start)
-		bbr_glue_pick_params(sk, &sks->st);
-	BBR_GLUE_HOOK_MAIN_POST(sk, v, &s, &r);
+		bbr_cc_pick_params(sk, &sks->st);
 	if (tc)
-		bbr_trace_ack(sk, v, &s, &r, tc, prev_mode, prev_phase);
+		bbr_trace_ack(trace_rb, tc, sk, sks, d, &s, &r, prev_mode,
+			      prev_phase);
 	bbr_sock_store(sk, &s);
 }
 
-SEC("struct_ops")
-u32 BBR_GLUE_PROG(BBR_GLUE_SYM(ssthresh), struct sock *sk)
+static __always_inline u32 bbr_cc_ssthresh(struct sock *sk, struct bbr3_sk *sks)
 {
-	struct bbr3_sk *sks = bbr3_state(sk);
 	struct bbr_sock s = {};
 
-	if (!sks)
-		return tcp_sk(sk)->snd_ssthresh;
 	bbr_sock_load(&s, sk);
 	return bbr_core_ssthresh(&sks->st, &s);
 }
 
-SEC("struct_ops")
-u32 BBR_GLUE_PROG(BBR_GLUE_SYM(undo_cwnd), struct sock *sk)
+static __always_inline u32 bbr_cc_undo_cwnd(struct sock *sk, struct bbr3_sk *sks)
 {
-	struct bbr3_sk *sks = bbr3_state(sk);
 	struct bbr_sock s = {};
 	u32 cwnd;
 
-	if (!sks)
-		return tcp_sk(sk)->snd_cwnd;
 	bbr_sock_load(&s, sk);
 	cwnd = bbr_core_undo_cwnd(&sks->st, &s);
 	bbr_sock_store(sk, &s);		/* 2026 runs the pipeline: pacing */
 	return cwnd;
 }
 
-SEC("struct_ops")
-void BBR_GLUE_PROG(BBR_GLUE_SYM(set_state), struct sock *sk, u8 new_state)
+static __always_inline void bbr_cc_set_state(struct sock *sk, struct bbr3_sk *sks,
+					     u8 new_state)
 {
-	struct bbr3_sk *sks = bbr3_state(sk);
 	struct bbr_sock s = {};
 
-	if (!sks)
-		return;
 	bbr_sock_load(&s, sk);
 	bbr_core_set_state(sks, &s, new_state);
 	bbr_sock_store(sk, &s);
 }
 
-#ifndef BBR_GLUE_TX_START_OP
-SEC("struct_ops")
-void BBR_GLUE_PROG(BBR_GLUE_SYM(cwnd_event), struct sock *sk, enum tcp_ca_event event)
+/* CA_EVENT_TX_START through cwnd_event, or the cwnd_event_tx_start op of
+ * Linux 7.1+ (docs/bbr3.md, "Builds"). */
+static __always_inline void bbr_cc_tx_start(struct sock *sk, struct bbr3_sk *sks)
 {
-	struct bbr3_sk *sks;
 	struct bbr_sock s = {};
 
-	if (event != CA_EVENT_TX_START)
-		return;		/* the only event BBRv3 acts on as a sender */
-	sks = bbr3_state(sk);
-	if (!sks)
-		return;
 	bbr_sock_load(&s, sk);
 	bbr_core_tx_start(&sks->st, &s);
 	bbr_sock_store(sk, &s);
 }
-#endif
 
-#ifdef BBR_GLUE_TX_START_OP
-/* Linux 7.1+: the first send after idle has an op of its own. */
-SEC("struct_ops")
-void BBR_GLUE_PROG(BBR_GLUE_SYM(cwnd_event_tx_start), struct sock *sk)
+/* in_ack_event runs before the stack processes this ACK's TLP state. Most
+ * ACKs have no TLP outstanding: nothing to read then, no storage lookup. */
+static __always_inline bool bbr_cc_tlp_outstanding(struct sock *sk)
 {
-	struct bbr3_sk *sks = bbr3_state(sk);
+	return tcp_sk(sk)->tlp_high_seq != 0;
+}
+
+static __always_inline void bbr_cc_in_ack_event(struct sock *sk, struct bbr3_sk *sks)
+{
 	struct bbr_sock s = {};
 
-	if (!sks)
-		return;
-	bbr_sock_load(&s, sk);
-	bbr_core_tx_start(&sks->st, &s);
-	bbr_sock_store(sk, &s);
-}
-#endif
-
-SEC("struct_ops")
-void BBR_GLUE_PROG(BBR_GLUE_SYM(in_ack_event), struct sock *sk, u32 flags)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct bbr3_sk *sks;
-
-	if (!tp->tlp_high_seq)
-		return;		/* common case: no TLP outstanding, nothing to do */
-	sks = bbr3_state(sk);
-	if (!sks)
-		return;
-	sks->st.tlp_high_seq = tp->tlp_high_seq;
-	sks->st.tlp_retrans_seen = BPF_CORE_READ_BITFIELD(tp, tlp_retrans);
+	s.tlp_high_seq = tcp_sk(sk)->tlp_high_seq;
+	s.tlp_retrans = BPF_CORE_READ_BITFIELD(tcp_sk(sk), tlp_retrans);
+	bbr_core_in_ack_event(&sks->st, &s);
 }
 
-SEC("struct_ops")
-u32 BBR_GLUE_PROG(BBR_GLUE_SYM(min_tso_segs), struct sock *sk)
+static __always_inline u32 bbr_cc_min_tso_segs(struct sock *sk)
 {
 	return sk->sk_pacing_rate < BBR_MIN_TSO_RATE_BYTES_PER_SEC ? 1 : 2;
 }
 
-SEC("struct_ops")
-u32 BBR_GLUE_PROG(BBR_GLUE_SYM(sndbuf_expand), struct sock *sk)
-{
-	return BBR_SNDBUF_EXPAND_FACTOR;
-}
-
-#ifdef BBR_GLUE_TX_START_OP
 /*
  * The ops as Linux 7.1+ has them, which this kernel's vmlinux.h (6.x) may
  * not: libbpf strips the ___tx_start flavour and matches the members by
- * name against the running kernel's tcp_congestion_ops. This build loads
- * only where cwnd_event_tx_start exists; bbrctl picks it there
- * (loader/kfeat.h), the base build everywhere else.
+ * name against the running kernel's tcp_congestion_ops. A build with it
+ * (-DBBR_TX_START_OP, bpf/tx_start/) loads only where cwnd_event_tx_start
+ * exists; bbrctl picks it there (loader/kfeat.h), the base build elsewhere.
  */
 struct tcp_congestion_ops___tx_start {
 	u32 (*ssthresh)(struct sock *sk);
@@ -633,94 +482,55 @@ struct tcp_congestion_ops___tx_start {
 	void (*release)(struct sock *sk);
 };
 
-SEC(".struct_ops.link")
-struct tcp_congestion_ops___tx_start BBR_GLUE_PREFIX = {
-	.cwnd_event_tx_start = (void *)BBR_GLUE_SYM(cwnd_event_tx_start),
-#else
-SEC(".struct_ops.link")
-struct tcp_congestion_ops BBR_GLUE_PREFIX = {
-	.cwnd_event	= (void *)BBR_GLUE_SYM(cwnd_event),
-#endif
-	.init		= (void *)BBR_GLUE_SYM(init),
-	.release	= (void *)BBR_GLUE_SYM(release),
-	.cong_control	= (void *)BBR_GLUE_SYM(main),
-	.ssthresh	= (void *)BBR_GLUE_SYM(ssthresh),
-	.undo_cwnd	= (void *)BBR_GLUE_SYM(undo_cwnd),
-	.set_state	= (void *)BBR_GLUE_SYM(set_state),
-	.in_ack_event	= (void *)BBR_GLUE_SYM(in_ack_event),
-	.min_tso_segs	= (void *)BBR_GLUE_SYM(min_tso_segs),
-	.sndbuf_expand	= (void *)BBR_GLUE_SYM(sndbuf_expand),
-	.flags		= BBR_GLUE_FLAGS,
-	.name		= BBR_GLUE_STR(BBR_GLUE_PREFIX),
-};
+/* ---- The state record of `bbrctl stat` -------------------------------------------------- */
 
-/* ---- State view for userspace --------------------------------------------- */
-
-/*
- * One record per socket of this CC in the reader's network namespace: a
- * TCP socket iterator that looks each socket up in the CC's storage.
- * (Kernels that refuse iterators over sk_storage maps, or over map
- * elements in general, still run TCP iterators; bbrctl reads this one
- * once per network namespace.)
- */
-SEC("iter/tcp")
-int BBR_GLUE_DUMP_PROG(struct bpf_iter__tcp *ctx)
+/* The common part of a socket's record (struct bbr3_state_rec). */
+static __always_inline void bbr_cc_fill_rec(struct bbr3_state_rec *rec,
+					    struct sock *sk, struct tcp_sock *tp,
+					    const struct bbr3_sk *sks)
 {
-	struct seq_file *seq = ctx->meta->seq;
-	BBR_GLUE_REC_T full = {};
-	struct bbr3_state_rec *rec_p = &BBR_GLUE_REC_BASE(full);
-	BBR_GLUE_VALUE *v;
-	struct sock_common *skc;
-	struct tcp_sock *tp;
-	struct sock *sk;
-
-	skc = ctx->sk_common;
-	if (!skc)
-		return 0;
-	tp = bpf_skc_to_tcp_sock(skc);
-	if (!tp)
-		return 0;	/* TIME_WAIT, request socks: no CC state */
-	sk = (struct sock *)tp;
-	v = bpf_sk_storage_get(&BBR_GLUE_SYM(sk_stor), sk, NULL, 0);
-	if (!v)
-		return 0;
-
-	rec_p->version = BBR3_STATE_VERSION;
-	rec_p->cookie = bpf_get_socket_cookie(sk);
-	rec_p->pacing_rate_Bps = sk->sk_pacing_rate;
-	rec_p->snd_cwnd_pkts = tp->snd_cwnd;
-	rec_p->inflight_pkts = packets_in_flight(tp);
-	rec_p->mss_bytes = tp->mss_cache;
-	rec_p->srtt_us = tp->srtt_us >> 3;
-	rec_p->delivered = tp->delivered;
-	rec_p->lost = tp->lost;
-	rec_p->delivered_ce = tp->delivered_ce;
-	rec_p->family = sk->__sk_common.skc_family;
-	rec_p->sport = sk->__sk_common.skc_num;
-	rec_p->dport = bpf_ntohs(sk->__sk_common.skc_dport);
-	if (rec_p->family == 2 /* AF_INET */) {
-		__builtin_memcpy(rec_p->saddr, &sk->__sk_common.skc_rcv_saddr, 4);
-		__builtin_memcpy(rec_p->daddr, &sk->__sk_common.skc_daddr, 4);
+	rec->version = BBR3_STATE_VERSION;
+	rec->cookie = bpf_get_socket_cookie(sk);
+	rec->pacing_rate_Bps = sk->sk_pacing_rate;
+	rec->snd_cwnd_pkts = tp->snd_cwnd;
+	rec->inflight_pkts = packets_in_flight(tp);
+	rec->mss_bytes = tp->mss_cache;
+	rec->srtt_us = tp->srtt_us >> 3;
+	rec->delivered = tp->delivered;
+	rec->lost = tp->lost;
+	rec->delivered_ce = tp->delivered_ce;
+	rec->family = sk->__sk_common.skc_family;
+	rec->sport = sk->__sk_common.skc_num;
+	rec->dport = bpf_ntohs(sk->__sk_common.skc_dport);
+	if (rec->family == 2 /* AF_INET */) {
+		__builtin_memcpy(rec->saddr, &sk->__sk_common.skc_rcv_saddr, 4);
+		__builtin_memcpy(rec->daddr, &sk->__sk_common.skc_daddr, 4);
 	} else {
-		bpf_probe_read_kernel(rec_p->saddr, 16,
+		bpf_probe_read_kernel(rec->saddr, 16,
 				      &sk->__sk_common.skc_v6_rcv_saddr);
-		bpf_probe_read_kernel(rec_p->daddr, 16,
+		bpf_probe_read_kernel(rec->daddr, 16,
 				      &sk->__sk_common.skc_v6_daddr);
 	}
-	rec_p->bytes_acked = tp->bytes_acked;
-	rec_p->bytes_retrans = tp->bytes_retrans;
-	rec_p->total_retrans = tp->total_retrans;
-	rec_p->retrans_out = tp->retrans_out;
-	rec_p->lost_out = tp->lost_out;
-	rec_p->sacked_out = tp->sacked_out;
-	rec_p->snd_ssthresh = tp->snd_ssthresh;
-	rec_p->rttvar_us = tp->mdev_us >> 2;
-	rec_p->kernel_min_rtt_us = tp->rtt_min.s[0].v;
-	rec_p->ca_state = BPF_CORE_READ_BITFIELD(&tp->inet_conn, icsk_ca_state);
-	__builtin_memcpy(&rec_p->st, &BBR_GLUE_CORE(v)->st, sizeof(rec_p->st));
-	BBR_GLUE_HOOK_REC(&full, v);
-	bpf_seq_write(seq, &full, sizeof(full));
-	return 0;
+	rec->bytes_acked = tp->bytes_acked;
+	rec->bytes_retrans = tp->bytes_retrans;
+	rec->total_retrans = tp->total_retrans;
+	rec->retrans_out = tp->retrans_out;
+	rec->lost_out = tp->lost_out;
+	rec->sacked_out = tp->sacked_out;
+	rec->snd_ssthresh = tp->snd_ssthresh;
+	rec->rttvar_us = tp->mdev_us >> 2;
+	rec->kernel_min_rtt_us = tp->rtt_min.s[0].v;
+	rec->ca_state = BPF_CORE_READ_BITFIELD(&tp->inet_conn, icsk_ca_state);
+	__builtin_memcpy(&rec->st, &sks->st, sizeof(rec->st));
 }
 
-#endif /* BBR_GLUE_H */
+/* The socket an iter/tcp program is at, if it is a full TCP socket
+ * (TIME_WAIT and request socks have no CC state). */
+static __always_inline struct tcp_sock *bbr_iter_tcp_sock(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+
+	return skc ? bpf_skc_to_tcp_sock(skc) : NULL;
+}
+
+#endif /* BBR_LIB_TCP_CC_H */

@@ -2,59 +2,36 @@
 /*
  * lib/trace.h: ring-buffer events of the BBRv3 model for `bbrctl trace`.
  *
- * Included once by lib/tcp_cc.h (after it has defined BBR_GLUE_SYM and the
- * value type), so every CC built on the glue gets two maps:
+ * Every CC built on the BBRv3 core declares two maps (bbr3.bpf.c):
  *
- *   <prefix>_trace_rb   BPF_MAP_TYPE_RINGBUF of struct bbr_trace_ev
- *   <prefix>_trace_ctl  one struct bbr_trace_ctl: the enable flags that
- *                       `bbrctl trace` sets while it runs and clears when
- *                       it exits, its pid, and a count of events lost to
- *                       a full ring
+ *   <cc>_trace_rb   BPF_MAP_TYPE_RINGBUF of struct bbr_trace_ev
+ *   <cc>_trace_ctl  one struct bbr_trace_ctl: the enable flags that
+ *                   `bbrctl trace` sets while it runs and clears when it
+ *                   exits, its pid, and a count of events lost to a full
+ *                   ring
  *
- * bbrctl pins both next to the CC's link (PIN_ROOT/NAME/trace_rb and
- * trace_ctl) at load time. Record and flags: include/bbr3_state.h.
+ * and passes them to bbr_cc_main(). bbrctl pins both next to the CC's link
+ * (PIN_ROOT/NAME/trace_rb and trace_ctl) at load time. Record and flags:
+ * include/bbr3_state.h.
  *
  * Cost: without a reader the per-ACK cost is the (inlined) array lookup
  * of the control word and one branch. With a reader, cong_control emits
  * an event when the ACK starts a round or changes mode/phase, or on every
  * ACK when the reader asked for --per-ack.
- *
- * A CC may add its own fields to an event with BBR_GLUE_HOOK_TRACE(e, v)
- * (bbr_swift fills Network_RTT and its decrease factor).
  */
-#ifndef BBR_TRACE_H
-#define BBR_TRACE_H
-
-#ifndef BBR_GLUE_SYM
-#error "lib/trace.h is included by lib/tcp_cc.h"
-#endif
+#ifndef BBR_LIB_TRACE_H
+#define BBR_LIB_TRACE_H
 
 /* 1 MiB: at 120 B an event (with the ring's 8 B header) ~8700 events,
  * one second of per-ACK events of a 100 Mbit/s flow; the reader drains it
  * every BBRCTL_TRACE_POLL_MS or sooner when woken. */
 #define BBR_TRACE_RING_BYTES	(1u << 20)
 
-#ifndef BBR_GLUE_HOOK_TRACE
-#define BBR_GLUE_HOOK_TRACE(e, v)	do { } while (0)
-#endif
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, BBR_TRACE_RING_BYTES);
-} BBR_GLUE_SYM(trace_rb) SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, struct bbr_trace_ctl);
-} BBR_GLUE_SYM(trace_ctl) SEC(".maps");
-
 /* The control word if a reader is tracing, else NULL. */
-static __always_inline struct bbr_trace_ctl *bbr_trace_on(void)
+static __always_inline struct bbr_trace_ctl *bbr_trace_on(void *trace_ctl)
 {
 	u32 key = 0;
-	struct bbr_trace_ctl *c = bpf_map_lookup_elem(&BBR_GLUE_SYM(trace_ctl), &key);
+	struct bbr_trace_ctl *c = bpf_map_lookup_elem(trace_ctl, &key);
 
 	return c && (c->flags & BBR_TRACE_CTL_ON) ? c : NULL;
 }
@@ -65,17 +42,17 @@ static __always_inline u32 bbr_trace_unset0(u32 v)
 }
 
 /* Fill and submit one event; s and r are the ACK's inputs after the core
- * (and the CC's hooks) ran. */
-static __always_inline void bbr_trace_emit(struct sock *sk, BBR_GLUE_VALUE *v,
+ * ran; d the delay signal (bbr_swift) or NULL. */
+static __always_inline void bbr_trace_emit(void *trace_rb, struct bbr_trace_ctl *c,
+					   struct sock *sk, const struct bbr3_sk *sks,
+					   const struct bbr_delay *d,
 					   const struct bbr_sock *s,
-					   const struct bbr_rs *r,
-					   struct bbr_trace_ctl *c,
-					   u8 ev, u8 flags)
+					   const struct bbr_rs *r, u8 ev, u8 flags)
 {
-	const struct bbr3 *b = &BBR_GLUE_CORE(v)->st;
+	const struct bbr3 *b = &sks->st;
 	struct bbr_trace_ev *e;
 
-	e = bpf_ringbuf_reserve(&BBR_GLUE_SYM(trace_rb), sizeof(*e), 0);
+	e = bpf_ringbuf_reserve(trace_rb, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&c->dropped, 1);
 		return;
@@ -107,19 +84,26 @@ static __always_inline void bbr_trace_emit(struct sock *sk, BBR_GLUE_VALUE *v,
 	e->phase = b->cycle_idx;
 	e->flags = flags;
 	e->ca_state = s->ca_state;
-	BBR_GLUE_HOOK_TRACE(e, v);
+	if (d) {	/* bbr_swift: Network_RTT, target and the last decrease */
+		e->network_rtt_us = d->w.network_rtt_us;
+		e->target_rtt_us = d->w.target_rtt_us;
+		e->swift_factor = d->w.last_factor;
+		e->swift_decreases = d->w.decreases;
+		e->swift_status = d->w.status;
+	}
 	bpf_ringbuf_submit(e, 0);
 }
 
 /* After the core ran on an ACK: decide whether this ACK makes an event.
  * prev_mode/prev_phase are the model's mode and PROBE_BW phase before. */
-static __always_inline void bbr_trace_ack(struct sock *sk, BBR_GLUE_VALUE *v,
+static __always_inline void bbr_trace_ack(void *trace_rb, struct bbr_trace_ctl *c,
+					  struct sock *sk, const struct bbr3_sk *sks,
+					  const struct bbr_delay *d,
 					  const struct bbr_sock *s,
 					  const struct bbr_rs *r,
-					  struct bbr_trace_ctl *c,
 					  u8 prev_mode, u8 prev_phase)
 {
-	const struct bbr3 *b = &BBR_GLUE_CORE(v)->st;
+	const struct bbr3 *b = &sks->st;
 	u8 flags = 0, ev;
 
 	if (b->round_start)
@@ -135,7 +119,7 @@ static __always_inline void bbr_trace_ack(struct sock *sk, BBR_GLUE_VALUE *v,
 		ev = BBR_TRACE_EV_ROUND;
 	else
 		return;
-	bbr_trace_emit(sk, v, s, r, c, ev, flags);
+	bbr_trace_emit(trace_rb, c, sk, sks, d, s, r, ev, flags);
 }
 
-#endif /* BBR_TRACE_H */
+#endif /* BBR_LIB_TRACE_H */

@@ -191,8 +191,7 @@ static void fill_sample(struct reader *r, const struct bbr_sock *sk,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct swift_state w;
-	struct swift_sample smp;
+	struct bbr_delay d;
 	struct swift_cfg scfg;
 	bool swift;
 	struct reader r = { data, size };
@@ -224,28 +223,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sk.ecn_ok = take(&r, 1) & 1;
 	bbr_core_init(&sks, &sk);
 	check_invariants(&sks, &sk, false);
-	memset(&w, 0, sizeof(w));
+	memset(&d, 0, sizeof(d));
 	memset(&scfg, 0, sizeof(scfg));
 	swift = take(&r, 1) & 1;
 	scfg.target_rtt_us = take(&r, 3);
 	scfg.stale_us = take(&r, 3);
 	scfg.flags = take(&r, 1) & SWIFT_CFG_F_KEEP_ECN;
-	swift_apply_cfg(&w, &scfg, sks.st.round_count);
+	swift_apply_cfg(&d.w, &scfg, sks.st.round_count);
 
 	while (r.left && ops++ < 4096) {
 		switch (take(&r, 1) % 11) {
 		case 0: case 1: case 2: case 3: case 4:
 			advance_socket(&r, &sk, &delivered_now);
 			fill_rs(&r, &sk, &rs, delivered_now);
-			if (swift) {
-				fill_sample(&r, &sk, &smp);
-				swift_on_ack(&sks.st, &w, &sk, &rs, &smp);
-			}
-			bbr_core_main(&sks, &sk, &rs);
-			if (swift) {
-				swift_after_ack(&sks.st, &w, &sk);
-				check_swift(&w);
-			}
+			if (swift)
+				fill_sample(&r, &sk, &d.smp);
+			bbr_core_main(&sks, &sk, &rs, swift ? &d : NULL);
+			if (swift)
+				check_swift(&d.w);
 			/* The app-limited fast path may skip the control step
 			 * and leave cwnd as it was, as the reference does. */
 			check_invariants(&sks, &sk, rs.acked_sacked && sk.mss &&

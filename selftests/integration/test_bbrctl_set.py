@@ -400,9 +400,13 @@ def test_set_usage_errors(bbr3):
 
 def test_set_help_documents_keys():
     out = bbrctl("help", "set", check=0).stdout
-    for key in ("--cgroup", "--default", "--socket COOKIE", "--reset", "ecn_enable", "target_rtt_us",
-                "loss_thresh 1..255", "Example"):
+    for key in ("--cgroup", "--default", "--socket COOKIE", "--reset", "target_rtt_us",
+                "bbrctl help keys", "Example"):
         assert key in out, key
+    keys = bbrctl("help", "keys", check=0).stdout
+    for key in ("ecn_enable 0..1 default 0", "loss_thresh 1..255 default 5",
+                "generation 2023..2026 default 2026", "target_rtt_us"):
+        assert key in keys, key
     assert "set --cgroup" in bbrctl("--help", check=0).stdout
 
 

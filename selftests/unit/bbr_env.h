@@ -34,6 +34,7 @@ struct env {
 	struct bbr_sock sk;
 	struct bbr3 *b;
 	struct bbr_rs rs;	/* the last rate sample fed to the core */
+	struct bbr_delay *delay;	/* a delay signal (BBR.Swift), or NULL */
 	u32 max_inflight;	/* sender has at most this much to send */
 	/* What was sent when: tp->delivered at send for each burst, so an
 	 * ACK's prior_delivered names the burst of its newest packet. */
@@ -121,7 +122,7 @@ static inline void env_ack_full(struct env *e, u32 pkts, u32 prior_delivered,
 	e->sk.packets_out = e->sk.inflight;
 	if (e->sk.app_limited && bbr_after(e->sk.delivered, e->sk.app_limited))
 		e->sk.app_limited = 0;	/* as tcp_rate_gen() does */
-	bbr_core_main(&e->sks, &e->sk, rs);
+	bbr_core_main(&e->sks, &e->sk, rs, e->delay);
 	env_refill(e);
 }
 

@@ -73,7 +73,7 @@ struct sim_sender {
 	u32 *ack_tx;
 	u32 ack_head, ack_tail;
 	u32 ring;			/* size of the rings above */
-	struct swift_state w;		/* BBR.Swift, when cfg->swift_target_us */
+	struct bbr_delay d;		/* BBR.Swift, when cfg->swift_target_us */
 };
 
 struct sim_pkt {
@@ -501,26 +501,24 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 	s->cwnd_blocked = 0;
 	e->sk.ack = e->sk.snd_una;
 	if (m->cfg->swift_target_us && !t->is_retrans) {
-		/* ETS would measure exactly this: no receiver delay here */
-		struct swift_sample smp = { .present = 1, .last_sample_ns = m->now,
-					    .network_rtt_us = (u32)rtt_us };
-
+		/* ETS would measure exactly this: no receiver delay here;
+		 * a retransmit's ACK leaves the previous sample in place */
+		s->d.smp.present = 1;
+		s->d.smp.last_sample_ns = m->now;
+		s->d.smp.network_rtt_us = (u32)rtt_us;
 		if (m->cfg->net_rtt_jitter_us)
-			smp.network_rtt_us += unit_prandom() % m->cfg->net_rtt_jitter_us;
-
+			s->d.smp.network_rtt_us += unit_prandom() %
+						   m->cfg->net_rtt_jitter_us;
 		if (m->now >= m->res->measure_from_ns) {
-			m->res->net_rtt_sum_us += smp.network_rtt_us;
+			m->res->net_rtt_sum_us += s->d.smp.network_rtt_us;
 			m->res->net_rtt_samples++;
 		}
-		swift_on_ack(e->b, &s->w, &e->sk, rs, &smp);
 	}
 	sender_sample_inputs(m, s, t, rs);
 	sender_lost_walk(m, s);			/* the glue's cong_control */
-	bbr_core_main(&e->sks, &e->sk, rs);
+	bbr_core_main(&e->sks, &e->sk, rs, m->cfg->swift_target_us ? &s->d : NULL);
 	if (e->b->inflight_hi < prior_hi)
 		m->res->inflight_hi_cuts[f]++;
-	if (m->cfg->swift_target_us)
-		swift_after_ack(e->b, &s->w, &e->sk);
 
 	if (e->b->mode != prev_mode) {
 		m->res->mode_changes[f]++;
@@ -610,8 +608,8 @@ static void sender_start(const struct sim *m, struct sim_sender *s, u64 now)
 	s->e.sk.delivered_mstamp_us = now / 1000;
 	s->e.sk.snd_cwnd = SIM_INIT_CWND;
 	bbr_core_init(&s->e.sks, &s->e.sk);
-	memset(&s->w, 0, sizeof(s->w));
-	swift_apply_cfg(&s->w, &scfg, 0);
+	memset(&s->d, 0, sizeof(s->d));
+	swift_apply_cfg(&s->d.w, &scfg, 0);
 	s->next_send_ns = now;
 	s->active = 1;
 }
@@ -702,7 +700,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		res->final_mode[f] = m->s[f].e.b->mode;
 		res->final_cwnd[f] = m->s[f].e.sk.snd_cwnd;
 		res->final_min_rtt_us[f] = m->s[f].e.b->min_rtt_us;
-		res->final_subpkt_milli[f] = m->s[f].w.subpkt_cwnd_milli;
+		res->final_subpkt_milli[f] = m->s[f].d.w.subpkt_cwnd_milli;
 		res->final_inflight_hi[f] = m->s[f].e.b->inflight_hi;
 	}
 	err = 0;

@@ -7,8 +7,8 @@
  * BBRv3's loss/ECN do), fallback to
  * BBRv3 without a fresh sample, ECN off with a target, sub-packet pacing.
  *
- * Each ACK goes through the same three steps as in bpf/bbr_swift.bpf.c:
- * swift_on_ack(), bbr_core_main(), swift_after_ack().
+ * Each ACK goes through the one entry point bpf/bbr_swift.bpf.c calls:
+ * bbr_core_main() with the delay signal (core/swift.h).
  */
 #include "unit.h"
 #include "bbr_env.h"
@@ -22,8 +22,7 @@
 
 struct swift_env {
 	struct env e;
-	struct swift_state w;
-	struct swift_sample smp;
+	struct bbr_delay d;	/* the delay signal the core consumes */
 };
 
 /* A connection in PROBE_BW with a target and fresh samples of net_rtt_us. */
@@ -32,11 +31,12 @@ static void senv_init(struct swift_env *s, u32 target_us, u32 net_rtt_us)
 	struct swift_cfg cfg = { .target_rtt_us = target_us };
 
 	env_to_probe_bw(&s->e, BDP_PKTS, RTT_US);
-	memset(&s->w, 0, sizeof(s->w));
-	swift_apply_cfg(&s->w, &cfg, s->e.b->round_count);
-	s->smp.present = 1;
-	s->smp.network_rtt_us = net_rtt_us;
-	s->smp.last_sample_ns = s->e.sk.now_us * NS_PER_US;
+	memset(&s->d, 0, sizeof(s->d));
+	swift_apply_cfg(&s->d.w, &cfg, s->e.b->round_count);
+	s->d.smp.present = 1;
+	s->d.smp.network_rtt_us = net_rtt_us;
+	s->d.smp.last_sample_ns = s->e.sk.now_us * NS_PER_US;
+	s->e.delay = &s->d;
 }
 
 /* One ACK for `pkts` sent when tp->delivered was prior_delivered, with a
@@ -44,22 +44,12 @@ static void senv_init(struct swift_env *s, u32 target_us, u32 net_rtt_us)
 static void senv_ack(struct swift_env *s, u32 pkts, u32 prior_delivered,
 		     bool fresh)
 {
-	struct bbr_rs hook_rs = {};
-
-	hook_rs.prior_delivered = prior_delivered;
-	hook_rs.delivered = (s32)(s->e.sk.delivered + pkts - prior_delivered);
-	/* The kernel has counted this ACK in tp->delivered and the clock
-	 * before cong_control runs; env_ack_full() does both itself. */
-	s->e.sk.now_us += RTT_US / 4;
-	s->e.sk.delivered += pkts;
+	/* a sample taken when this ACK arrives (env_ack_full() moves the
+	 * clock by RTT_US / 4 before the core runs) */
 	if (fresh)
-		s->smp.last_sample_ns = s->e.sk.now_us * NS_PER_US;
-	swift_on_ack(s->e.b, &s->w, &s->e.sk, &hook_rs, &s->smp);
-	s->e.sk.now_us -= RTT_US / 4;
-	s->e.sk.delivered -= pkts;
+		s->d.smp.last_sample_ns = (s->e.sk.now_us + RTT_US / 4) * NS_PER_US;
 	env_ack_full(&s->e, pkts, prior_delivered, RTT_US / 4, RTT_US / 4,
 		     RTT_US, 0);
-	swift_after_ack(s->e.b, &s->w, &s->e.sk);
 }
 
 /* A whole round in one ACK (everything acked was sent after the last one). */
@@ -106,8 +96,8 @@ TEST(swift_cut_bounds_model_once_per_round)
 	rate0 = s.e.sk.pacing_rate;
 	d0 = s.e.sk.delivered;
 	senv_round(&s, BDP_PKTS);
-	ASSERT_EQ(s.w.status, SWIFT_ST_ACTIVE);
-	ASSERT_EQ(s.w.decreases, 1);
+	ASSERT_EQ(s.d.w.status, SWIFT_ST_ACTIVE);
+	ASSERT_EQ(s.d.w.decreases, 1);
 	lo1 = s.e.b->inflight_lo;
 	bw1 = s.e.b->bw_lo;
 	ASSERT_LE(lo1, (u32)((u64)cwnd0 * 6 / 10) + 1);
@@ -122,11 +112,11 @@ TEST(swift_cut_bounds_model_once_per_round)
 	/* More ACKs for data sent before the cut: same round trip, no cut. */
 	senv_ack(&s, 10, d0, true);
 	senv_ack(&s, 10, d0 + BDP_PKTS - 1, true);
-	ASSERT_EQ(s.w.decreases, 1);
+	ASSERT_EQ(s.d.w.decreases, 1);
 	ASSERT_EQ(s.e.b->inflight_lo, lo1);
 	/* The first ACK for data sent after it: the second cut. */
-	senv_ack(&s, 10, s.w.decrease_delivered, true);
-	ASSERT_EQ(s.w.decreases, 2);
+	senv_ack(&s, 10, s.d.w.decrease_delivered, true);
+	ASSERT_EQ(s.d.w.decreases, 2);
 	ASSERT_LE(s.e.b->inflight_lo, (u32)((u64)lo1 * 6 / 10) + 1);
 }
 
@@ -136,11 +126,12 @@ static void senv_init_startup(struct swift_env *s, u32 target_us, u32 net_rtt_us
 	struct swift_cfg cfg = { .target_rtt_us = target_us };
 
 	env_init(&s->e, 10);
-	memset(&s->w, 0, sizeof(s->w));
-	swift_apply_cfg(&s->w, &cfg, s->e.b->round_count);
-	s->smp.present = 1;
-	s->smp.network_rtt_us = net_rtt_us;
-	s->smp.last_sample_ns = s->e.sk.now_us * NS_PER_US;
+	memset(&s->d, 0, sizeof(s->d));
+	swift_apply_cfg(&s->d.w, &cfg, s->e.b->round_count);
+	s->d.smp.present = 1;
+	s->d.smp.network_rtt_us = net_rtt_us;
+	s->d.smp.last_sample_ns = s->e.sk.now_us * NS_PER_US;
+	s->e.delay = &s->d;
 }
 
 /* Over target in STARTUP: no cut of the young model (an incast of 400
@@ -162,18 +153,18 @@ TEST(swift_startup_over_target_exits_without_cut)
 	}
 	UNIT_REPORT("over target: STARTUP left after %u rounds (mode %u), "
 		    "decreases %u; below target: mode %u", rounds,
-		    s.e.b->mode, s.w.decreases, ref.e.b->mode);
+		    s.e.b->mode, s.d.w.decreases, ref.e.b->mode);
 	ASSERT_NE(s.e.b->mode, BBR_STARTUP);
 	ASSERT_EQ(s.e.b->full_bw_reached, 1);
 	ASSERT_LE(rounds, SWIFT_STARTUP_OVER_ROUNDS + 2);
-	ASSERT_EQ(s.w.decreases, 0);
+	ASSERT_EQ(s.d.w.decreases, 0);
 	ASSERT_EQ(s.e.b->bw_lo, BBR_UNSET);
 	/* Growing without a queue over target: still in STARTUP. */
 	ASSERT_EQ(ref.e.b->mode, BBR_STARTUP);
 	/* Out of STARTUP the cuts apply. */
 	senv_round(&s, pkts);
 	senv_round(&s, pkts);
-	ASSERT_GE(s.w.decreases, 1);
+	ASSERT_GE(s.d.w.decreases, 1);
 }
 
 /* The floor: a huge excess still only halves. */
@@ -186,7 +177,7 @@ TEST(swift_floor_half)
 	cwnd0 = s.e.sk.snd_cwnd;
 	bw0 = bbr_max_bw(s.e.b);
 	senv_round(&s, BDP_PKTS);
-	ASSERT_EQ(s.w.last_factor, SWIFT_FACTOR_UNIT / 2);
+	ASSERT_EQ(s.d.w.last_factor, SWIFT_FACTOR_UNIT / 2);
 	ASSERT_EQ(s.e.b->inflight_lo, cwnd0 / 2);
 	ASSERT_EQ(s.e.b->bw_lo, bw0 / 2);
 }
@@ -200,13 +191,13 @@ TEST(swift_no_decrease_at_or_below_target)
 	senv_init(&s, TARGET_US, TARGET_US);
 	for (i = 0; i < 5; i++)
 		senv_round(&s, BDP_PKTS);
-	ASSERT_EQ(s.w.status, SWIFT_ST_ACTIVE);
-	ASSERT_EQ(s.w.decreases, 0);
+	ASSERT_EQ(s.d.w.status, SWIFT_ST_ACTIVE);
+	ASSERT_EQ(s.d.w.decreases, 0);
 	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);
 	ASSERT_EQ(s.e.b->bw_lo, BBR_UNSET);
-	s.smp.network_rtt_us = TARGET_US - 30;
+	s.d.smp.network_rtt_us = TARGET_US - 30;
 	senv_round(&s, BDP_PKTS);
-	ASSERT_EQ(s.w.decreases, 0);
+	ASSERT_EQ(s.d.w.decreases, 0);
 }
 
 /* Probing still works: no cut in REFILL/UP, and REFILL resets the bounds a
@@ -218,21 +209,21 @@ TEST(swift_probe_bw_resets_lower_bounds)
 
 	senv_init(&s, TARGET_US, 200);
 	senv_round(&s, BDP_PKTS);
-	ASSERT_EQ(s.w.decreases, 1);
+	ASSERT_EQ(s.d.w.decreases, 1);
 	ASSERT_NE(s.e.b->inflight_lo, BBR_UNSET);
 	/* Cruise along at target until the next probe starts. */
-	s.smp.network_rtt_us = TARGET_US;
+	s.d.smp.network_rtt_us = TARGET_US;
 	for (i = 0; i < 400 && s.e.b->cycle_idx != BBR_BW_PROBE_REFILL; i++)
 		senv_round(&s, BDP_PKTS / 2);
 	ASSERT_EQ(s.e.b->cycle_idx, BBR_BW_PROBE_REFILL);
 	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);	/* BBRv3's reset */
 	ASSERT_EQ(s.e.b->bw_lo, BBR_UNSET);
 	/* Over target while probing: no cut (BBRv3 ignores ECN there too). */
-	s.smp.network_rtt_us = 400;
+	s.d.smp.network_rtt_us = 400;
 	senv_round(&s, BDP_PKTS / 2);
 	ASSERT_TRUE(s.e.b->cycle_idx == BBR_BW_PROBE_REFILL ||
 		    s.e.b->cycle_idx == BBR_BW_PROBE_UP);
-	ASSERT_EQ(s.w.decreases, 1);
+	ASSERT_EQ(s.d.w.decreases, 1);
 	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);
 	/* inflight_hi is the long-term model: a cut never touches it. */
 	ASSERT_NE(s.e.b->inflight_hi, 0);
@@ -256,20 +247,20 @@ TEST(swift_over_target_ends_probe_up)
 	for (i = 0; i < 400 && s.e.b->cycle_idx != BBR_BW_PROBE_UP; i++)
 		senv_round(&s, BDP_PKTS / 2);
 	ASSERT_EQ(s.e.b->cycle_idx, BBR_BW_PROBE_UP);
-	ASSERT_EQ(s.w.decreases, 0);
+	ASSERT_EQ(s.d.w.decreases, 0);
 	hi_before = s.e.b->inflight_hi;
 	/* The queue grows past the target during the probe. */
-	s.smp.network_rtt_us = 2 * TARGET_US;
+	s.d.smp.network_rtt_us = 2 * TARGET_US;
 	for (rounds = 0; rounds < 8 && s.e.b->cycle_idx == BBR_BW_PROBE_UP; rounds++)
 		senv_round(&s, BDP_PKTS);
 	printf("    UP over target: left UP after %u round(s), cycle %u, "
 	       "inflight_hi %u -> %u, decreases %u\n", rounds, s.e.b->cycle_idx,
-	       hi_before, s.e.b->inflight_hi, s.w.decreases);
+	       hi_before, s.e.b->inflight_hi, s.d.w.decreases);
 	ASSERT_EQ(rounds, 1);				/* on the first ACK over target */
 	ASSERT_EQ(s.e.b->cycle_idx, BBR_BW_PROBE_DOWN);
 	ASSERT_LT(s.e.b->inflight_hi, hi_before);	/* long-term bound learned */
 	ASSERT_TRUE(s.e.b->prev_probe_too_high);
-	ASSERT_EQ(s.w.decreases, 0);			/* no lower-bound cut in UP */
+	ASSERT_EQ(s.d.w.decreases, 0);			/* no lower-bound cut in UP */
 }
 
 /* A cut bounds cwnd through inflight_lo even while inflight_hi is higher. */
@@ -291,36 +282,36 @@ TEST(swift_fallback_without_fresh_sample)
 	struct swift_env s;
 
 	senv_init(&s, TARGET_US, 500);
-	s.smp.present = 0;				/* no ETS storage */
+	s.d.smp.present = 0;				/* no ETS storage */
 	senv_round(&s, BDP_PKTS);
-	ASSERT_EQ(s.w.status, SWIFT_ST_NO_ETS);
-	ASSERT_EQ(s.w.fallback_acks, 1);
-	ASSERT_EQ(s.w.decreases, 0);
+	ASSERT_EQ(s.d.w.status, SWIFT_ST_NO_ETS);
+	ASSERT_EQ(s.d.w.fallback_acks, 1);
+	ASSERT_EQ(s.d.w.decreases, 0);
 	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);
 
-	s.smp.present = 1;
-	s.smp.last_sample_ns = 0;			/* storage, no sample yet */
+	s.d.smp.present = 1;
+	s.d.smp.last_sample_ns = 0;			/* storage, no sample yet */
 	senv_ack(&s, BDP_PKTS, s.e.sk.delivered, false);
-	ASSERT_EQ(s.w.status, SWIFT_ST_NO_ETS);
+	ASSERT_EQ(s.d.w.status, SWIFT_ST_NO_ETS);
 
 	/* a sample older than the 100 ms default */
-	s.smp.last_sample_ns = (s.e.sk.now_us - SWIFT_STALE_DEFAULT_US - RTT_US) *
+	s.d.smp.last_sample_ns = (s.e.sk.now_us - SWIFT_STALE_DEFAULT_US - RTT_US) *
 			       NS_PER_US;
 	senv_ack(&s, BDP_PKTS, s.e.sk.delivered, false);
-	ASSERT_EQ(s.w.status, SWIFT_ST_STALE);
-	ASSERT_EQ(s.w.decreases, 0);
-	ASSERT_EQ(s.w.fallback_acks, 3);
+	ASSERT_EQ(s.d.w.status, SWIFT_ST_STALE);
+	ASSERT_EQ(s.d.w.decreases, 0);
+	ASSERT_EQ(s.d.w.fallback_acks, 3);
 	/* fresh again: in force */
 	senv_round(&s, BDP_PKTS);
-	ASSERT_EQ(s.w.status, SWIFT_ST_ACTIVE);
-	ASSERT_EQ(s.w.decreases, 1);
+	ASSERT_EQ(s.d.w.status, SWIFT_ST_ACTIVE);
+	ASSERT_EQ(s.d.w.decreases, 1);
 
 	/* no target at all: not counted as a fallback */
 	senv_init(&s, SWIFT_TARGET_NONE, 500);
 	senv_round(&s, BDP_PKTS);
-	ASSERT_EQ(s.w.status, SWIFT_ST_NO_TARGET);
-	ASSERT_EQ(s.w.fallback_acks, 0);
-	ASSERT_EQ(s.w.decreases, 0);
+	ASSERT_EQ(s.d.w.status, SWIFT_ST_NO_TARGET);
+	ASSERT_EQ(s.d.w.fallback_acks, 0);
+	ASSERT_EQ(s.d.w.decreases, 0);
 }
 
 /* With the target in force BBRv3's ECN response is off; without a target
@@ -358,65 +349,65 @@ TEST(swift_subpacket_pacing)
 	int i;
 
 	senv_init(&s, TARGET_US, 100000);	/* every cut is the 0.5 floor */
-	for (i = 0; i < 40 && !(s.w.subpkt_cwnd_milli &&
-				s.w.subpkt_cwnd_milli < SWIFT_MILLI_PER_PKT); i++)
+	for (i = 0; i < 40 && !(s.d.w.subpkt_cwnd_milli &&
+				s.d.w.subpkt_cwnd_milli < SWIFT_MILLI_PER_PKT); i++)
 		senv_round(&s, 4);
-	ASSERT_GT(s.w.subpkt_cwnd_milli, 0);
-	ASSERT_LT(s.w.subpkt_cwnd_milli, SWIFT_MILLI_PER_PKT);
+	ASSERT_GT(s.d.w.subpkt_cwnd_milli, 0);
+	ASSERT_LT(s.d.w.subpkt_cwnd_milli, SWIFT_MILLI_PER_PKT);
 	ASSERT_EQ(s.e.sk.snd_cwnd, BBR_CWND_MIN_TARGET_PKTS);
 	/* w packets per target_RTT, bytes per second */
-	want = (((u64)s.w.subpkt_cwnd_milli * BW_UNIT / (1000ull * TARGET_US)) *
+	want = (((u64)s.d.w.subpkt_cwnd_milli * BW_UNIT / (1000ull * TARGET_US)) *
 		ENV_MSS_BYTES * 1000000u) >> BW_SCALE;
 	ASSERT_EQ(s.e.sk.pacing_rate, want);
 	/* less than one MSS per target_RTT */
 	ASSERT_LT(s.e.sk.pacing_rate * TARGET_US / 1000000u, ENV_MSS_BYTES);
 	UNIT_REPORT("sub-packet window %u/1000 pkt, pacing %llu B/s = %.3f pkt per target",
-		    s.w.subpkt_cwnd_milli, (unsigned long long)s.e.sk.pacing_rate,
+		    s.d.w.subpkt_cwnd_milli, (unsigned long long)s.e.sk.pacing_rate,
 		    (double)s.e.sk.pacing_rate * TARGET_US / 1e6 / ENV_MSS_BYTES);
 	/* the floor of 0.001 packet holds */
 	for (i = 0; i < 20; i++)
 		senv_round(&s, 1);
-	ASSERT_EQ(s.w.subpkt_cwnd_milli, SWIFT_SUBPKT_MIN_MILLI);
+	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, SWIFT_SUBPKT_MIN_MILLI);
 	/* cuts go on whatever BBRv3's phase: REFILL and UP included */
-	s.w.subpkt_cwnd_milli = 500;
+	s.d.w.subpkt_cwnd_milli = 500;
 	s.e.b->cycle_idx = BBR_BW_PROBE_REFILL;
 	senv_round(&s, 1);
-	ASSERT_EQ(s.w.subpkt_cwnd_milli, 250);
+	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, 250);
 	s.e.b->cycle_idx = BBR_BW_PROBE_UP;
 	senv_round(&s, 1);
-	ASSERT_EQ(s.w.subpkt_cwnd_milli, 125);
+	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, 125);
 	ASSERT_EQ(s.e.sk.snd_cwnd, BBR_CWND_MIN_TARGET_PKTS);
 	/* at target each ACK adds 2 + ai x sqrt(w) below a packet ... (ai =
 	 * 50 milli per ms of target: 5 at 100 us) */
-	s.smp.network_rtt_us = TARGET_US;
-	w0 = s.w.subpkt_cwnd_milli;
+	s.d.smp.network_rtt_us = TARGET_US;
+	w0 = s.d.w.subpkt_cwnd_milli;
 	senv_round(&s, 1);
 	want_w = w0 + SWIFT_SUBPKT_AI_BASE_MILLI +
 		 SWIFT_SUBPKT_AI_MILLI_PER_MS * TARGET_US * swift_sqrt_milli(w0) /
 		 1000000;
-	ASSERT_EQ(s.w.subpkt_cwnd_milli, want_w);
+	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, want_w);
 	/* ... and 2 + ai / sqrt(w) from one packet on */
-	s.w.subpkt_cwnd_milli = 2000;
+	s.d.w.subpkt_cwnd_milli = 2000;
 	senv_round(&s, 1);
-	ASSERT_EQ(s.w.subpkt_cwnd_milli, 2000 + SWIFT_SUBPKT_AI_BASE_MILLI +
+	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, 2000 + SWIFT_SUBPKT_AI_BASE_MILLI +
 					 SWIFT_SUBPKT_AI_MILLI_PER_MS * TARGET_US /
 					 swift_sqrt_milli(2000));
 	/* back at the floor: BBRv3 again at 4 packets per target_RTT */
-	s.w.subpkt_cwnd_milli = SWIFT_SUBPKT_FLOOR_MILLI - 1;
+	s.d.w.subpkt_cwnd_milli = SWIFT_SUBPKT_FLOOR_MILLI - 1;
 	s.e.b->cycle_idx = BBR_BW_PROBE_DOWN;
 	senv_ack(&s, 1, s.e.sk.delivered, true);
-	ASSERT_EQ(s.w.subpkt_cwnd_milli, 0);
+	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, 0);
 	want_bw = (u32)((u64)BBR_CWND_MIN_TARGET_PKTS * BW_UNIT / TARGET_US);
 	ASSERT_EQ(s.e.b->inflight_lo, BBR_CWND_MIN_TARGET_PKTS);
 	ASSERT_EQ(s.e.b->bw_lo, want_bw);
 	/* a fallback also ends it at once */
-	s.smp.network_rtt_us = 100000;
-	for (i = 0; i < 40 && !s.w.subpkt_cwnd_milli; i++)
+	s.d.smp.network_rtt_us = 100000;
+	for (i = 0; i < 40 && !s.d.w.subpkt_cwnd_milli; i++)
 		senv_round(&s, 1);
-	ASSERT_GT(s.w.subpkt_cwnd_milli, 0);
-	s.smp.present = 0;
+	ASSERT_GT(s.d.w.subpkt_cwnd_milli, 0);
+	s.d.smp.present = 0;
 	senv_round(&s, 1);
-	ASSERT_EQ(s.w.subpkt_cwnd_milli, 0);
+	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, 0);
 }
 
 /* The increase of a fractional window: its square root exact; per
