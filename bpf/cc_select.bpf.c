@@ -12,7 +12,8 @@
  * semantics (bpf_link attachments always are), so other sockops programs
  * (the ETS program, other tools) on the same cgroup keep running.
  *
- * Callbacks (see /work/shared/docs/kernel-bpf-facts.md section 4.2):
+ * Callbacks (enabled per socket with bpf_sock_ops_cb_flags_set() where
+ * needed; the CC must be set before the SYN is built):
  *  - TCP_CONNECT_CB: active opens, before the SYN is built, so the chosen CC
  *    also governs the ECN negotiation of the SYN;
  *  - TCP_LISTEN_CB: listeners; their children inherit the CC through

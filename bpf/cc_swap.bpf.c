@@ -6,7 +6,8 @@
  * bbrctl writes the filter into .rodata before loading (from/to names, an
  * optional port matched against either end, an optional cgroup id) and
  * reads the iterator fd to the end; the iterator walks the network
- * namespace of the reading process (kernel-bpf-facts.md section 4.1), so
+ * namespace of the process that reads it (the netns is bound when the
+ * iterator fd is created), so
  * bbrctl enters the target netns first. Each socket the filter matches
  * yields one text line "cookie state result from to" so bbrctl can report
  * what was switched; the totals are also kept in .bss.

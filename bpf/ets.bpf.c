@@ -46,7 +46,7 @@ char LICENSE[] SEC("license") = "GPL";
  * what we advertise as MaxACKDel unless ets_cfg says otherwise. */
 #define ETS_DELACK_MAX_US	200000
 /* Network_RTT min filter window when ets_cfg leaves it 0 (Swift's base
- * delay horizon, swift-ets-l4s.md §1). */
+ * delay horizon: a base RTT is remembered for about 10 s). */
 #define ETS_MIN_WIN_NS		10000000000ull
 
 #define ETS_CB_FLAGS	(BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG | \

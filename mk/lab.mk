@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-# The lab (owner: lab helper): selftests/lab/labkit, selftests/lab/run,
+# The lab: selftests/lab/labkit, selftests/lab/run,
 # selftests/lab/scenarios. `make lab` runs every shipped scenario and writes
 # one report folder per scenario under selftests/lab/results/ (gitignored).
 # The lab's tests join `make test` through PYTEST_DIRS.
