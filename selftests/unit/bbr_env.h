@@ -166,9 +166,10 @@ static inline u32 env_bw(u32 pkts, u32 rtt_us)
 	return (u32)(((u64)pkts * BW_UNIT + rtt_us - 1) / rtt_us);
 }
 
-/* Drive a fresh connection through STARTUP and DRAIN into PROBE_BW on a
- * path of `bdp_pkts` per `rtt_us`. */
-static inline void env_to_probe_bw(struct env *e, u32 bdp_pkts, u32 rtt_us)
+/* Drive a fresh connection through STARTUP until the delivery rate has
+ * plateaued at `bdp_pkts` per `rtt_us` (it is then in DRAIN), the sender
+ * keeping up to 3 BDP in flight. */
+static inline void env_to_drain(struct env *e, u32 bdp_pkts, u32 rtt_us)
 {
 	u32 pkts = 10, i;
 
@@ -178,6 +179,15 @@ static inline void env_to_probe_bw(struct env *e, u32 bdp_pkts, u32 rtt_us)
 		env_round(e, pkts, rtt_us);
 		pkts = pkts * 2 < bdp_pkts ? pkts * 2 : bdp_pkts;
 	}
+}
+
+/* Drive a fresh connection through STARTUP and DRAIN into PROBE_BW on a
+ * path of `bdp_pkts` per `rtt_us`. */
+static inline void env_to_probe_bw(struct env *e, u32 bdp_pkts, u32 rtt_us)
+{
+	u32 i;
+
+	env_to_drain(e, bdp_pkts, rtt_us);
 	/* DRAIN: a round drains the queue (1/4 BDP) and in flight falls to
 	 * one BDP; the ACK that sees it enters PROBE_BW, in DOWN (it was sent
 	 * with the queue still there). */

@@ -15,14 +15,7 @@
  * the BDP, which never drains here (the sender keeps it at 3 BDP). */
 static void env_to_stuck_drain(struct env *e)
 {
-	u32 pkts = 10, i;
-
-	env_init(e, 10);
-	e->max_inflight = BDP_PKTS * 3;
-	for (i = 0; i < 40 && e->b->mode == BBR_STARTUP; i++) {
-		env_round(e, pkts, RTT_US);
-		pkts = pkts * 2 < BDP_PKTS ? pkts * 2 : BDP_PKTS;
-	}
+	env_to_drain(e, BDP_PKTS, RTT_US);
 }
 
 /* 2026: DRAIN paces at 0.5 and ends after more than 3 round starts even

@@ -25,18 +25,24 @@ struct swift_env {
 	struct bbr_delay d;	/* the delay signal the core consumes */
 };
 
-/* A connection in PROBE_BW with a target and fresh samples of net_rtt_us. */
-static void senv_init(struct swift_env *s, u32 target_us, u32 net_rtt_us)
+/* Give the connection a target and a fresh sample of net_rtt_us. */
+static void senv_signal(struct swift_env *s, u32 target_us, u32 net_rtt_us)
 {
 	struct swift_cfg cfg = { .target_rtt_us = target_us };
 
-	env_to_probe_bw(&s->e, BDP_PKTS, RTT_US);
 	memset(&s->d, 0, sizeof(s->d));
 	swift_apply_cfg(&s->d.w, &cfg, s->e.b->round_count);
 	s->d.smp.present = 1;
 	s->d.smp.network_rtt_us = net_rtt_us;
 	s->d.smp.last_sample_ns = s->e.sk.now_us * NS_PER_US;
 	s->e.delay = &s->d;
+}
+
+/* A connection in PROBE_BW with a target and fresh samples of net_rtt_us. */
+static void senv_init(struct swift_env *s, u32 target_us, u32 net_rtt_us)
+{
+	env_to_probe_bw(&s->e, BDP_PKTS, RTT_US);
+	senv_signal(s, target_us, net_rtt_us);
 }
 
 /* One ACK for `pkts` sent when tp->delivered was prior_delivered, with a
@@ -123,15 +129,8 @@ TEST(swift_cut_bounds_model_once_per_round)
 /* A connection still in STARTUP with a target and samples of net_rtt_us. */
 static void senv_init_startup(struct swift_env *s, u32 target_us, u32 net_rtt_us)
 {
-	struct swift_cfg cfg = { .target_rtt_us = target_us };
-
 	env_init(&s->e, 10);
-	memset(&s->d, 0, sizeof(s->d));
-	swift_apply_cfg(&s->d.w, &cfg, s->e.b->round_count);
-	s->d.smp.present = 1;
-	s->d.smp.network_rtt_us = net_rtt_us;
-	s->d.smp.last_sample_ns = s->e.sk.now_us * NS_PER_US;
-	s->e.delay = &s->d;
+	senv_signal(s, target_us, net_rtt_us);
 }
 
 /* Over target in STARTUP: no cut of the young model (an incast of 400
