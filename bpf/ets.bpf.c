@@ -39,6 +39,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* include/uapi/linux/tcp.h / net/tcp.h values not in vmlinux.h's BTF. */
 #define TCPHDR_SYN		0x02
 #define TCPHDR_ACK		0x10
+#define TCPHDR_FIN	0x01
 #define TCPOPT_SACK		5
 #define ENOMSG			42	/* include/uapi/asm-generic/errno.h */
 #define ENOSPC			28
@@ -344,6 +345,81 @@ static __always_inline void publish(struct ets_sk *e, struct ets_sample *s,
 	e->last_sample_ns = now_ns;
 }
 
+/* The TCP options of the segment being parsed, copied out: for telling a
+ * malformed ETS option from a missing one (ets_opt_walk_step()). */
+static __always_inline u32 tcp_options(struct bpf_sock_ops *skops, u8 *opts)
+{
+	u8 *data = (u8 *)(long)skops->skb_data;
+	u8 *end = (u8 *)(long)skops->skb_data_end;
+	struct tcphdr *th = (void *)data;
+	u32 i, n;
+
+	if ((void *)(th + 1) > (void *)end)
+		return 0;
+	n = th->doff * 4 - sizeof(*th);
+	for (i = 0; i < ETS_TCP_OPTIONS_MAX && i < n; i++) {
+		u8 *p = data + sizeof(*th) + i;
+
+		if ((void *)(p + 1) > (void *)end)
+			break;
+		opts[i] = *p;
+	}
+	return i;
+}
+
+static long opt_walk_step(u64 index, void *ctx)
+{
+	return ets_opt_walk_step(ctx);
+}
+
+/* TCP states in which the peer may answer from TIME_WAIT (tcp_states.h). */
+#define TCP_FIN_WAIT1_STATE	4
+#define TCP_FIN_WAIT2_STATE	5
+#define TCP_CLOSE_WAIT_STATE	8
+#define TCP_LAST_ACK_STATE	9
+#define TCP_CLOSING_STATE	11
+
+static __always_inline bool closing(struct bpf_sock_ops *skops)
+{
+	u32 st = skops->state;
+
+	return (skops->skb_tcp_flags & TCPHDR_FIN) ||
+	       st == TCP_FIN_WAIT1_STATE || st == TCP_FIN_WAIT2_STATE ||
+	       st == TCP_CLOSE_WAIT_STATE || st == TCP_LAST_ACK_STATE ||
+	       st == TCP_CLOSING_STATE;
+}
+
+/*
+ * A segment without a well-formed ETS option. A malformed one (a kind-254
+ * option the search by ExID cannot match: length 0 or 2...) is a rejected
+ * option, not a missing one; a closing connection's segments may come from
+ * the peer's TIME_WAIT socket, which runs no sockops; only
+ * ETS_MISSING_LIMIT segments in a row without any turn ETS off.
+ */
+static __always_inline void on_missing(struct bpf_sock_ops *skops,
+				       struct ets_sk *e, struct ets_stats *st)
+{
+	struct ets_opt_walk w = {};
+
+	w.len = tcp_options(skops, w.opts);
+	bpf_loop(ETS_TCP_OPTIONS_MAX, opt_walk_step, &w, 0);
+	if (w.found) {
+		CNT(st, rej_parse[ETS_ERR_LEN]);
+		e->rejected++;
+		return;
+	}
+	if (closing(skops)) {
+		CNT(st, missing_closing);
+		return;
+	}
+	if (has_sack(skops))
+		return;
+	if (++e->missing_run < ETS_MISSING_LIMIT)
+		return;
+	disable(skops, e);
+	CNT(st, missing);
+}
+
 static __always_inline void on_parse(struct bpf_sock_ops *skops)
 {
 	u8 buf[ETS_LOAD_BUF_BYTES];
@@ -361,12 +437,10 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 	st = stats_get(skops);
 	len = ets_load(skops, buf, 0);
 	if (len == -ENOMSG) {
-		if (has_sack(skops))
-			return;
-		disable(skops, e);
-		CNT(st, missing);
+		on_missing(skops, e, st);
 		return;
 	}
+	e->missing_run = 0;
 	if (len < 0) {
 		/* -ENOSPC: longer than any -00 option; else (-EFAULT) an
 		 * option running past the header: truncated. */
@@ -395,7 +469,8 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 		       has_data, o.tsval_us, arrival);
 
 	/* Sender side. */
-	err = ets_sample(&o, ack, (u32)(arrival / 1000), &s);
+	err = ets_sample(&o, ack, (u32)(arrival / 1000),
+			 ets_rtt_bound_us(skops->srtt_us >> 3), &s);
 	if (err == ETS_SAMPLE_OK) {
 		publish(e, &s, arrival);
 		CNT(st, samples);

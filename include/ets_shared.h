@@ -17,8 +17,9 @@
 #define ETS_SHARED_H
 
 /* bump when a layout below changes. 1: struct ets_sk. 2: adds the
- * ets_stats and ets_cfg maps; struct ets_sk is unchanged from 1. */
-#define ETS_SHARED_VERSION	2
+ * ets_stats and ets_cfg maps; struct ets_sk is unchanged from 1. 3:
+ * ets_sk.missing_run, ets_stats.missing_closing. */
+#define ETS_SHARED_VERSION	3
 
 #define ETS_SK_MAP_NAME		"ets_sk_stor"
 /* bpffs directory the shared map is pinned in (the object's pin_root_path). */
@@ -48,7 +49,8 @@ struct ets_sk {
 	u32 ts_recent_us;		/* TS.Recent: peer TSval to echo (RFC 7323) */
 	u32 peer_max_ack_delay_us;	/* MaxACKDel from the peer's SYN; 0xFFFF none */
 	u32 flags;			/* ETS_F_* */
-	u32 _reserved[4];
+	u32 missing_run;		/* segments in a row without the option */
+	u32 _reserved[3];
 };
 
 /*
@@ -75,7 +77,14 @@ struct ets_stats {
 	u64 rej_sample[7];	/* [enum ets_sample_err], [0] unused */
 	u64 ecrdel_invalid;	/* peer sent EcrDelUnit 2 (it had no valid
 				 * delay): Total_RTT only, not a rejection */
+	u64 missing_closing;	/* no option on a segment of a closing
+				 * connection (the peer's TIME_WAIT ACK has
+				 * no sockops): not counted as missing */
 };
+
+/* Segments in a row without the option that turn ETS off for the
+ * connection (a middlebox strips it): one forged plain ACK does not. */
+#define ETS_MISSING_LIMIT	3
 
 /*
  * Configuration written by the loader (array map ETS_CFG_MAP_NAME, one

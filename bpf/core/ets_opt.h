@@ -62,7 +62,8 @@ enum ets_sample_err {
 	ETS_SAMPLE_NO_ACK,	/* TSecr/EcrDel only mean something with ACK */
 	ETS_SAMPLE_TSECR_ZERO,	/* nothing echoed */
 	ETS_SAMPLE_FUTURE,	/* TSecr after the arrival time */
-	ETS_SAMPLE_TOO_OLD,	/* Total_RTT beyond ETS_RTT_MAX_US */
+	ETS_SAMPLE_TOO_OLD,	/* Total_RTT beyond what the connection makes
+				 * plausible (ets_rtt_bound_us()) */
 	ETS_SAMPLE_UNIT,	/* EcrDelUnit invalid or reserved */
 	ETS_SAMPLE_DEL_GT_RTT,	/* EcrDel larger than Total_RTT */
 	ETS_SAMPLE__MAX,
@@ -72,6 +73,81 @@ enum ets_sample_err {
  * half-space (§4.1, ~35.8 min); we bound far tighter, at 60 s, which is
  * above any RTO backoff the kernel would still sample. */
 #define ETS_RTT_MAX_US		60000000u
+/* TCP_RTO_MIN: a segment unacknowledged for longer than srtt plus this has
+ * been retransmitted, so an echo that old is no RTT of the path. */
+#define ETS_RTO_MIN_US		200000u
+
+/*
+ * The largest Total_RTT a connection with smoothed RTT srtt_us (0: none
+ * yet) can plausibly sample: twice its srtt plus TCP's minimum RTO, at most
+ * ETS_RTT_MAX_US. A forged echo (an on-path attacker's old TSecr) then
+ * cannot inject a Network_RTT of seconds into a path of microseconds.
+ */
+static inline u32 ets_rtt_bound_us(u32 srtt_us)
+{
+	u64 bound;
+
+	if (!srtt_us)
+		return ETS_RTT_MAX_US;
+	bound = 2ull * srtt_us + ETS_RTO_MIN_US;
+	return bound < ETS_RTT_MAX_US ? (u32)bound : ETS_RTT_MAX_US;
+}
+
+/*
+ * Is there a kind-254 option at all among the TCP options opts[0..len)
+ * (the bytes after the fixed header)? For telling a malformed ETS option
+ * (whose search by ExID fails) from a missing one. Walks the options as
+ * the kernel does, stopping at EOL or at a length that cannot be right.
+ */
+#define ETS_TCPOPT_EOL		0
+#define ETS_TCPOPT_NOP		1
+#define ETS_TCP_OPTIONS_MAX	40
+
+struct ets_opt_walk {
+	u8 opts[ETS_TCP_OPTIONS_MAX];
+	u32 len;		/* bytes of opts in use */
+	u32 i;			/* the option the walk is at */
+	u32 found;		/* a kind-254 option was found */
+};
+
+/* One step of the walk: 1 when it is over (w->found says how), 0 to go on.
+ * Each step moves on by at least a byte, so ETS_TCP_OPTIONS_MAX steps end
+ * it (BPF runs the steps with bpf_loop(): the verifier checks one). */
+static inline int ets_opt_walk_step(struct ets_opt_walk *w)
+{
+	u32 i = w->i, n;
+
+	if (i >= w->len || i >= ETS_TCP_OPTIONS_MAX ||
+	    w->opts[i] == ETS_TCPOPT_EOL)
+		return 1;
+	if (w->opts[i] == ETS_TCPOPT_NOP) {
+		w->i = i + 1;
+		return 0;
+	}
+	if (w->opts[i] == ETS_OPT_KIND) {
+		w->found = 1;
+		return 1;
+	}
+	if (i + 1 >= w->len || i + 1 >= ETS_TCP_OPTIONS_MAX)
+		return 1;
+	n = w->opts[i + 1];
+	if (n < 2)
+		return 1;	/* the kernel stops here too */
+	w->i = i + n;
+	return 0;
+}
+
+static inline bool ets_has_kind254(struct ets_opt_walk *w)
+{
+	u32 k;
+
+	w->i = 0;
+	w->found = 0;
+	for (k = 0; k < ETS_TCP_OPTIONS_MAX; k++)
+		if (ets_opt_walk_step(w))
+			break;
+	return w->found;
+}
 
 struct ets_opt {
 	u32 tsval_us;
@@ -251,12 +327,13 @@ struct ets_sample {
 
 /*
  * Sender, draft §3.3. arrival_us is the ACK's arrival on the same clock
- * (and truncation) that produced the TSvals we sent. Total_RTT is always
- * filled when TSecr is usable; Network_RTT only with ETS_SAMPLE_OK, and
- * then 0 <= Network_RTT <= Total_RTT by construction.
+ * (and truncation) that produced the TSvals we sent; max_rtt_us the largest
+ * plausible Total_RTT (ets_rtt_bound_us()). Total_RTT is always filled when
+ * TSecr is usable; Network_RTT only with ETS_SAMPLE_OK, and then
+ * 0 <= Network_RTT <= Total_RTT by construction.
  */
 static inline int ets_sample(const struct ets_opt *o, bool ack, u32 arrival_us,
-			     struct ets_sample *s)
+			     u32 max_rtt_us, struct ets_sample *s)
 {
 	u32 total = arrival_us - o->tsecr_us;
 	s64 del;
@@ -267,7 +344,7 @@ static inline int ets_sample(const struct ets_opt *o, bool ack, u32 arrival_us,
 		return ETS_SAMPLE_TSECR_ZERO;
 	if (ets_after(o->tsecr_us, arrival_us))
 		return ETS_SAMPLE_FUTURE;
-	if (total > ETS_RTT_MAX_US)
+	if (total > ETS_RTT_MAX_US || total > max_rtt_us)
 		return ETS_SAMPLE_TOO_OLD;
 	s->total_rtt_us = total;
 	del = ets_ecrdel_us(o->unit, o->ecrdel);

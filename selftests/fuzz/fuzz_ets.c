@@ -89,17 +89,25 @@ static void arithmetic(const u8 *d, size_t n)
 	u32 latest = get(d, n, 43, 4), recent = get(d, n, 47, 4);
 	u64 hw = get(d, n, 51, 8), sw = get(d, n, 59, 8);
 	s64 off = (s64)get(d, n, 67, 8);
+	u32 srtt = get(d, n, 76, 4);
 	struct ets_sample s;
 	bool is_hw;
 	s64 del;
 	u64 t;
 
-	if (ets_sample(&o, true, arrival, &s) == ETS_SAMPLE_OK) {
+	if (ets_sample(&o, true, arrival, ets_rtt_bound_us(srtt), &s) ==
+	    ETS_SAMPLE_OK) {
 		CHECK(s.network_rtt_us <= s.total_rtt_us);
 		CHECK(s.network_rtt_us + s.ack_delay_us == s.total_rtt_us);
 		CHECK(s.total_rtt_us <= ETS_RTT_MAX_US);
+		CHECK(s.total_rtt_us <= ets_rtt_bound_us(srtt));
 		CHECK(!ets_after(o.tsecr_us, arrival));
 	}
+	/* the option walk on arbitrary bytes: never reads past len */
+	struct ets_opt_walk w = { .len = n < ETS_TCP_OPTIONS_MAX ? (u32)n : ETS_TCP_OPTIONS_MAX };
+
+	memcpy(w.opts, d, w.len);
+	CHECK(!ets_has_kind254(&w) || w.opts[w.i] == ETS_OPT_KIND);
 	del = ets_ecrdel_compute_us(now, clk, latest, recent);
 	CHECK(del >= -1);
 	t = ets_rx_clock_ns(hw, sw, get(d, n, 75, 1) & 1, off, &is_hw);

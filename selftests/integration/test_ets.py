@@ -413,15 +413,37 @@ def test_ets_network_rtt_against_emulator():
 
 
 INJECT = r"""
-import sys
-from scapy.all import IP, send
-for h in sys.argv[1:]:
-    send(IP(bytes.fromhex(h)), verbose=0)
+import sys, time
+from scapy.all import IP, TCP, conf
+# Each argument is HEX[,OFFSET,DELTA_US]: the packet, and where to write a
+# TSecr of CLOCK_MONOTONIC (the ETS clock) + DELTA_US just before sending
+# it on a socket opened beforehand.
+sock = conf.L3socket()
+for a in sys.argv[1:]:
+    h, *patch = a.split(",")
+    p = IP(bytes.fromhex(h))
+    if patch:
+        off, delta = int(patch[0]), int(patch[1])
+        b = bytearray(bytes(p))
+        now = (time.monotonic_ns() // 1000 + delta) & 0xFFFFFFFF
+        b[off:off + 4] = now.to_bytes(4, "big")
+        p = IP(bytes(b))
+        del p[TCP].chksum
+    sock.send(p)
+sock.close()
 """
 
 
 def malformed_variants(pkt):
-    """Copies of a server->client pure ACK with its ETS option damaged."""
+    """Injector arguments: copies of a server->client pure ACK with its ETS
+    option damaged, by name.
+
+    The sender bounds the age of an echo (2 srtt + 200 ms), and the copies
+    leave well after the original: the injector writes each copy's TSecr
+    from the ETS clock at send time (1 ms ago), so that only the damage
+    decides what happens to it. forged_old echoes 59 s ago and tsecr_future
+    10 s ahead on purpose; the kind-254 options of length 0 and 2 have no
+    TSecr field left to write."""
     from scapy.all import IP, TCP
     raw = bytes(pkt[IP])
     ihl = (raw[0] & 0xF) * 4
@@ -430,23 +452,29 @@ def malformed_variants(pkt):
     i = opts.find(bytes([254, 14, 0x45, 0x54]))
     assert i >= 0, "no ETS option to damage"
     base = ihl + 20 + i
-    tsecr = int.from_bytes(raw[base + 8: base + 12], "big")
 
-    def mod(edits):
+    def mod(edits, tsecr_delta_us=-1000):
         b = bytearray(raw)
         for off, val in edits:
             b[base + off: base + off + len(val)] = val
         p = IP(bytes(b))
         del p[IP].chksum
         del p[TCP].chksum
-        return bytes(p)
+        arg = bytes(p).hex()
+        if tsecr_delta_us is not None:
+            arg += f",{base + 8},{tsecr_delta_us}"
+        return arg
     ms_8191 = ((1 << 14) | (8191 << 1)).to_bytes(2, "big")
+    nops = bytes([1] * 12)
     return {
         "wrong_length": mod([(1, b"\x0c"), (12, b"\x01\x01")]),
         "absurd_ecrdel": mod([(12, ms_8191)]),
-        "tsecr_future": mod([(8, ((tsecr + 10_000_000) & 0xFFFFFFFF).to_bytes(4, "big"))]),
+        "tsecr_future": mod([], 10_000_000),
         "truncated": mod([(1, bytes([14 + (doff - 20 - i - 14) + 2]))]),
         "reserved_unit": mod([(12, (3 << 14).to_bytes(2, "big"))]),
+        "forged_old": mod([], -59_000_000),
+        "kind254_len2": mod([(1, b"\x02"), (2, nops)], None),
+        "kind254_len0": mod([(1, b"\x00"), (2, nops)], None),
     }
 
 
@@ -479,14 +507,16 @@ def test_ets_malformed_options_counted_and_ignored(tmp_path):
                     and not len(p[TCP].payload) and int(p[TCP].flags) & 0x10]
             assert acks, "no pure ACK from the server to copy"
             variants = malformed_variants(acks[-1])
-            inj = ns_py(vp.b, INJECT, *[v.hex() for v in variants.values()])
+            inj = ns_py(vp.b, INJECT, *variants.values())
             _, err = inj.communicate(timeout=CMD_TIMEOUT_S)
             assert inj.returncode == 0, err
             time.sleep(0.3)
+            # Counters before the client goes on and closes: what they
+            # count from here on is the close, not the injection.
+            st1 = att.stats()
             cli.stdin.write("go\n")
             cli.stdin.flush()
             after = json.loads(cli.stdout.readline())
-            st1 = att.stats()
         finally:
             if cli:
                 cli.kill()
@@ -502,13 +532,15 @@ def test_ets_malformed_options_counted_and_ignored(tmp_path):
     # An option running past the header is copied by the kernel with its
     # length byte, so ets_parse() rejects it by length like the short one;
     # either counter may take it (docs/ets.md).
-    assert d_parse[4] >= 1, "wrong length counted as ETS_ERR_LEN"
-    assert d_parse[1] + d_parse[4] == 2, "wrong length + truncated: two parse rejections"
+    assert d_parse[4] >= 3, "wrong length and kind 254 of length 0 / 2 counted as ETS_ERR_LEN"
+    assert d_parse[1] + d_parse[4] == 4, \
+        "wrong length, truncated, length 0 and 2: four parse rejections"
     assert d_sample[3] == 1, "TSecr from the future counted"
+    assert d_sample[4] == 1, "an echo of 59 s ago rejected as implausible"
     assert d_sample[6] == 1, "absurd EcrDel counted"
     assert d_sample[5] == 1, "reserved unit counted"
     assert st1["samples"] == st0["samples"], "no sample from a malformed option"
     assert st1["missing"] == st0["missing"] == 0, "malformed is not missing"
     assert after["net"] == before["net"] and after["samples"] == before["samples"]
     assert after["flags"] & 0x04 and not after["flags"] & 0x08, "ETS still enabled"
-    assert after["rejected"] - before["rejected"] >= 5
+    assert after["rejected"] - before["rejected"] >= 8

@@ -110,7 +110,7 @@ TEST(ets_draft_worked_example)
 	ASSERT_EQ(del, 2);
 	ets_encode(b, false, true, 500, recent, del, 0);
 	ASSERT_EQ(ets_parse(b, 14, false, &o), ETS_OK);
-	ASSERT_EQ(ets_sample(&o, true, 11, &s), ETS_SAMPLE_OK);
+	ASSERT_EQ(ets_sample(&o, true, 11, ETS_RTT_MAX_US, &s), ETS_SAMPLE_OK);
 	UNIT_REPORT("worked example: total %u us, ecrdel %u us, network %u us",
 		    s.total_rtt_us, s.ack_delay_us, s.network_rtt_us);
 	ASSERT_EQ(s.total_rtt_us, 10);
@@ -145,7 +145,7 @@ TEST(ets_wrap)
 	ASSERT_FALSE(ets_after(0xfffffffb, 5));
 	ASSERT_FALSE(ets_after(7, 7));
 	/* Arrival wrapped past zero: Total_RTT 0x20 = 32 us. */
-	ASSERT_EQ(ets_sample(&o, true, 0x10, &s), ETS_SAMPLE_OK);
+	ASSERT_EQ(ets_sample(&o, true, 0x10, ETS_RTT_MAX_US, &s), ETS_SAMPLE_OK);
 	ASSERT_EQ(s.total_rtt_us, 32);
 	ASSERT_EQ(s.network_rtt_us, 27);
 	/* TS.Latest moves across the wrap. */
@@ -159,24 +159,56 @@ TEST(ets_sample_bounds)
 	struct ets_opt o = { .tsecr_us = 1000, .unit = ETS_UNIT_US, .ecrdel = 300 };
 	struct ets_sample s;
 
-	ASSERT_EQ(ets_sample(&o, false, 2000, &s), ETS_SAMPLE_NO_ACK);
-	ASSERT_EQ(ets_sample(&o, true, 999, &s), ETS_SAMPLE_FUTURE);
-	ASSERT_EQ(ets_sample(&o, true, 1200, &s), ETS_SAMPLE_DEL_GT_RTT);
-	ASSERT_EQ(ets_sample(&o, true, 1300, &s), ETS_SAMPLE_OK);
+	ASSERT_EQ(ets_sample(&o, false, 2000, ETS_RTT_MAX_US, &s), ETS_SAMPLE_NO_ACK);
+	ASSERT_EQ(ets_sample(&o, true, 999, ETS_RTT_MAX_US, &s), ETS_SAMPLE_FUTURE);
+	ASSERT_EQ(ets_sample(&o, true, 1200, ETS_RTT_MAX_US, &s), ETS_SAMPLE_DEL_GT_RTT);
+	ASSERT_EQ(ets_sample(&o, true, 1300, ETS_RTT_MAX_US, &s), ETS_SAMPLE_OK);
 	ASSERT_EQ(s.network_rtt_us, 0);			/* never negative */
 	o.unit = ETS_UNIT_MS;
 	o.ecrdel = 8191;				/* absurd: 8.19 s */
-	ASSERT_EQ(ets_sample(&o, true, 1300, &s), ETS_SAMPLE_DEL_GT_RTT);
+	ASSERT_EQ(ets_sample(&o, true, 1300, ETS_RTT_MAX_US, &s), ETS_SAMPLE_DEL_GT_RTT);
 	o.unit = ETS_UNIT_INVALID;
-	ASSERT_EQ(ets_sample(&o, true, 1300, &s), ETS_SAMPLE_UNIT);
+	ASSERT_EQ(ets_sample(&o, true, 1300, ETS_RTT_MAX_US, &s), ETS_SAMPLE_UNIT);
 	o.unit = ETS_UNIT_RESERVED;
-	ASSERT_EQ(ets_sample(&o, true, 1300, &s), ETS_SAMPLE_UNIT);
+	ASSERT_EQ(ets_sample(&o, true, 1300, ETS_RTT_MAX_US, &s), ETS_SAMPLE_UNIT);
 	o.tsecr_us = 0;
-	ASSERT_EQ(ets_sample(&o, true, 1300, &s), ETS_SAMPLE_TSECR_ZERO);
+	ASSERT_EQ(ets_sample(&o, true, 1300, ETS_RTT_MAX_US, &s), ETS_SAMPLE_TSECR_ZERO);
 	o.tsecr_us = 1;
 	o.unit = ETS_UNIT_US;
-	ASSERT_EQ(ets_sample(&o, true, 1 + ETS_RTT_MAX_US + 1, &s),
+	ASSERT_EQ(ets_sample(&o, true, 1 + ETS_RTT_MAX_US + 1, ETS_RTT_MAX_US, &s),
 		  ETS_SAMPLE_TOO_OLD);
+}
+
+/* A forged echo of long ago: on a 40 us path (srtt 40 us) no Total_RTT
+ * beyond 2 srtt + TCP's minimum RTO is an RTT; before any srtt, 60 s. */
+TEST(ets_sample_bounded_by_the_connection)
+{
+	struct ets_opt o = { .tsecr_us = 1000, .unit = ETS_UNIT_US, .ecrdel = 0 };
+	struct ets_sample s;
+	u32 bound = ets_rtt_bound_us(40);
+
+	ASSERT_EQ(bound, 2 * 40 + ETS_RTO_MIN_US);
+	ASSERT_EQ(ets_rtt_bound_us(0), ETS_RTT_MAX_US);
+	ASSERT_EQ(ets_rtt_bound_us(50000000), ETS_RTT_MAX_US);
+	ASSERT_EQ(ets_sample(&o, true, 1000 + bound, bound, &s), ETS_SAMPLE_OK);
+	ASSERT_EQ(ets_sample(&o, true, 1000 + 59000000, bound, &s), ETS_SAMPLE_TOO_OLD);
+}
+
+/* Telling a malformed ETS option from a missing one: any kind 254 counts,
+ * whatever its length; the walk stops where the kernel's would. */
+TEST(ets_kind254_found_whatever_its_length)
+{
+	struct ets_opt_walk ts_then_bad = { { 1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2, 254, 2 }, 14 };
+	struct ets_opt_walk len0 = { { 254, 0 }, 2 };
+	struct ets_opt_walk none = { { 1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2 }, 12 };
+	struct ets_opt_walk eol_first = { { 0, 254, 4, 0x45, 0x54 }, 5 };
+	struct ets_opt_walk bad_len_first = { { 5, 1, 254, 4 }, 4 };
+
+	ASSERT_TRUE(ets_has_kind254(&ts_then_bad));
+	ASSERT_TRUE(ets_has_kind254(&len0));
+	ASSERT_FALSE(ets_has_kind254(&none));
+	ASSERT_FALSE(ets_has_kind254(&eol_first));
+	ASSERT_FALSE(ets_has_kind254(&bad_len_first));
 }
 
 /* Hardware RX path with injected stamps: the PHC runs 1e12 ns ahead of
