@@ -14,7 +14,7 @@
 #ifndef BBR3_STATE_H
 #define BBR3_STATE_H
 
-#define BBR3_STATE_VERSION	4	/* bump when the layout below changes */
+#define BBR3_STATE_VERSION	5	/* bump when the layout below changes */
 
 #define BBR_UNSET		0xFFFFFFFFu
 
@@ -169,6 +169,10 @@ struct bbr3 {
 	u8 undo_state;			/* BBR_UNDO_*: what a spurious loss ended */
 	u8 loss_yet_in_recovery;	/* undo state saved for this episode */
 	u16 idle_restarts;		/* sends after idle seen (wraps): stat */
+	u32 round_rtt_max_us;		/* max RTT sample in this loss round
+					 * (loss_queue_thresh) */
+	u32 probe_rtt_max_us;		/* max RTT sample in STARTUP / the last
+					 * PROBE_UP: the deepest queue seen */
 };
 
 /* The sk_storage value: model state plus the send records. */

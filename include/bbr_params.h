@@ -82,18 +82,52 @@
 	BBR_PARAM(fast_path, 0, 1, 1,						\
 		  "0/1", "app-limited fast path")				\
 	BBR_PARAM(generation, BBR_GEN_2023, BBR_GEN_2026, BBR_GEN_2026,		\
-		  "year", "reference generation: 2023, any other value 2026 (docs/bbr3.md)")
+		  "year", "reference generation: 2023, any other value 2026 (docs/bbr3.md)") \
+	/* Beyond the reference: 0 = off, the reference's behaviour */	\
+	BBR_PARAM(loss_queue_thresh, 0, 1024, 0,				\
+		  "BBR_UNIT", "loss counts as congestion only if its round's RTT rose this share of min_rtt (or half the last probe's queue) above min_rtt; 0 = always") \
+	BBR_PARAM(random_loss_max, 0, 256, 0,					\
+		  "BBR_UNIT", "with loss_queue_thresh: a loss rate above this counts as congestion, queue or not") \
+	BBR_PARAM(cwnd_headroom_us, 0, BBR_PARAM_MAX_TIME_US, 0,		\
+		  "us", "PROBE_BW cwnd adds bw x this (at most min_rtt); 0 = none") \
+	BBR_PARAM(probe_headroom_us, 0, BBR_PARAM_MAX_TIME_US, 0,		\
+		  "us", "PROBE_UP cwnd adds bw x this more (all at most 1.25 min_rtt); 0 = none")
 
-/* The fields, in table order, plus room to grow without a new layout. */
+/* The fields, in table order (the last four took the room once reserved
+ * to grow without a new layout: still 112 B). */
 struct bbr_params {
 #define BBR_PARAM_FIELD(name, lo, hi, def, unit, what)	u32 name;
 	BBR_PARAM_TABLE(BBR_PARAM_FIELD)
 #undef BBR_PARAM_FIELD
-	u32 _reserved[4];
 };
 
 #define BBR_PARAM_INIT(name, lo, hi, def, unit, what)	.name = (def),
 #define BBR_PARAMS_DEFAULT { BBR_PARAM_TABLE(BBR_PARAM_INIT) }
+
+/*
+ * Profiles: named presets over the table (`bbrctl set bbr3 profile=NAME`).
+ *   v3      the reference: every key below at its table default.
+ *   v3plus  the reference plus random-loss tolerance and a queue allowance
+ *           in time instead of in RTTs (docs/bbr3.md, "Beyond v3").
+ * Each row: BBR_PROFILE_VALUE(profile, key, value). A key that any profile
+ * sets is reset to its default by every other profile, so that switching
+ * profiles never leaves a mix. bbr_params_set_profile() (bpf/core/bbr3.h)
+ * applies a profile in C; bbrctl and the lab read the rows from here.
+ */
+#define BBR_PROFILE_v3		0
+#define BBR_PROFILE_v3plus	1
+#define BBR_PROFILE_NAMES	{ "v3", "v3plus" }
+
+#define BBR_PROFILE_TABLE(BBR_PROFILE_VALUE)					\
+	/* 1.0 x BDP plus a time allowance instead of 2 x BDP */		\
+	BBR_PROFILE_VALUE(v3plus, cwnd_gain, BBR_PARAM_UNIT)			\
+	BBR_PROFILE_VALUE(v3plus, bw_probe_cwnd_gain, 0)			\
+	BBR_PROFILE_VALUE(v3plus, cwnd_headroom_us, 10000)			\
+	BBR_PROFILE_VALUE(v3plus, probe_headroom_us, 20000)			\
+	/* 256 / 8 = 32: a queue of 1/8 min_rtt means congestion */		\
+	BBR_PROFILE_VALUE(v3plus, loss_queue_thresh, BBR_PARAM_UNIT / 8)	\
+	/* 256 * 15 / 100 = 38 (~14.8 %): above it loss always counts */	\
+	BBR_PROFILE_VALUE(v3plus, random_loss_max, BBR_PARAM_UNIT * 15 / 100)
 
 /* Parameter sets per CC: a power of two, so that masking keeps any index
  * in bounds (the verifier needs that proof, and a corrupt slot must not

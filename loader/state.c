@@ -52,7 +52,8 @@
 	F(ecn_in_cycle) F(ecn_eligible) F(bw_probe_samples)		\
 	F(prev_probe_too_high) F(stopped_risky_probe) F(initialized)	\
 	F(tlp_retrans_seen) F(param_slot) F(drain_rounds) F(undo_state)	\
-	F(loss_yet_in_recovery) F(idle_restarts)
+	F(loss_yet_in_recovery) F(idle_restarts) F(round_rtt_max_us)	\
+	F(probe_rtt_max_us)
 
 #define MEMB(n)		(((struct bbr3 *)0)->n)
 #define F_SIZE(n)	+ sizeof(MEMB(n))

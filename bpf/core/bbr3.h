@@ -157,6 +157,29 @@
  * BBR_PARAM_SLOTS sets, an array the includer defines (BPF: in the section
  * .data.params, so bbrctl can rewrite a set at run time). */
 _Static_assert(BBR_PARAM_UNIT == BBR_UNIT, "bbr_params.h's unit is BBR_UNIT");
+
+/*
+ * "Beyond v3" (docs/bbr3.md): the reference plus two mechanisms, each off
+ * (0) in the table's defaults:
+ *   - random-loss tolerance: a loss round whose RTT samples never rose
+ *     1/8 min_rtt above min_rtt, with at most 15 % loss, did not overflow
+ *     a queue: it cuts neither the lower bounds nor inflight_hi, nor ends
+ *     STARTUP or a probe (bbr_loss_looks_random);
+ *   - a time-based queue allowance: PROBE_BW cwnd is 1.0 x BDP plus
+ *     bw x 10 ms (plus 20 ms more in PROBE_UP, capped at the reference's
+ *     2 / 2.25 x BDP), instead of 2 x BDP (2.25 in UP) (bbr_time_headroom_cwnd).
+ * The profile `v3plus` of include/bbr_params.h sets them; `v3` resets them.
+ */
+static inline void bbr_params_set_profile(struct bbr_params *p, u32 profile)
+{
+	const struct bbr_params ref = BBR_PARAMS_DEFAULT;
+
+#define BBR_PROFILE_APPLY(prof, key, val)				\
+	p->key = profile == BBR_PROFILE_##prof ? (val) : ref.key;
+	BBR_PROFILE_TABLE(BBR_PROFILE_APPLY)
+#undef BBR_PROFILE_APPLY
+}
+
 extern struct bbr_params BBR_CFG[BBR_PARAM_SLOTS];
 
 /* The parameter set a socket runs with. */
@@ -562,6 +585,14 @@ static inline void bbr_update_latest_delivery_signals(struct bbr3 *b,
 						      const struct bbr_rs *rs)
 {
 	b->loss_round_start = 0;
+	if (rs->rtt_us >= 0) {
+		u32 rtt = (u32)bbr_min_u64((u64)rs->rtt_us, BBR_UNSET - 1);
+
+		b->round_rtt_max_us = bbr_max_u32(b->round_rtt_max_us, rtt);
+		if (b->mode == BBR_STARTUP ||
+		    (b->mode == BBR_PROBE_BW && b->cycle_idx == BBR_BW_PROBE_UP))
+			b->probe_rtt_max_us = bbr_max_u32(b->probe_rtt_max_us, rtt);
+	}
 	if (rs->interval_us <= 0 || !rs->acked_sacked)
 		return;
 	b->bw_latest = bbr_max_u32(b->bw_latest, rs->bw);
@@ -582,6 +613,9 @@ static inline void bbr_advance_latest_delivery_signals(struct bbr3 *b,
 		b->bw_latest = rs->bw;
 		b->inflight_latest = rs->delivered > 0 ? (u32)rs->delivered : 0;
 	}
+	if (b->loss_round_start)	/* a new loss round: its own RTT max */
+		b->round_rtt_max_us = rs->rtt_us >= 0 ?
+			(u32)bbr_min_u64((u64)rs->rtt_us, BBR_UNSET - 1) : 0;
 }
 
 static inline void bbr_take_max_bw_sample(struct bbr3 *b, u32 bw)
@@ -676,7 +710,38 @@ static inline s32 bbr_update_ecn_alpha(struct bbr3 *b, const struct bbr_sock *sk
 
 /* ---- Loss / ECN "too high" tests ------------------------------------------- */
 
-/* Did this sample lose more than loss_thresh of what was in flight? */
+/*
+ * Beyond the reference (loss_queue_thresh, 0 = off): do `lost` packets out
+ * of `tx_in_flight` look random rather than congestive? They do if no RTT
+ * sample of this loss round (so far) exceeded min_rtt by loss_queue_thresh
+ * nor by half the deepest queue the last probe (or STARTUP) saw -- the
+ * bottleneck queue did not build toward where it overflows, so it cannot
+ * have overflowed -- and the loss rate is at most random_loss_max (a
+ * policer, or a buffer too small to show a queue, still counts once it
+ * drops that much). The second bound keeps a buffer smaller than
+ * loss_queue_thresh x min_rtt from passing its drops off as random.
+ */
+static inline bool bbr_loss_looks_random(const struct bbr3 *b, s64 lost,
+					 u32 tx_in_flight)
+{
+	u32 q = BBR_P(b).loss_queue_thresh;
+	u64 allow;
+
+	if (!q || b->min_rtt_us == BBR_UNSET || !tx_in_flight)
+		return false;
+	allow = ((u64)b->min_rtt_us * q) >> BBR_SCALE;
+	if (b->probe_rtt_max_us > b->min_rtt_us)
+		allow = bbr_min_u64(allow, (b->probe_rtt_max_us - b->min_rtt_us) / 2);
+	else
+		allow = 0;
+	if (b->round_rtt_max_us > b->min_rtt_us + allow)
+		return false;
+	return (u64)(lost > 0 ? lost : 0) <=
+	       (((u64)tx_in_flight * BBR_P(b).random_loss_max) >> BBR_SCALE);
+}
+
+/* Did this sample lose more than loss_thresh of what was in flight (and,
+ * beyond the reference, not at random)? */
 static inline bool bbr_is_loss_too_high(const struct bbr3 *b,
 					const struct bbr_rs *rs)
 {
@@ -685,7 +750,8 @@ static inline bool bbr_is_loss_too_high(const struct bbr3 *b,
 	if (rs->lost <= 0 || !rs->tx_in_flight)
 		return false;
 	loss_thresh = ((u64)rs->tx_in_flight * BBR_P(b).loss_thresh) >> BBR_SCALE;
-	return (u64)rs->lost > loss_thresh;
+	return (u64)rs->lost > loss_thresh &&
+	       !bbr_loss_looks_random(b, rs->lost, rs->tx_in_flight);
 }
 
 /* Did this sample see loss above loss_thresh, or CE above ecn_thresh?
@@ -769,6 +835,7 @@ static inline void bbr_start_bw_probe_up(struct bbr3 *b, const struct bbr_sock *
 	b->cycle_mstamp_us = sk->now_us;
 	bbr_reset_full_bw(b);
 	b->full_bw = rs->bw;
+	b->probe_rtt_max_us = 0;	/* this probe's deepest queue, from now */
 	bbr_set_cycle_idx(b, BBR_BW_PROBE_UP);
 	bbr_raise_inflight_hi_slope(b, sk);
 }
@@ -1059,6 +1126,11 @@ static inline void bbr_update_congestion_signals(struct bbr3 *b,
 	b->loss_in_round |= (rs->losses > 0);
 	if (!b->loss_round_start)
 		return;
+	/* Beyond the reference: a loss round whose losses look random (this
+	 * ACK's sample spans the round) does not cut the lower bounds. */
+	if (b->loss_in_round &&
+	    bbr_loss_looks_random(b, rs->lost, rs->tx_in_flight))
+		b->loss_in_round = 0;
 	bbr_adapt_lower_bounds(b, sk);
 	b->loss_in_round = 0;
 	b->ecn_in_round = 0;
@@ -1365,6 +1437,32 @@ static inline bool bbr_modulate_cwnd_for_recovery(struct bbr3 *b,
 }
 
 /*
+ * Beyond the reference (cwnd_headroom_us, probe_headroom_us; 0 = none): in
+ * PROBE_BW, the queue a flow may keep beyond its BDP estimate is a time,
+ * the same for every flow on a bottleneck, not a multiple of the flow's own
+ * min_rtt. With the reference's cwnd_gain 2 a flow with 4x the RTT
+ * tolerates 4x the queue (RTT unfairness), and flows that are all
+ * cwnd-limited on a shared standing queue keep any split, since each one's
+ * share is proportional to its own estimate. Capped at one min_rtt (1.25
+ * in PROBE_UP), so with cwnd_gain 1 cwnd never exceeds the reference's
+ * 2 (2.25) x BDP: short paths keep the reference's allowance.
+ */
+static inline u32 bbr_time_headroom_cwnd(const struct bbr3 *b, u32 bw)
+{
+	u64 t = BBR_P(b).cwnd_headroom_us, cap;
+
+	if (b->mode != BBR_PROBE_BW || b->min_rtt_us == BBR_UNSET)
+		return 0;
+	cap = b->min_rtt_us;
+	if (b->cycle_idx == BBR_BW_PROBE_UP) {
+		t += BBR_P(b).probe_headroom_us;
+		cap += b->min_rtt_us / 4;
+	}
+	t = bbr_min_u64(t, cap);
+	return (u32)bbr_min_u64(((u64)bw * t) >> BW_SCALE, 0xFFFFFFFFu);
+}
+
+/*
  * Grow cwnd toward cwnd_gain * BDP + aggregation allowance: by what was
  * ACKed, so it never jumps. Before the pipe is full it only grows.
  */
@@ -1382,6 +1480,7 @@ static inline void bbr_set_cwnd(struct bbr3 *b, struct bbr_sock *sk,
 
 	target_cwnd = bbr_bdp(b, bw, gain);
 	target_cwnd += bbr_ack_aggregation_cwnd(b);
+	target_cwnd += bbr_time_headroom_cwnd(b, bw);
 	target_cwnd = bbr_quantization_budget(b, sk, target_cwnd);
 
 	b->try_fast_path = 0;

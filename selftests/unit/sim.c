@@ -5,6 +5,7 @@
  * ACK arrivals, then sends; each flow's ACKs arrive in order because its
  * base RTT is constant and the queue is FIFO.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,12 @@
 /* Retransmission timeout: Linux's 200 ms floor (TCP_RTO_MIN) plus srtt,
  * what rto = srtt + max(4 rttvar, rto_min) gives on a steady path. */
 #define SIM_RTO_MIN_NS		200000000ull
+#define SIM_DELACK_NS		40000000ull	/* a held ACK's timer, default */
+/* CUBIC (RFC 9438): C in segments/s^3, beta the multiplicative decrease,
+ * and the Reno-friendly region's additive increase per RTT. */
+#define SIM_CUBIC_C		0.4
+#define SIM_CUBIC_BETA		0.7
+#define SIM_CUBIC_ALPHA		(3.0 * (1 - SIM_CUBIC_BETA) / (1 + SIM_CUBIC_BETA))
 
 enum { TX_OUT, TX_ACKED, TX_LOST };
 
@@ -74,6 +81,11 @@ struct sim_sender {
 	u32 ack_head, ack_tail;
 	u32 ring;			/* size of the rings above */
 	struct bbr_delay d;		/* BBR.Swift, when cfg->swift_target_us */
+	u32 ack_held;			/* packets whose ACK the receiver holds */
+	u32 ack_hold_from;		/* ack ring index of the first of them */
+	/* SIM_CC_CUBIC */
+	double cu_cwnd, cu_ssthresh, cu_wmax, cu_k, cu_origin, cu_west;
+	u64 cu_epoch_ns;
 };
 
 struct sim_pkt {
@@ -107,8 +119,11 @@ static void q_account(struct sim *m)
 	if (from < m->res->measure_from_ns)
 		from = m->res->measure_from_ns;
 	if (m->now > from) {
+		u32 qb = q_len(m) < SIM_QHIST ? q_len(m) : SIM_QHIST - 1;
+
 		m->res->queue_pkt_ns += (double)q_len(m) * (double)(m->now - from);
 		m->res->queue_time_ns += (double)(m->now - from);
+		m->res->queue_hist_ns[qb] += (double)(m->now - from);
 	}
 	m->last_q_change_ns = m->now;
 }
@@ -257,7 +272,8 @@ static void sender_lose(struct sim *m, struct sim_sender *s, struct sim_tx *t)
 	s->e.sk.lost++;
 	s->rtx[s->rtx_tail++ % s->ring] = t->pkt;
 	m->res->fid.lost_pkts++;
-	if (m->cfg->inputs != SIM_INPUTS_EXACT || !s->e.b->initialized)
+	if (m->cfg->inputs != SIM_INPUTS_EXACT || !s->e.b->initialized ||
+	    s->cfg->cc != SIM_CC_BBR)
 		return;
 	sender_load_sock(s, m->now);
 	l.lost = (s32)(s->e.sk.lost - t->tx_lost);
@@ -421,6 +437,71 @@ static void sender_sample_inputs(struct sim *m, struct sim_sender *s,
 	}
 }
 
+/* CUBIC's window after an ACK in congestion avoidance or slow start. */
+static void cubic_grow(struct sim *m, struct sim_sender *s)
+{
+	double t, target, rtt_s = s->kernel_min_rtt_us / 1e6;
+
+	if (s->cu_cwnd < s->cu_ssthresh) {
+		s->cu_cwnd += 1;
+		return;
+	}
+	if (!s->cu_epoch_ns) {
+		s->cu_epoch_ns = m->now;
+		if (s->cu_wmax > s->cu_cwnd) {
+			s->cu_k = cbrt((s->cu_wmax - s->cu_cwnd) / SIM_CUBIC_C);
+			s->cu_origin = s->cu_wmax;
+		} else {
+			s->cu_k = 0;
+			s->cu_origin = s->cu_cwnd;
+		}
+		s->cu_west = s->cu_cwnd;
+	}
+	t = (double)(m->now - s->cu_epoch_ns) / 1e9 + rtt_s;
+	target = s->cu_origin + SIM_CUBIC_C * (t - s->cu_k) * (t - s->cu_k) * (t - s->cu_k);
+	if (target > 1.5 * s->cu_cwnd)
+		target = 1.5 * s->cu_cwnd;
+	s->cu_west += SIM_CUBIC_ALPHA / s->cu_cwnd;
+	if (s->cu_west > target)
+		target = s->cu_west;
+	if (target > s->cu_cwnd)
+		s->cu_cwnd += (target - s->cu_cwnd) / s->cu_cwnd;
+	else
+		s->cu_cwnd += 0.01 / s->cu_cwnd;
+}
+
+/* CUBIC's multiplicative decrease (with fast convergence). */
+static void cubic_decrease(struct sim_sender *s)
+{
+	s->cu_wmax = s->cu_cwnd < s->cu_wmax ?
+		     s->cu_cwnd * (1 + SIM_CUBIC_BETA) / 2 : s->cu_cwnd;
+	s->cu_cwnd *= SIM_CUBIC_BETA;
+	if (s->cu_cwnd < 2)
+		s->cu_cwnd = 2;
+	s->cu_ssthresh = s->cu_cwnd;
+	s->cu_epoch_ns = 0;
+}
+
+/* A loss-based flow's ACK: Recovery entry/exit as for the core, window
+ * growth outside Recovery. */
+static void cubic_on_ack(struct sim *m, struct sim_sender *s, u32 losses)
+{
+	struct bbr_sock *sk = &s->e.sk;
+
+	if (losses && sk->ca_state == BBR_CA_OPEN) {
+		cubic_decrease(s);
+		sk->ca_state = BBR_CA_RECOVERY;
+		s->recovery_point = s->next_pkt;
+	} else if ((sk->ca_state == BBR_CA_RECOVERY ||
+		    sk->ca_state == BBR_CA_LOSS) &&
+		   !bbr_before(s->una_pkt, s->recovery_point)) {
+		sk->ca_state = BBR_CA_OPEN;
+	} else if (sk->ca_state == BBR_CA_OPEN || sk->ca_state == BBR_CA_LOSS) {
+		cubic_grow(m, s);	/* CA_LOSS: slow start after an RTO */
+	}
+	sk->snd_cwnd = s->cu_cwnd < 1 ? 1 : (u32)s->cu_cwnd;
+}
+
 static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 {
 	struct sim_tx *t = &s->tx[txid % s->ring];
@@ -485,6 +566,10 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 		e->sk.app_limited = 0;
 
 	sender_load_sock(s, m->now);
+	if (s->cfg->cc == SIM_CC_CUBIC) {
+		cubic_on_ack(m, s, losses);
+		return;
+	}
 	/* Recovery entry and exit, as tcp_fastretrans_alert() would */
 	if (losses && e->sk.ca_state == BBR_CA_OPEN) {
 		bbr_core_ssthresh(e->b, &e->sk);
@@ -519,12 +604,49 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 	bbr_core_main(&e->sks, &e->sk, rs, m->cfg->swift_target_us ? &s->d : NULL);
 	if (e->b->inflight_hi < prior_hi)
 		m->res->inflight_hi_cuts[f]++;
+	if (m->cfg->on_ack)
+		m->cfg->on_ack(f, m->now, e->b, &e->sk);
 
 	if (e->b->mode != prev_mode) {
 		m->res->mode_changes[f]++;
 		if (e->b->mode == BBR_PROBE_RTT)
 			m->res->probe_rtt_entries[f]++;
 	}
+}
+
+/*
+ * When the ACK of a packet leaving the bottleneck now reaches its sender:
+ * one base RTT later, unless the receiver holds it to ACK ack_every packets
+ * at once (the held ones go with the ack_every-th, or on the delayed-ACK
+ * timer), and the ACK path releases ACKs only on a grid of ack_burst_us.
+ * Times stay in order along the flow's ACK ring.
+ */
+static u64 sim_ack_time(struct sim *m, struct sim_sender *s)
+{
+	u64 at = m->now + s->cfg->base_rtt_ns, burst, delack, k;
+
+	if (m->cfg->ack_every > 1) {
+		delack = m->cfg->delack_us ? m->cfg->delack_us * 1000ull :
+					     SIM_DELACK_NS;
+		if (s->ack_held &&
+		    s->ack_at[s->ack_hold_from % s->ring] <= at)
+			s->ack_held = 0;	/* the timer sent them */
+		if (!s->ack_held)
+			s->ack_hold_from = s->ack_tail;
+		if (++s->ack_held >= m->cfg->ack_every) {
+			for (k = s->ack_hold_from; k != s->ack_tail; k++)
+				s->ack_at[k % s->ring] = at;	/* sent with this one */
+			s->ack_held = 0;
+		} else if (s->ack_held == 1) {
+			at += delack;
+		} else {
+			at = s->ack_at[s->ack_hold_from % s->ring];
+		}
+	}
+	burst = (u64)m->cfg->ack_burst_us * 1000ull;
+	if (burst)
+		at = (at + burst - 1) / burst * burst;
+	return at;
 }
 
 static u64 sender_rto_at(const struct sim_sender *s)
@@ -553,9 +675,15 @@ static void sender_rto(struct sim *m, struct sim_sender *s)
 		s->oldest_tx++;
 	}
 	sender_load_sock(s, m->now);
-	if (e->sk.ca_state != BBR_CA_LOSS)
-		bbr_core_ssthresh(e->b, &e->sk);
-	bbr_core_set_state(&e->sks, &e->sk, BBR_CA_LOSS);
+	if (s->cfg->cc == SIM_CC_CUBIC) {
+		if (e->sk.ca_state != BBR_CA_LOSS)
+			cubic_decrease(s);
+		s->cu_cwnd = 1;
+	} else {
+		if (e->sk.ca_state != BBR_CA_LOSS)
+			bbr_core_ssthresh(e->b, &e->sk);
+		bbr_core_set_state(&e->sks, &e->sk, BBR_CA_LOSS);
+	}
 	e->sk.ca_state = BBR_CA_LOSS;
 	e->sk.snd_cwnd = 1;
 	s->recovery_point = s->next_pkt;
@@ -607,7 +735,15 @@ static void sender_start(const struct sim *m, struct sim_sender *s, u64 now)
 	s->e.sk.now_us = now / 1000;
 	s->e.sk.delivered_mstamp_us = now / 1000;
 	s->e.sk.snd_cwnd = SIM_INIT_CWND;
+	bbr_core_set_param_slot(s->e.b, s->cfg->param_slot);
 	bbr_core_init(&s->e.sks, &s->e.sk);
+	if (s->cfg->cc == SIM_CC_CUBIC) {	/* unpaced, slow start */
+		s->e.sk.pacing_rate = 0;
+		s->cu_cwnd = SIM_INIT_CWND;
+		s->cu_ssthresh = 1e9;
+		s->cu_wmax = 0;
+		s->cu_epoch_ns = 0;
+	}
 	memset(&s->d, 0, sizeof(s->d));
 	swift_apply_cfg(&s->d.w, &scfg, 0);
 	s->next_send_ns = now;
@@ -667,7 +803,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 
 			q_account(m);
 			m->q_head++;
-			s->ack_at[s->ack_tail % s->ring] = m->now + s->cfg->base_rtt_ns;
+			s->ack_at[s->ack_tail % s->ring] = sim_ack_time(m, s);
 			s->ack_tx[s->ack_tail % s->ring] = p->tx;
 			s->ack_tail++;
 			if (q_len(m))
@@ -720,6 +856,19 @@ double sim_goodput_bps(const struct sim_result *res, int f, u64 from_ns,
 	for (b = from_ns / SIM_BIN_NS; b < to_ns / SIM_BIN_NS && b < SIM_MAX_BINS; b++)
 		pkts += res->bin_pkts[f][b];
 	return (double)pkts * SIM_WIRE_BYTES * 8 * 1e9 / (double)(to_ns - from_ns);
+}
+
+u32 sim_queue_quantile(const struct sim_result *res, double q)
+{
+	double want = res->queue_time_ns * q, sum = 0;
+	u32 i;
+
+	for (i = 0; i < SIM_QHIST; i++) {
+		sum += res->queue_hist_ns[i];
+		if (sum >= want && sum > 0)
+			return i;
+	}
+	return SIM_QHIST - 1;
 }
 
 double sim_ratio(u64 n, u64 total)

@@ -30,10 +30,19 @@
 #define SIM_BIN_NS		100000000ull	/* 100 ms goodput bins */
 #define SIM_MAX_BINS		1024
 
+/* The congestion control a flow runs. */
+enum sim_cc {
+	SIM_CC_BBR = 0,		/* the core (bbr_core_*), param set param_slot */
+	SIM_CC_CUBIC,		/* a loss-based CUBIC (RFC 9438-like, no HyStart),
+				 * unpaced, for coexistence runs */
+};
+
 struct sim_flow_cfg {
 	u64 start_ns;
 	u64 stop_ns;		/* 0: runs to the end */
 	u64 base_rtt_ns;
+	u8 cc;			/* enum sim_cc; 0: the core */
+	u8 param_slot;		/* the core's parameter set; 0: the default */
 };
 
 /* Where the core's per-packet inputs (tx_in_flight, lost) come from. */
@@ -60,6 +69,17 @@ struct sim_cfg {
 				 * Network_RTT = each ACK's RTT; 0: BBRv3 */
 	u32 net_rtt_jitter_us;	/* plus a uniform [0, this) measurement noise
 				 * (host delay in the lab's samples) */
+	/* ACK path aggregation (0: one ACK per packet, sent at once):
+	 * ack_burst_us releases ACKs only on a grid of this period (Wi-Fi /
+	 * cable-like ACK bursts); ack_every > 1 has the receiver ACK every
+	 * ack_every-th packet (delayed / stretch ACKs; a held ACK goes after
+	 * delack_us, 0: 40 ms). */
+	u32 ack_burst_us;
+	u32 ack_every;
+	u32 delack_us;
+	/* called after each ACK a core flow processes (NULL: none) */
+	void (*on_ack)(int flow, u64 now_ns, const struct bbr3 *b,
+		       const struct bbr_sock *sk);
 	struct sim_flow_cfg flow[SIM_MAX_FLOWS];
 };
 
@@ -109,6 +129,10 @@ struct sim_result {
 	double queue_pkt_ns;		/* integral of queue length dt */
 	double queue_time_ns;
 	u32 queue_max_pkts;
+	/* time spent at each queue length (pkts; the last bin: at or above
+	 * it), from t >= measure_from_ns: for the median queue */
+#define SIM_QHIST		4096
+	double queue_hist_ns[SIM_QHIST];
 	/* Network_RTT samples fed to BBR.Swift, from t >= measure_from_ns */
 	u64 net_rtt_sum_us;
 	u64 net_rtt_samples;
@@ -133,6 +157,10 @@ double sim_goodput_bps(const struct sim_result *res, int f, u64 from_ns,
 
 /* Share of `n` in `total`, 0 if total is 0. */
 double sim_ratio(u64 n, u64 total);
+
+/* Queue length (pkts) not exceeded for fraction `q` of the measured time
+ * (0.5: the median). */
+u32 sim_queue_quantile(const struct sim_result *res, double q);
 
 /* Jain's fairness index of the given flows' goodput over [from, to). */
 double sim_jain(const struct sim_result *res, int nflows, u64 from_ns,

@@ -208,3 +208,45 @@ TEST(param_table_defaults_in_range_and_documented)
 			printf("  docs/bbrctl.md does not list %s\n", param_rows[i].name);
 	ASSERT_EQ(documented, N_PARAM_ROWS);
 }
+
+/*
+ * Profiles (include/bbr_params.h): v3plus sets its values within the
+ * table's ranges; v3 afterwards gives back exactly the table's defaults,
+ * so switching profiles never leaves a mix.
+ */
+#define PROFILE_ROW(prof, key, val)	{ #key, BBR_PROFILE_##prof, val },
+static const struct { const char *key; u32 profile, val; } profile_rows[] = {
+	BBR_PROFILE_TABLE(PROFILE_ROW)
+};
+#undef PROFILE_ROW
+
+TEST(profiles_set_their_keys_and_v3_restores_the_reference)
+{
+	const struct bbr_params ref = BBR_PARAMS_DEFAULT;
+	struct bbr_params p = ref;
+	u32 i, j, changed = 0;
+
+	bbr_params_set_profile(&p, BBR_PROFILE_v3plus);
+	for (i = 0; i < sizeof(profile_rows) / sizeof(profile_rows[0]); i++) {
+		for (j = 0; j < N_PARAM_ROWS; j++) {
+			if (strcmp(profile_rows[i].key, param_rows[j].name))
+				continue;
+			ASSERT_LE(param_rows[j].min, profile_rows[i].val);
+			ASSERT_LE(profile_rows[i].val, param_rows[j].max);
+			break;
+		}
+		ASSERT_LT(j, N_PARAM_ROWS);	/* a key of the table */
+	}
+	for (i = 0; i < sizeof(p) / sizeof(u32); i++)
+		changed += ((u32 *)&p)[i] != ((const u32 *)&ref)[i];
+	printf("  v3plus changes %u of %zu keys\n", changed, sizeof(p) / sizeof(u32));
+	ASSERT_EQ(changed, 6);
+	ASSERT_EQ(p.cwnd_gain, BBR_UNIT);
+	ASSERT_EQ(p.cwnd_headroom_us, 10000);
+
+	p.beta = 100;		/* a key outside every profile: left alone */
+	bbr_params_set_profile(&p, BBR_PROFILE_v3);
+	ASSERT_EQ(p.beta, 100);
+	p.beta = ref.beta;
+	ASSERT_EQ(memcmp(&p, &ref, sizeof(p)), 0);
+}
