@@ -37,11 +37,13 @@
 #ifndef BBR_SWIFT_H
 #define BBR_SWIFT_H
 
+#include "bbr_pins.h"
+
 #define BBR_SWIFT_VERSION		1	/* bump when a layout below changes */
 
 #define SWIFT_CGRP_CFG_MAP_NAME		"swift_cgrp_cfg"
 #define SWIFT_SK_CFG_MAP_NAME		"swift_sk_cfg"
-#define SWIFT_PIN_ROOT			"/sys/fs/bpf/bbr-bpf/shared"
+#define SWIFT_PIN_ROOT			PIN_SHARED	/* include/bbr_pins.h */
 #define SWIFT_CGRP_CFG_MAX_ENTRIES	1024	/* cgroups with their own target */
 #define SWIFT_CGRP_DEFAULT_KEY		0ULL	/* "every cgroup without an entry" */
 

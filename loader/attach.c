@@ -33,8 +33,6 @@
 #include <bpf/libbpf.h>
 
 #include "bbrctl.h"
-/* ETS_PIN_ROOT of include/ets_shared.h (that header needs BPF types). */
-#define ETS_PIN_ROOT		PIN_ROOT "/" PIN_SHARED_DIR
 
 #define CGROUP2_MAGIC		0x63677270	/* CGROUP2_SUPER_MAGIC, linux/magic.h */
 #define SELECT_OBJ		"cc_select"
@@ -160,7 +158,7 @@ static int att_do(struct sockops_att *a, const char *objname,
 		  const char *progname, const char *cc, int cgfd,
 		  const char *pin)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = ETS_PIN_ROOT);
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = PIN_SHARED);
 	char path[PATH_MAX], name[CC_NAME_BUF] = {};
 	struct bpf_program *prog;
 	int ret;
@@ -216,7 +214,7 @@ static bool cc_needs_ets(const char *cc)
 
 static int cg_pin_dir(uint64_t id, char *buf, size_t len)
 {
-	return snprintf(buf, len, "%s/%s/%llu", PIN_ROOT, PIN_CGROUP_DIR,
+	return snprintf(buf, len, PIN_CGROUP "/%llu",
 			(unsigned long long)id) >= (int)len ? -ENAMETOOLONG : 0;
 }
 
@@ -255,7 +253,7 @@ int cmd_attach_impl(char **args, int nargs)
 		return EXIT_FAIL;
 	if (cg_pin_dir(id, dir, sizeof(dir)))
 		return EXIT_FAIL;
-	path_join(p, sizeof(p), PIN_ROOT, PIN_CGROUP_DIR);
+	snprintf(p, sizeof(p), "%s", PIN_CGROUP);
 	if ((mkdir(PIN_ROOT, 0700) && errno != EEXIST) ||
 	    (mkdir(p, 0700) && errno != EEXIST)) {
 		err("cannot create %s: %s", p, strerror(errno));
@@ -341,7 +339,7 @@ int cmd_detach_impl(char **args, int nargs)
 		err("cannot remove %s: %s", dir, strerror(errno));
 		ret = EXIT_FAIL;
 	}
-	path_join(p, sizeof(p), PIN_ROOT, PIN_CGROUP_DIR);
+	snprintf(p, sizeof(p), "%s", PIN_CGROUP);
 	rmdir(p);	/* only if empty */
 	if (ret == EXIT_OK)
 		info("detached: %s (cgroup id %llu)", cg, (unsigned long long)id);

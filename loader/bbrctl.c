@@ -381,7 +381,7 @@ static int preflight(const struct cc_target *t)
 	struct stat st;
 	int avail = cc_available(t->name);
 
-	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, t->name);
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, t->name);
 	if (stat(dir, &st) == 0) {
 		if (avail == 1)
 			err("%s is already loaded by bbrctl (%s); run `bbrctl "
@@ -575,10 +575,10 @@ static void release_shared_pins(void)
 	free_names(names, n > 0 ? n : 0);
 	if (n != 0)
 		return;
-	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, PIN_CGROUP_DIR);
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, PIN_CGROUP_DIR);
 	if (rmdir(dir) != 0 && errno != ENOENT)
 		return;			/* attachments remain */
-	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, PIN_SHARED_DIR);
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, PIN_SHARED_DIR);
 	d = opendir(dir);
 	if (d) {
 		while ((de = readdir(d))) {
@@ -636,7 +636,7 @@ static int cmd_unload(char **args, int nargs)
 		char dir[PATH_MAX];
 		struct stat st;
 
-		snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, args[i]);
+		snprintf(dir, sizeof(dir), PIN_CC_FMT, args[i]);
 		if (stat(dir, &st) == 0)
 			continue;
 		if (cc_available(args[i]) == 1)

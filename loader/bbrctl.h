@@ -16,22 +16,8 @@
 
 #define BBRCTL_VERSION		"0.1"
 
-/* bpffs layout: PIN_ROOT/<name>/{link,state_iter} */
-#define BPFFS_MOUNT		"/sys/fs/bpf"
-#define PIN_ROOT		BPFFS_MOUNT "/bbr-bpf"
-#define PIN_LINK		"link"
-#define PIN_ITER		"state_iter"
-/* PIN_ROOT/<name>/{trace_rb,trace_ctl}: the trace ring and its control
- * word (bpf/lib/trace.h), if the object has them (trace.c). */
-#define PIN_TRACE_RB		"trace_rb"
-#define PIN_TRACE_CTL		"trace_ctl"
-/* PIN_ROOT/cgroup/<cgroup id>/{select,ets}: cgroup sockops links (attach.c).
- * PIN_ROOT/shared: maps the ETS program pins (include/ets_shared.h).
- * Both names are therefore reserved: no CC may be called so. */
-#define PIN_CGROUP_DIR		"cgroup"
-#define PIN_SHARED_DIR		"shared"
-#define PIN_SELECT		"select"
-#define PIN_ETS			"ets"
+/* bpffs layout: include/bbr_pins.h */
+#include "bbr_pins.h"
 /* cgroup v2 hierarchy: /sys/fs/cgroup when it is cgroup2, else the hybrid
  * layout's /sys/fs/cgroup/unified, else bbrctl mounts one there. */
 #define CGROUP2_PURE		"/sys/fs/cgroup"

@@ -155,7 +155,7 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name)
 	/* Maps pinned by name (bbr_swift's ETS storage and target config)
 	 * live under the shared directory the ETS program pins into, never
 	 * in the bpffs root. */
-	LIBBPF_OPTS(bpf_object_open_opts, oopts, .pin_root_path = PIN_ROOT "/" PIN_SHARED_DIR);
+	LIBBPF_OPTS(bpf_object_open_opts, oopts, .pin_root_path = PIN_SHARED);
 	t->obj = bpf_object__open_file(path, &oopts);
 	if (!t->obj) {
 		ret = -errno;
@@ -275,7 +275,7 @@ static void explain_attach_error(const struct cc_target *t, int e)
 
 static void pin_dir(const struct cc_target *t, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s", PIN_ROOT, t->name);
+	snprintf(buf, len, PIN_CC_FMT, t->name);
 }
 
 /* libbpf pins maps declared LIBBPF_PIN_BY_NAME (bbr_swift's ETS storage and
@@ -290,11 +290,10 @@ static int make_shared_pin_dir(struct bpf_object *obj)
 		if (!bpf_map__pin_path(map))
 			continue;
 		if ((mkdir(PIN_ROOT, 0700) && errno != EEXIST) ||
-		    (mkdir(PIN_ROOT "/" PIN_SHARED_DIR, 0700) && errno != EEXIST)) {
+		    (mkdir(PIN_SHARED, 0700) && errno != EEXIST)) {
 			int e = errno;
 
-			err("cannot create %s/%s: %s", PIN_ROOT, PIN_SHARED_DIR,
-			    strerror(e));
+			err("cannot create %s: %s", PIN_SHARED, strerror(e));
 			return -e;
 		}
 		break;
@@ -484,7 +483,7 @@ int cc_unload_pinned(const char *name)
 		err("invalid congestion control name \"%s\"", name);
 		return -EINVAL;
 	}
-	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, name);
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		if (cc_available(name) == 1)
 			err("%s is not loaded by bbrctl (no %s); it is registered "

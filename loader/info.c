@@ -141,7 +141,7 @@ int cc_get_info(const char *name, struct cc_info *ci)
 	snprintf(ci->name, sizeof(ci->name), "%s", name);
 	ci->sockets = -1;
 	ci->registered = cc_available(name);
-	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, name);
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
 
 	if (path_join(p, sizeof(p), dir, PIN_LINK))
 		return -1;

@@ -671,7 +671,7 @@ static int cc_stor_map_fd(const char *cc)
 	char path[PATH_MAX];
 	int lfd, pfd = -1, fd = -1;
 
-	snprintf(path, sizeof(path), "%s/%s/%s", PIN_ROOT, cc, PIN_ITER);
+	snprintf(path, sizeof(path), PIN_CC_FMT "/" PIN_ITER, cc);
 	lfd = bpf_obj_get(path);
 	if (lfd < 0) {
 		err("set: %s: cannot open its state iterator %s: %s", cc, path,

@@ -148,7 +148,7 @@ int read_state_iter(const char *name, void **out, size_t *outlen, bool quiet)
 
 	*out = NULL;
 	*outlen = 0;
-	snprintf(path, sizeof(path), "%s/%s/%s", PIN_ROOT, name, PIN_ITER);
+	snprintf(path, sizeof(path), PIN_CC_FMT "/" PIN_ITER, name);
 	link = bpf_link__open(path);
 	if (!link) {
 		ret = -errno;
@@ -584,13 +584,13 @@ int cmd_stat_impl(char **names, int n)
 			ret = -1;
 			continue;
 		}
-		snprintf(p, sizeof(p), "%s/%s", PIN_ROOT, names[i]);
+		snprintf(p, sizeof(p), PIN_CC_FMT, names[i]);
 		if (access(p, F_OK) != 0) {
 			err("%s is not loaded by bbrctl (no %s)", names[i], p);
 			ret = -1;
 			continue;
 		}
-		snprintf(p, sizeof(p), "%s/%s/%s", PIN_ROOT, names[i], PIN_ITER);
+		snprintf(p, sizeof(p), PIN_CC_FMT "/" PIN_ITER, names[i]);
 		if (!explicit && access(p, F_OK) != 0) {
 			dbg("%s: no state iterator, skipped", names[i]);
 			continue;

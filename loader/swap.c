@@ -265,7 +265,7 @@ static int swap_in_place(const char *name)
 		err("swap: invalid congestion control name \"%s\"", name);
 		return EXIT_USAGE;
 	}
-	path_join(dir, sizeof(dir), PIN_ROOT, name);
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
 	path_join(p, sizeof(p), dir, PIN_LINK);
 	link = bpf_link__open(p);
 	if (!link) {

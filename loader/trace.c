@@ -385,7 +385,7 @@ static int open_cc(struct trace_cc *cc, const char *name, bool quiet)
 
 	snprintf(cc->name, sizeof(cc->name), "%s", name);
 	cc->rb_fd = cc->ctl_fd = -1;
-	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, name);
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
 		if (!quiet)
 			err("trace: %s is not loaded by bbrctl (no %s)", name, dir);

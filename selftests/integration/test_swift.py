@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 import netlab
-from conftest import REPO
+from conftest import PINS, REPO
 
 sys.path.insert(0, str(REPO / "selftests" / "lab"))
 
@@ -145,7 +145,7 @@ def test_without_ets_bbr_swift_matches_bbr3():
 # ---- target tracking through the emulator ----------------------------------
 
 BBRCTL = REPO / "loader" / "bbrctl"
-SHARED_PINS = Path("/sys/fs/bpf/bbr-bpf/shared")     # SWIFT_PIN_ROOT, ETS_PIN_ROOT
+SHARED_PINS = Path(PINS["PIN_SHARED"])          # ETS_PIN_ROOT
 TT_PORT = 5401
 # The path: 50 Mbit/s, 10 ms base RTT, a deep buffer (8 BDP = 80 ms) so
 # that the queue is the CC's choice, not the buffer's.
