@@ -12,8 +12,9 @@
 #   make fuzz    a longer libFuzzer run of the core (not part of `make test`)
 #   make clean
 #
-# Everything is built in-tree next to its source and ignored by git; see
-# docs/development.md for the toolchain and why it is what it is.
+# Everything is built in-tree next to its source and ignored by git, except
+# generated sources, which go to build/ (BUILD_DIR); see docs/development.md
+# for the toolchain and why it is what it is.
 # Each work area (lab, ETS, bench, install...) keeps its own rules in
 # mk/<area>.mk, included below; they add to ALL_TARGETS, FUZZ_SHORT,
 # PYTEST_DIRS and CLEAN_FILES.
@@ -45,6 +46,15 @@ UNIT_BIN  := selftests/unit/run_unit
 FUZZ_BIN  := selftests/fuzz/fuzz_core
 LOADER    := loader/bbrctl
 TOOLS     := selftests/tools/verifier_stats
+BUILD_DIR := build
+
+# The fixed BPF programs bbrctl carries inside itself, as libbpf skeletons
+# (`bpftool gen skeleton`): generated at build time, never committed. The
+# congestion controls are not among them: bbrctl loads those from their
+# object files (NAME.bpf.o, --obj PATH) with the generic bpf_object API.
+SKEL_DIR    := $(BUILD_DIR)/skel
+LOADER_SKEL := cc_select cc_swap ets swift_sk_set
+LOADER_SKELS := $(LOADER_SKEL:%=$(SKEL_DIR)/%.skel.h)
 
 .PHONY: all setup run unit test integration fuzz fuzz-short lab bench clean vmlinux
 ALL_TARGETS := $(BPF_OBJS) $(TX_START_OBJS) $(LOADER) $(UNIT_BIN) $(TOOLS)
@@ -82,8 +92,14 @@ bpf/tx_start/%.bpf.o: bpf/%.bpf.c bpf/vmlinux.h $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -DBBR_TX_START_OP -c $< -o $@
 
-$(LOADER): $(wildcard loader/*.c loader/*.h) $(CORE_HDRS)
-	$(CC) $(USER_CFLAGS) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS)
+# Skeletons of objects without a struct_ops map: bpftool 7.5's skeleton of a
+# .struct_ops.link map does not compile against libbpf 1.4 (docs/bbrctl.md).
+$(SKEL_DIR)/%.skel.h: bpf/%.bpf.o
+	@mkdir -p $(@D)
+	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
+
+$(LOADER): $(wildcard loader/*.c loader/*.h) $(CORE_HDRS) $(LOADER_SKELS)
+	$(CC) $(USER_CFLAGS) -I$(SKEL_DIR) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS)
 
 selftests/tools/%: selftests/tools/%.c
 	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBBPF_LIBS)
@@ -121,4 +137,4 @@ test: all
 
 clean:
 	rm -f $(BPF_OBJS) $(TX_START_OBJS) $(LOADER) $(UNIT_BIN) $(FUZZ_BIN) $(TOOLS) bpf/vmlinux.h $(CLEAN_FILES)
-	rm -rf build
+	rm -rf $(BUILD_DIR)

@@ -103,11 +103,6 @@ int list_pinned_names(char ***names);
  */
 int for_each_netns(int (*fn)(void *ctx), void *ctx);
 void free_names(char **names, int n);
-struct bpf_object;
-/* attach.c: write a global variable of section sec (".rodata", ".data")
- * in an opened, not yet loaded object. */
-int set_global(struct bpf_object *obj, const char *sec, const char *var,
-	       const void *val, size_t size);
 int path_join(char *buf, size_t len, const char *a, const char *b);
 
 /* ---- loading and unloading (cc.c) ---- */

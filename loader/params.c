@@ -46,6 +46,7 @@
 #include "bbr_params.h"
 #include "bbr_swift.h"
 #include "bbrctl.h"
+#include "swift_sk_set.skel.h"	/* generated: build/skel (Makefile) */
 
 #define PARAMS_SEC		".data.params"
 #define PARAMS_VAR		"bbr_param_sets"	/* lib/tcp_cc.h */
@@ -656,9 +657,6 @@ static int reset(const char *cc, struct cc_maps *m, const struct scope *sc)
 
 /* ---- one bbr_swift socket (--socket COOKIE) ------------------------------------ */
 
-#define SK_SET_OBJ		"swift_sk_set"
-#define SK_SET_PROG		"swift_sk_set"
-#define SK_SET_STOR_MAP_NAME	"bbr_swift_sk_stor"	/* its copy of bbr_swift's */
 
 /* The sk_storage map that the pinned state iterator of cc looks sockets up
  * in (an entry per socket of cc); a map fd or -1 with a message. */
@@ -744,61 +742,41 @@ static int sk_set_walk_here(void *ctx)
 static int sk_set_run(const char *cc, struct cc_maps *m, u32 op,
 		      const struct pair *p, int n, struct swift_sk_set_result *res)
 {
-	struct swift_cfg nv = { 0 };
-	char path[PATH_MAX];
-	struct bpf_object *obj = NULL;
-	struct bpf_program *prog;
+	struct swift_sk_set *skel = NULL;
 	struct bpf_link *link = NULL;
-	struct bpf_map *map, *stor_map;
 	struct sk_set_walk walk = { 0 };
-	void *bss = NULL;
-	u32 mask = 0, zero = 0;
 	int stor = -1, ret = -1;
 
-	for (int i = 0; i < n; i++) {
-		if (p[i].key->off == offsetof(struct swift_cfg, target_rtt_us)) {
-			nv.target_rtt_us = p[i].value;
-			mask |= SWIFT_SK_SET_TARGET;
-		} else if (p[i].key->off == offsetof(struct swift_cfg, stale_us)) {
-			nv.stale_us = p[i].value;
-			mask |= SWIFT_SK_SET_STALE;
-		} else {	/* keep_ecn or flags: the one bit there is */
-			nv.flags = p[i].value ? SWIFT_CFG_F_KEEP_ECN : 0;
-			mask |= SWIFT_SK_SET_FLAGS;
-		}
-	}
 	stor = cc_stor_map_fd(cc);
 	if (stor < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/%s" OBJ_SUFFIX, g_opts.objdir, SK_SET_OBJ);
-	obj = bpf_object__open_file(path, NULL);
-	if (!obj) {
-		err("set: cannot open %s: %s", path, strerror(errno));
+	skel = swift_sk_set__open();
+	if (!skel) {
+		err("set: opening swift_sk_set failed: %s", strerror(errno));
 		goto out;
 	}
-	map = bpf_object__find_map_by_name(obj, SWIFT_SK_CFG_MAP_NAME);
-	if (set_global(obj, ".rodata", "cookie", &g_opts.socket_cookie,
-		       sizeof(g_opts.socket_cookie)) ||
-	    set_global(obj, ".rodata", "op", &op, sizeof(op)) ||
-	    set_global(obj, ".rodata", "set_mask", &mask, sizeof(mask)) ||
-	    set_global(obj, ".rodata", "new_target_rtt_us", &nv.target_rtt_us,
-		       sizeof(nv.target_rtt_us)) ||
-	    set_global(obj, ".rodata", "new_stale_us", &nv.stale_us,
-		       sizeof(nv.stale_us)) ||
-	    set_global(obj, ".rodata", "new_flags", &nv.flags, sizeof(nv.flags)) ||
-	    !map) {
-		err("set: %s is not the expected per-socket writer (rebuild it)", path);
-		goto out;
+	skel->rodata->cookie = g_opts.socket_cookie;
+	skel->rodata->op = op;
+	for (int i = 0; i < n; i++) {
+		if (p[i].key->off == offsetof(struct swift_cfg, target_rtt_us)) {
+			skel->rodata->new_target_rtt_us = p[i].value;
+			skel->rodata->set_mask |= SWIFT_SK_SET_TARGET;
+		} else if (p[i].key->off == offsetof(struct swift_cfg, stale_us)) {
+			skel->rodata->new_stale_us = p[i].value;
+			skel->rodata->set_mask |= SWIFT_SK_SET_STALE;
+		} else {	/* keep_ecn or flags: the one bit there is */
+			skel->rodata->new_flags = p[i].value ? SWIFT_CFG_F_KEEP_ECN : 0;
+			skel->rodata->set_mask |= SWIFT_SK_SET_FLAGS;
+		}
 	}
 	/* the loaded bbr_swift's own maps: never new ones */
-	stor_map = bpf_object__find_map_by_name(obj, SK_SET_STOR_MAP_NAME);
-	if (!stor_map || bpf_map__reuse_fd(map, m->sk_cfg_fd) ||
-	    bpf_map__reuse_fd(stor_map, stor) || bpf_object__load(obj)) {
-		err("set: loading %s failed: %s", path, strerror(errno));
+	if (bpf_map__reuse_fd(skel->maps.swift_sk_cfg, m->sk_cfg_fd) ||
+	    bpf_map__reuse_fd(skel->maps.bbr_swift_sk_stor, stor) ||
+	    swift_sk_set__load(skel)) {
+		err("set: loading swift_sk_set failed: %s", strerror(errno));
 		goto out;
 	}
-	prog = bpf_object__find_program_by_name(obj, SK_SET_PROG);
-	link = prog ? bpf_program__attach_iter(prog, NULL) : NULL;
+	link = bpf_program__attach_iter(skel->progs.swift_sk_set, NULL);
 	if (!link) {
 		err("set: walking the sockets of %s failed: %s", cc, strerror(errno));
 		goto out;
@@ -810,22 +788,11 @@ static int sk_set_run(const char *cc, struct cc_maps *m, u32 op,
 		    strerror(-walk.err));
 		goto out;
 	}
-	/* by lookup: without a skeleton, libbpf 1.4 does not map .bss over
-	 * the loaded map, so bpf_map__initial_value() is still the image it
-	 * loaded, not what the program wrote (seen: all zero) */
-	map = bpf_object__find_map_by_name(obj, ".bss");
-	bss = map && bpf_map__value_size(map) >= sizeof(*res) ?
-	      calloc(1, bpf_map__value_size(map)) : NULL;
-	if (!bss || bpf_map_lookup_elem(bpf_map__fd(map), &zero, bss)) {
-		err("set: cannot read the result of %s", path);
-		goto out;
-	}
-	memcpy(res, bss, sizeof(*res));
+	*res = skel->bss->result;	/* mapped: what the program wrote */
 	ret = 0;
 out:
-	free(bss);
 	bpf_link__destroy(link);
-	bpf_object__close(obj);
+	swift_sk_set__destroy(skel);
 	close(stor);
 	return ret;
 }

@@ -10,7 +10,7 @@
  *     holds a pointer to the old implementation, kernel-bpf-facts.md 3.2).
  *     Existing sockets keep the old programs until they close or switch.
  * (2) `bbrctl swap --from A --to B [--port N] [--cgroup PATH] [--netns NS]`:
- *     switch live sockets with the iter/tcp program bpf/cc_swap.bpf.o. The
+ *     switch live sockets with the iter/tcp program bpf/cc_swap.bpf.c. The
  *     iterator walks the reader's network namespace, so with --netns bbrctl
  *     enters /run/netns/NS (setns) before creating the iterator.
  */
@@ -30,12 +30,10 @@
 #include <bpf/libbpf.h>
 
 #include "bbrctl.h"
+#include "cc_swap.skel.h"	/* generated: build/skel (Makefile) */
 
-#define SWAP_OBJ		"cc_swap"
-#define SWAP_PROG		"cc_swap"
 #define NETNS_RUN_DIR		"/run/netns"
 #define SYSCTL_DEFAULT_CC	"/proc/sys/net/ipv4/tcp_congestion_control"
-#define CC_NAME_BUF		16	/* TCP_CA_NAME_MAX */
 
 /* ---- (2) live sockets ---- */
 
@@ -64,18 +62,35 @@ static int enter_netns(const char *name)
 	return 0;
 }
 
+/* cc_swap with the filters in its .rodata, loaded; NULL with a message. */
+static struct cc_swap *swap_load(uint64_t cgid)
+{
+	struct cc_swap *skel = cc_swap__open();
+
+	if (!skel) {
+		err("swap: opening cc_swap failed: %s", strerror(errno));
+		return NULL;
+	}
+	snprintf(skel->rodata->from_cc, sizeof(skel->rodata->from_cc), "%s", g_opts.from);
+	snprintf(skel->rodata->to_cc, sizeof(skel->rodata->to_cc), "%s", g_opts.to);
+	skel->rodata->port = (uint16_t)g_opts.port;
+	skel->rodata->cgroup_id = cgid;
+	if (cc_swap__load(skel)) {
+		err("swap: loading cc_swap failed: %s", strerror(errno));
+		cc_swap__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
 static int swap_sockets(void)
 {
-	char from[CC_NAME_BUF] = {}, to[CC_NAME_BUF] = {}, path[PATH_MAX];
 	char cg[PATH_MAX], buf[4096], line[256];
-	uint64_t cgid = 0, *bss = NULL;
-	uint32_t zero = 0;
-	uint16_t port = (uint16_t)g_opts.port;
-	struct bpf_object *obj = NULL;
-	struct bpf_program *prog;
+	uint64_t cgid = 0;
+	struct cc_swap *skel = NULL;
 	struct bpf_link *link = NULL;
-	struct bpf_map *m, *bssmap = NULL;
-	size_t ll = 0, bsz;
+	const struct cc_swap__bss *c;
+	size_t ll = 0;
 	FILE *out = stdout;
 	int fd = -1, ret = EXIT_FAIL, tries = 0;
 	ssize_t n;
@@ -98,27 +113,10 @@ static int swap_sockets(void)
 		    g_opts.netns ? g_opts.netns : "");
 		return EXIT_FAIL;
 	}
-	snprintf(from, sizeof(from), "%s", g_opts.from);
-	snprintf(to, sizeof(to), "%s", g_opts.to);
-	snprintf(path, sizeof(path), "%s/%s" OBJ_SUFFIX, g_opts.objdir, SWAP_OBJ);
-	obj = bpf_object__open_file(path, NULL);
-	if (!obj) {
-		err("swap: cannot open %s: %s", path, strerror(errno));
+	skel = swap_load(cgid);
+	if (!skel)
 		return EXIT_FAIL;
-	}
-	if (set_global(obj, ".rodata", "from_cc", from, sizeof(from)) ||
-	    set_global(obj, ".rodata", "to_cc", to, sizeof(to)) ||
-	    set_global(obj, ".rodata", "port", &port, sizeof(port)) ||
-	    set_global(obj, ".rodata", "cgroup_id", &cgid, sizeof(cgid))) {
-		err("swap: %s lacks the expected .rodata filter variables", path);
-		goto out;
-	}
-	if (bpf_object__load(obj)) {
-		err("swap: loading %s failed: %s", path, strerror(errno));
-		goto out;
-	}
-	prog = bpf_object__find_program_by_name(obj, SWAP_PROG);
-	link = prog ? bpf_program__attach_iter(prog, NULL) : NULL;
+	link = bpf_program__attach_iter(skel->progs.cc_swap, NULL);
 	if (!link) {
 		err("swap: creating the TCP iterator failed: %s", strerror(errno));
 		goto out;
@@ -151,46 +149,33 @@ static int swap_sockets(void)
 			}
 		}
 	}
-	bpf_object__for_each_map(m, obj) {
-		const char *nm = bpf_map__name(m);
-
-		if (strlen(nm) >= 4 && strcmp(nm + strlen(nm) - 4, ".bss") == 0)
-			bssmap = m;
-	}
-	bsz = bssmap ? bpf_map__value_size(bssmap) : 0;
-	bss = bsz >= 5 * sizeof(uint64_t) ? calloc(1, bsz) : NULL;
-	if (!bss || bpf_map_lookup_elem(bpf_map__fd(bssmap), &zero, bss)) {
-		err("swap: cannot read the iterator's counters");
-		goto out;
-	}
-	/* .bss order: n_switched n_failed n_timewait n_reqsk n_other_cc */
+	c = skel->bss;		/* the iterator's counters, mapped */
 	if (g_opts.json)
 		printf("{\"from\":\"%s\",\"to\":\"%s\",\"netns\":%s%s%s,\"port\":%d,"
 		       "\"cgroup_id\":%llu,\"switched\":%llu,\"failed\":%llu,"
 		       "\"time_wait_skipped\":%llu,\"request_sock_skipped\":%llu,"
-		       "\"other_cc\":%llu}\n", from, to,
+		       "\"other_cc\":%llu}\n", skel->rodata->from_cc, skel->rodata->to_cc,
 		       g_opts.netns ? "\"" : "", g_opts.netns ? g_opts.netns : "null",
 		       g_opts.netns ? "\"" : "", g_opts.port,
-		       (unsigned long long)cgid, (unsigned long long)bss[0],
-		       (unsigned long long)bss[1], (unsigned long long)bss[2],
-		       (unsigned long long)bss[3], (unsigned long long)bss[4]);
+		       (unsigned long long)cgid, (unsigned long long)c->n_switched,
+		       (unsigned long long)c->n_failed, (unsigned long long)c->n_timewait,
+		       (unsigned long long)c->n_reqsk, (unsigned long long)c->n_other_cc);
 	else
 		printf("swap %s -> %s: %llu switched, %llu failed, %llu TIME_WAIT "
 		       "and %llu request sockets skipped (not full sockets), "
-		       "%llu matching sockets use another CC\n", from, to,
-		       (unsigned long long)bss[0], (unsigned long long)bss[1],
-		       (unsigned long long)bss[2], (unsigned long long)bss[3],
-		       (unsigned long long)bss[4]);
-	ret = bss[1] ? EXIT_FAIL : EXIT_OK;
-	if (bss[1])
+		       "%llu matching sockets use another CC\n", skel->rodata->from_cc,
+		       skel->rodata->to_cc, (unsigned long long)c->n_switched,
+		       (unsigned long long)c->n_failed, (unsigned long long)c->n_timewait,
+		       (unsigned long long)c->n_reqsk, (unsigned long long)c->n_other_cc);
+	ret = c->n_failed ? EXIT_FAIL : EXIT_OK;
+	if (c->n_failed)
 		err("swap: %llu sockets could not be switched (see the error lines)",
-		    (unsigned long long)bss[1]);
+		    (unsigned long long)c->n_failed);
 out:
-	free(bss);
 	if (fd >= 0)
 		close(fd);
 	bpf_link__destroy(link);
-	bpf_object__close(obj);
+	cc_swap__destroy(skel);
 	return ret;
 }
 
