@@ -104,8 +104,9 @@ $(LOADER): $(wildcard loader/*.c loader/*.h) $(CORE_HDRS) $(LOADER_SKELS)
 selftests/tools/%: selftests/tools/%.c
 	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBBPF_LIBS)
 
-# loader/kfeat.c: bbrctl's reading of kernel BTF, unit-tested on made-up BTF
-$(UNIT_BIN): $(UNIT_SRCS) loader/kfeat.c $(wildcard selftests/unit/*.h) loader/kfeat.h $(CORE_HDRS)
+# loader/kfeat.c (bbrctl's reading of kernel BTF, unit-tested on made-up BTF)
+# and loader/num.c (its number parser) are tested with the core
+$(UNIT_BIN): $(UNIT_SRCS) loader/kfeat.c loader/num.c $(wildcard selftests/unit/*.h) loader/kfeat.h loader/num.h $(CORE_HDRS)
 	$(CC) $(UNIT_CFLAGS) -o $@ $(filter %.c,$^) -lm $(LIBBPF_LIBS)
 
 $(FUZZ_BIN): selftests/fuzz/fuzz_core.c $(CORE_HDRS)

@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 
 #include "bbrctl.h"
+#include "num.h"
 
 struct opts g_opts;
 
@@ -798,10 +799,10 @@ static int cmd_top(char **args, int nargs)
 		return EXIT_USAGE;
 	if (check_privileges("top"))
 		return EXIT_FAIL;
-	for (long k = 0; g_opts.count <= 0 || k < g_opts.count; k++) {
+	for (uint64_t k = 0; !g_opts.count || k < g_opts.count; k++) {
 		if (k) {
-			ts.tv_sec = (time_t)g_opts.interval_s;
-			ts.tv_nsec = (long)((g_opts.interval_s - ts.tv_sec) * 1e9);
+			ts.tv_sec = (time_t)(g_opts.interval_us / 1000000);
+			ts.tv_nsec = (long)(g_opts.interval_us % 1000000) * 1000;
 			nanosleep(&ts, NULL);
 		}
 		if (!g_opts.json) {
@@ -809,7 +810,7 @@ static int cmd_top(char **args, int nargs)
 			format_unix_ns((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
 				       when, sizeof(when));
 			printf("%sbbrctl top  %s  every %.1f s\n\n", tty ? "\033[H\033[2J" : "",
-			       when, g_opts.interval_s);
+			       when, g_opts.interval_us / 1e6);
 		}
 		if (cmd_stat_impl(args, nargs))
 			ret = EXIT_FAIL;
@@ -879,6 +880,19 @@ static int cmd_help(char **args, int nargs)
 	}
 	fputs(h->text, stdout);
 	return EXIT_OK;
+}
+
+/* --opt VALUE through the number parser; -1 with a message naming the
+ * option, what is wrong and a note (" (seconds)"). */
+static int opt_num(const char *opt, const char *val, uint64_t min, uint64_t max,
+		   unsigned int flags, const char *note, uint64_t *out)
+{
+	char why[160];
+
+	if (!num_parse(val, min, max, flags, out, why, sizeof(why)))
+		return 0;
+	err("--%s %s: %s%s", opt, val, why, note);
+	return -1;
 }
 
 /* Options of `trace` (numbered apart from main's own enum). */
@@ -954,41 +968,23 @@ int main(int argc, char **argv)
 		case OPT_RESET:
 			g_opts.set_reset = true;
 			break;
-		case OPT_SOCKET: {
-			char *end;
-
-			errno = 0;
-			g_opts.socket_cookie = strtoull(optarg, &end, 0);
-			if (*end || end == optarg || errno || optarg[0] == '-' ||
-			    !g_opts.socket_cookie) {
-				err("--socket %s: a socket cookie (SO_COOKIE, the "
-				    "COOKIE column of `bbrctl stat`), more than 0", optarg);
+		case OPT_SOCKET:
+			if (opt_num("socket", optarg, 1, UINT64_MAX, 0,
+				    "; a socket cookie is its SO_COOKIE, the COOKIE "
+				    "column of `bbrctl stat`", &g_opts.socket_cookie))
 				return EXIT_USAGE;
-			}
 			g_opts.set_socket = true;
 			break;
-		}
-		case OPT_INTERVAL: {
-			char *end;
-
-			g_opts.interval_s = strtod(optarg, &end);
-			if (*end || end == optarg || !(g_opts.interval_s >= 0.1) ||
-			    g_opts.interval_s > 3600) {
-				err("--interval %s: seconds between 0.1 and 3600", optarg);
+		case OPT_INTERVAL:
+			if (opt_num("interval", optarg, INTERVAL_MIN_US, INTERVAL_MAX_US,
+				    NUM_MICRO, " (seconds)", &g_opts.interval_us))
 				return EXIT_USAGE;
-			}
 			break;
-		}
-		case OPT_COUNT: {
-			char *end;
-
-			g_opts.count = strtol(optarg, &end, 10);
-			if (*end || end == optarg || g_opts.count < 1) {
-				err("--count %s: a positive number of screens", optarg);
+		case OPT_COUNT:
+			if (opt_num("count", optarg, 1, UINT32_MAX, 0, " (screens)",
+				    &g_opts.count))
 				return EXIT_USAGE;
-			}
 			break;
-		}
 		case OPT_PER_ACK:
 			g_opts.per_ack = true;
 			break;
@@ -998,25 +994,16 @@ int main(int argc, char **argv)
 		case OPT_OUTPUT:
 			g_opts.output = optarg;
 			break;
-		case OPT_DURATION: {
-			char *end;
-
-			g_opts.duration_s = strtod(optarg, &end);
-			if (*end || end == optarg || !(g_opts.duration_s > 0) ||
-			    g_opts.duration_s > 86400 * 365) {
-				err("--duration %s: seconds, more than 0", optarg);
+		case OPT_DURATION:
+			if (opt_num("duration", optarg, 1, DURATION_MAX_US, NUM_MICRO,
+				    " (seconds)", &g_opts.duration_us))
 				return EXIT_USAGE;
-			}
 			break;
-		}
 		case OPT_PORT: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
+			uint64_t v;
 
-			if (*end || end == optarg || v < 1 || v > 65535) {
-				err("--port %s: not a port number 1..65535", optarg);
+			if (opt_num("port", optarg, 1, 65535, 0, "", &v))
 				return EXIT_USAGE;
-			}
 			g_opts.port = (int)v;
 			break;
 		}
@@ -1044,8 +1031,8 @@ int main(int argc, char **argv)
 	}
 	if (!g_opts.objdir)
 		g_opts.objdir = resolve_objdir();
-	if (g_opts.interval_s == 0)
-		g_opts.interval_s = 1.0;
+	if (g_opts.interval_us == 0)
+		g_opts.interval_us = INTERVAL_DEFAULT_US;
 	setup_libbpf_logging();
 
 	if (optind >= argc) {

@@ -30,6 +30,12 @@
 
 #define CC_NAME_MAX		15	/* TCP_CA_NAME_MAX - 1 */
 
+/* top --interval and trace --duration, in µs */
+#define INTERVAL_DEFAULT_US	1000000ull
+#define INTERVAL_MIN_US		100000ull
+#define INTERVAL_MAX_US		3600000000ull
+#define DURATION_MAX_US		(365 * 86400 * 1000000ull)
+
 /* How long unload waits for the name to leave the available list. */
 #define UNLOAD_POLL_MS		2000
 
@@ -48,11 +54,11 @@ struct opts {
 	const char *from, *to;		/* swap --from/--to */
 	const char *netns;		/* swap --netns NAME */
 	int port;			/* swap --port N (0: any) */
-	double interval_s;		/* top --interval */
-	long count;			/* top --count (0: forever) */
+	uint64_t interval_us;		/* top --interval */
+	uint64_t count;			/* top --count (0: forever) */
 	bool per_ack;			/* trace --per-ack */
 	bool csv;			/* trace --csv */
-	double duration_s;		/* trace --duration (0: until a signal) */
+	uint64_t duration_us;		/* trace --duration (0: until a signal) */
 	const char *output;		/* trace --output FILE */
 	bool set_default;		/* set --default */
 	bool set_reset;			/* set --reset */

@@ -46,6 +46,7 @@
 #include "bbr_params.h"
 #include "bbr_swift.h"
 #include "bbrctl.h"
+#include "num.h"
 #include "swift_sk_set.skel.h"	/* generated: build/skel (Makefile) */
 
 #define PARAMS_SEC		".data.params"
@@ -316,8 +317,8 @@ static int parse_pair(const char *cc, const char *arg, bool swift_ok,
 		      struct pair *p)
 {
 	const char *eq = strchr(arg, '=');
-	unsigned long long v;
-	char *end;
+	char why[160];
+	uint64_t v;
 
 	if (!eq || eq == arg) {
 		err("set: \"%s\" is not key=value", arg);
@@ -339,16 +340,9 @@ static int parse_pair(const char *cc, const char *arg, bool swift_ok,
 		list_keys(stderr, swift_ok);
 		return EXIT_USAGE;
 	}
-	errno = 0;
-	v = strtoull(eq + 1, &end, 0);
-	if (!eq[1] || *end || errno || eq[1] == '-') {
-		err("set: %s=%s: not a non-negative integer (%s)", p->key->name,
-		    eq + 1, p->key->what);
-		return EXIT_USAGE;
-	}
-	if (v < p->key->min || v > p->key->max) {
-		err("set: %s=%s out of range %u..%u (%s)", p->key->name, eq + 1,
-		    p->key->min, p->key->max, p->key->what);
+	if (num_parse(eq + 1, p->key->min, p->key->max, NUM_HEX, &v, why,
+		      sizeof(why))) {
+		err("set: %s=%s: %s (%s)", p->key->name, eq + 1, why, p->key->what);
 		return EXIT_USAGE;
 	}
 	p->value = (u32)v;

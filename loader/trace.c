@@ -503,8 +503,8 @@ int cmd_trace_impl(char **names, int n)
 		     g_opts.per_ack ? " (per ACK)" : "");
 
 	t0 = mono_ns();
-	if (g_opts.duration_s > 0)
-		deadline = t0 + (uint64_t)(g_opts.duration_s * 1e9);
+	if (g_opts.duration_us)
+		deadline = t0 + g_opts.duration_us * 1000;
 	ret = EXIT_OK;
 	while (!trace_stop && (!deadline || mono_ns() < deadline)) {
 		int r = ring_buffer__poll(rb, TRACE_POLL_MS);
