@@ -194,7 +194,7 @@ static int cg_pin_dir(uint64_t id, char *buf, size_t len)
 			(unsigned long long)id) >= (int)len ? -ENAMETOOLONG : 0;
 }
 
-int cmd_attach_impl(char **args, int nargs)
+int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
 {
 	struct sockops_att sel = {}, ets = {};
 	struct cc_select *sel_skel = NULL;
@@ -208,26 +208,26 @@ int cmd_attach_impl(char **args, int nargs)
 		    args[0]);
 		return EXIT_USAGE;
 	}
-	if (!g_opts.cc || !g_opts.cgroup) {
+	if (!o->cc || !o->cgroup) {
 		err("attach: --cgroup PATH and --cc NAME are required");
 		return EXIT_USAGE;
 	}
-	if (!valid_cc_name(g_opts.cc)) {
-		err("attach: invalid congestion control name \"%s\"", g_opts.cc);
+	if (!valid_cc_name(o->cc)) {
+		err("attach: invalid congestion control name \"%s\"", o->cc);
 		return EXIT_USAGE;
 	}
 	/* cc_select and ETS are CO-RE programs: they need the kernel's BTF. */
 	if (check_privileges("attach") || check_kernel_btf() || ensure_bpffs())
 		return EXIT_FAIL;
-	if (cc_available(g_opts.cc) != 1) {
+	if (cc_available(o->cc) != 1) {
 		err("attach: unknown congestion control \"%s\": not in %s "
-		    "(load it first with `bbrctl load %s`)", g_opts.cc,
-		    PROC_AVAIL_CC, g_opts.cc);
+		    "(load it first with `bbrctl load %s`)", o->cc,
+		    PROC_AVAIL_CC, o->cc);
 		/* ...which cannot work on a kernel without BPF CCs: say so. */
 		check_struct_ops_cc();
 		return EXIT_FAIL;
 	}
-	if (cgroup_resolve(g_opts.cgroup, cg, sizeof(cg), &id))
+	if (cgroup_resolve(o->cgroup, cg, sizeof(cg), &id))
 		return EXIT_FAIL;
 	if (cg_pin_dir(id, dir, sizeof(dir)))
 		return EXIT_FAIL;
@@ -241,7 +241,7 @@ int cmd_attach_impl(char **args, int nargs)
 		if (errno == EEXIST)
 			err("attach: %s already has a congestion control attached "
 			    "by bbrctl (%s); run `bbrctl detach --cgroup %s` first",
-			    cg, dir, g_opts.cgroup);
+			    cg, dir, o->cgroup);
 		else
 			err("cannot create %s: %s", dir, strerror(errno));
 		return EXIT_FAIL;
@@ -251,21 +251,21 @@ int cmd_attach_impl(char **args, int nargs)
 		err("cannot open %s: %s", cg, strerror(errno));
 		goto out;
 	}
-	if (cc_needs_ets(g_opts.cc)) {
+	if (cc_needs_ets(o->cc)) {
 		path_join(p, sizeof(p), dir, PIN_ETS);
 		ets_skel = ets_load();
 		if (!ets_skel || att_do(&ets, ets_skel->progs.ets_sockops, cgfd, p)) {
 			err("attach: %s needs the ETS sockops program, which is "
-			    "unavailable; nothing attached", g_opts.cc);
+			    "unavailable; nothing attached", o->cc);
 			goto out;
 		}
 	}
 	path_join(p, sizeof(p), dir, PIN_SELECT);
-	sel_skel = select_load(g_opts.cc);
+	sel_skel = select_load(o->cc);
 	if (!sel_skel || att_do(&sel, sel_skel->progs.cc_select, cgfd, p))
 		goto out;
 	info("attached: new TCP sockets in %s (cgroup id %llu) use %s%s; pinned at %s",
-	     cg, (unsigned long long)id, g_opts.cc,
+	     cg, (unsigned long long)id, o->cc,
 	     ets.link ? " with ETS" : "", dir);
 	ret = EXIT_OK;
 out:
@@ -284,20 +284,20 @@ out:
 	return ret;
 }
 
-int cmd_detach_impl(char **args, int nargs)
+int cmd_detach(const struct cmd_opts *o, char **args, int nargs)
 {
 	(void)args;
 	char cg[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
 	uint64_t id;
 	int ret = EXIT_OK;
 
-	if (nargs || !g_opts.cgroup) {
+	if (nargs || !o->cgroup) {
 		err("detach: usage: bbrctl detach --cgroup PATH");
 		return EXIT_USAGE;
 	}
 	if (check_privileges("detach"))
 		return EXIT_FAIL;
-	if (cgroup_resolve(g_opts.cgroup, cg, sizeof(cg), &id) ||
+	if (cgroup_resolve(o->cgroup, cg, sizeof(cg), &id) ||
 	    cg_pin_dir(id, dir, sizeof(dir)))
 		return EXIT_FAIL;
 	if (access(dir, F_OK)) {

@@ -44,9 +44,18 @@
 #define EXIT_FAIL		1	/* the operation failed */
 #define EXIT_USAGE		2	/* bad command line */
 
-struct opts {
+/* The options of every command (before or after its name). */
+struct common_opts {
 	const char *objdir;		/* resolved object directory */
-	bool objdir_explicit;		/* --objdir given */
+	bool json;			/* -j, --json */
+	bool pretty;			/* -p, --pretty (implies json) */
+	int verbose;			/* -v, -vv */
+};
+
+extern struct common_opts g_opts;
+
+/* A command's own options (bbrctl.c: which command takes which). */
+struct cmd_opts {
 	const char **objs;		/* --obj PATH (repeatable) */
 	int nobjs;
 	const char *cgroup;		/* --cgroup PATH */
@@ -54,7 +63,7 @@ struct opts {
 	const char *from, *to;		/* swap --from/--to */
 	const char *netns;		/* swap --netns NAME */
 	int port;			/* swap --port N (0: any) */
-	uint64_t interval_us;		/* top --interval */
+	uint64_t interval_us;		/* top --interval (0: the default) */
 	uint64_t count;			/* top --count (0: forever) */
 	bool per_ack;			/* trace --per-ack */
 	bool csv;			/* trace --csv */
@@ -64,12 +73,21 @@ struct opts {
 	bool set_reset;			/* set --reset */
 	bool set_socket;		/* set --socket COOKIE */
 	uint64_t socket_cookie;		/* its cookie */
-	bool json;
-	bool pretty;
-	int verbose;
 };
 
-extern struct opts g_opts;
+/* The commands (bbrctl.c's table): EXIT_* */
+int cmd_load(const struct cmd_opts *o, char **args, int nargs);	/* cc.c */
+int cmd_unload(const struct cmd_opts *o, char **args, int nargs);
+int cmd_list(const struct cmd_opts *o, char **args, int nargs);	/* info.c */
+int cmd_stat(const struct cmd_opts *o, char **args, int nargs);	/* state.c */
+int cmd_top(const struct cmd_opts *o, char **args, int nargs);
+int cmd_trace(const struct cmd_opts *o, char **args, int nargs);	/* trace.c */
+int cmd_set(const struct cmd_opts *o, char **args, int nargs);	/* params.c */
+int cmd_params(const struct cmd_opts *o, char **args, int nargs);
+int cmd_attach(const struct cmd_opts *o, char **args, int nargs);	/* attach.c */
+int cmd_detach(const struct cmd_opts *o, char **args, int nargs);
+int cmd_swap(const struct cmd_opts *o, char **args, int nargs);	/* swap.c */
+int cmd_hwtstamp(const struct cmd_opts *o, char **args, int nargs);	/* hwtstamp.c */
 
 /* ---- messages (sys.c) ---- */
 void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -162,25 +180,20 @@ int struct_ops_prog_ids(uint32_t map_id, uint32_t *ids, int max);
 int read_state_iter(const char *name, void **buf, size_t *len, bool quiet);
 /* Count records; -1 if the stream is not a valid bbr3_state_rec stream. */
 long count_state_recs(const void *buf, size_t len);
-int cmd_stat_impl(char **names, int n);
+/* stat's output for names (every loaded CC with an iterator if n == 0) */
+int stat_print(char **names, int n);
 /* swift_state.status as stat, trace and set print it ("active", "stale"...). */
 const char *swift_status_name(unsigned int st);
 /* ---- parameter sets (params.c) ---- */
-int cmd_set_impl(char **args, int nargs);
 /* `bbrctl help keys`: every parameter key, its range, default and meaning. */
 void print_param_keys(FILE *f);
-int cmd_params_set_impl(char **args, int nargs);
 
 /* ---- tracing (trace.c) ---- */
 /* Pin the trace maps of t in dir (replacing older pins); 0 if it has none. */
 int trace_pin_maps(struct cc_target *t, const char *dir);
 void trace_unpin_maps(const char *dir);
-int cmd_trace_impl(char **names, int n);
 
 /* ---- cgroup attachment and live swap (attach.c, swap.c) ---- */
-int cmd_attach_impl(char **args, int nargs);
-int cmd_detach_impl(char **args, int nargs);
-int cmd_swap_impl(char **args, int nargs);
 /* Resolve --cgroup PATH (absolute, or relative to the cgroup2 root). */
 int cgroup_resolve(const char *arg, char *out, size_t len, uint64_t *id);
 

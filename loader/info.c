@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * bbrctl: what the kernel knows about a pinned congestion control: its
- * link and struct_ops map, the programs behind it, their load time, and
- * the number of sockets its state iterator reports.
+ * bbrctl list: what the kernel knows about a pinned congestion control:
+ * its link and struct_ops map, the programs behind it, their load time,
+ * and the number of sockets its state iterator reports.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -200,4 +200,106 @@ int cc_get_info(const char *name, struct cc_info *ci)
 		free(buf);
 	}
 	return 0;
+}
+
+/* ---- list: the command -------------------------------------------------------- */
+
+static const char *state_word(const struct cc_info *ci)
+{
+	if (!ci->has_link)
+		return "broken";	/* no usable link pin */
+	if (!ci->map_id)
+		return "detached";	/* the link exists, nothing behind it */
+	if (ci->registered == 1)
+		return "registered";
+	return "stale";
+}
+
+int cmd_list(const struct cmd_opts *o, char **args, int nargs)
+{
+	char **names = NULL;
+	struct cc_info *infos = NULL;
+	int n, i;
+	struct json j;
+
+	(void)o;
+	(void)args;
+
+	if (nargs) {
+		err("list: takes no arguments");
+		return EXIT_USAGE;
+	}
+	if (check_privileges("list"))
+		return EXIT_FAIL;
+	warn_if_bpffs_hidden();
+	n = list_pinned_names(&names);
+	if (n < 0)
+		return EXIT_FAIL;
+	infos = calloc(n ? n : 1, sizeof(*infos));
+	if (!infos) {
+		free_names(names, n);
+		err("out of memory");
+		return EXIT_FAIL;
+	}
+	for (i = 0; i < n; i++)
+		cc_get_info(names[i], &infos[i]);
+
+	if (g_opts.json) {
+		json_init(&j, stdout, g_opts.pretty);
+		json_begin_array(&j);
+		for (i = 0; i < n; i++) {
+			const struct cc_info *ci = &infos[i];
+			char ts[64];
+
+			json_begin_object(&j);
+			json_kv_string(&j, "name", ci->name);
+			json_kv_string(&j, "state", state_word(ci));
+			json_kv_bool(&j, "registered", ci->registered == 1);
+			json_kv_u64(&j, "link_id", ci->link_id);
+			json_kv_u64(&j, "struct_ops_map_id", ci->map_id);
+			json_kv_u64(&j, "prog_id", ci->prog_id);
+			if (ci->load_time_boot_ns) {
+				int64_t ns = boottime_ns_to_unix_ns(ci->load_time_boot_ns);
+
+				format_unix_ns(ns, ts, sizeof(ts));
+				json_kv_string(&j, "load_time", ts);
+				json_kv_i64(&j, "load_time_unix_ns", ns);
+			} else {
+				json_kv_null(&j, "load_time");
+				json_kv_null(&j, "load_time_unix_ns");
+			}
+			if (ci->sockets >= 0)
+				json_kv_i64(&j, "sockets", ci->sockets);
+			else
+				json_kv_null(&j, "sockets");
+			json_kv_bool(&j, "state_iter", ci->has_iter);
+			json_end_object(&j);
+		}
+		json_end_array(&j);
+		if (json_end(&j))
+			err("writing JSON output failed");
+	} else if (n == 0) {
+		printf("no congestion controls loaded by bbrctl (nothing under %s)\n",
+		       PIN_ROOT);
+	} else {
+		printf("%-15s  %6s  %7s  %-24s  %7s  %s\n", "NAME", "MAP_ID",
+		       "LINK_ID", "LOADED", "SOCKETS", "STATE");
+		for (i = 0; i < n; i++) {
+			const struct cc_info *ci = &infos[i];
+			char ts[64] = "-", socks[24] = "-";
+
+			if (ci->load_time_boot_ns)
+				format_unix_ns(boottime_ns_to_unix_ns(ci->load_time_boot_ns),
+					       ts, sizeof(ts));
+			if (ci->sockets >= 0)
+				snprintf(socks, sizeof(socks), "%ld", ci->sockets);
+			printf("%-15s  %6u  %7u  %-24s  %7s  %s\n", ci->name,
+			       ci->map_id, ci->link_id, ts, socks, state_word(ci));
+			if (ci->note[0])
+				dbg("%s: %s", ci->name, ci->note);
+		}
+	}
+	free(infos);
+	free_names(names, n);
+	return EXIT_OK;
 }

@@ -705,7 +705,7 @@ out:
 
 /*
  * Run bpf/swift_sk_set.bpf.o once over cc's socket storage with op on the
- * socket g_opts.socket_cookie; the new values are those of the swift pairs.
+ * socket with the cookie; the new values are those of the swift pairs.
  * Fills *res; -1 with a message if the walk could not run.
  */
 struct sk_set_walk {
@@ -733,7 +733,7 @@ static int sk_set_walk_here(void *ctx)
 	return w->err;
 }
 
-static int sk_set_run(const char *cc, struct cc_maps *m, u32 op,
+static int sk_set_run(const char *cc, struct cc_maps *m, u32 op, u64 cookie,
 		      const struct pair *p, int n, struct swift_sk_set_result *res)
 {
 	struct swift_sk_set *skel = NULL;
@@ -749,7 +749,7 @@ static int sk_set_run(const char *cc, struct cc_maps *m, u32 op,
 		err("set: opening swift_sk_set failed: %s", strerror(errno));
 		goto out;
 	}
-	skel->rodata->cookie = g_opts.socket_cookie;
+	skel->rodata->cookie = cookie;
 	skel->rodata->op = op;
 	for (int i = 0; i < n; i++) {
 		if (p[i].key->off == offsetof(struct swift_cfg, target_rtt_us)) {
@@ -791,7 +791,7 @@ out:
 	return ret;
 }
 
-static void show_socket(const char *cc, struct cc_maps *m, u32 op,
+static void show_socket(const char *cc, struct cc_maps *m, u32 op, u64 cookie,
 			const struct swift_sk_set_result *res)
 {
 	/* its entry as written or found, else what it inherits (after a
@@ -813,7 +813,7 @@ static void show_socket(const char *cc, struct cc_maps *m, u32 op,
 		json_begin_object(&j);
 		json_kv_string(&j, "cc", cc);
 		json_kv_string(&j, "scope", "socket");
-		json_kv_u64(&j, "cookie", g_opts.socket_cookie);
+		json_kv_u64(&j, "cookie", cookie);
 		json_kv_u64(&j, "cgroup_id", res->cgroup_id);
 		json_kv_string(&j, "status", swift_status_name(res->status));
 		swift_cfg_json(&j, c, from);
@@ -829,8 +829,7 @@ static void show_socket(const char *cc, struct cc_maps *m, u32 op,
 		return;
 	}
 	printf("%s, socket %llu (cgroup id %llu): %s\n", cc,
-	       (unsigned long long)g_opts.socket_cookie,
-	       (unsigned long long)res->cgroup_id,
+	       (unsigned long long)cookie, (unsigned long long)res->cgroup_id,
 	       op == SWIFT_SK_OP_WRITE ? "its own entry, written" :
 	       op == SWIFT_SK_OP_DELETE ? "its own entry removed" :
 	       res->had_entry ? "its own entry" : "no entry of its own");
@@ -844,10 +843,11 @@ static void show_socket(const char *cc, struct cc_maps *m, u32 op,
 
 /* `set --socket COOKIE NAME [k=v...|--reset]` */
 static int set_socket(const char *cc, struct cc_maps *m, const struct pair *p,
-		      int n)
+		      int n, const struct cmd_opts *o)
 {
+	u64 cookie = o->socket_cookie;
 	struct swift_sk_set_result res;
-	u32 op = g_opts.set_reset ? SWIFT_SK_OP_DELETE :
+	u32 op = o->set_reset ? SWIFT_SK_OP_DELETE :
 		 n ? SWIFT_SK_OP_WRITE : SWIFT_SK_OP_SHOW;
 
 	if (m->swift_fd < 0 || m->sk_cfg_fd < 0) {
@@ -863,28 +863,29 @@ static int set_socket(const char *cc, struct cc_maps *m, const struct pair *p,
 			return EXIT_USAGE;
 		}
 	memset(&res, 0, sizeof(res));
-	if (sk_set_run(cc, m, op, p, n, &res))
+	if (sk_set_run(cc, m, op, cookie, p, n, &res))
 		return EXIT_FAIL;
 	if (!res.matched) {
 		err("set: no %s socket with cookie %llu (`bbrctl stat %s` lists "
-		    "them)", cc, (unsigned long long)g_opts.socket_cookie, cc);
+		    "them)", cc, (unsigned long long)cookie, cc);
 		return EXIT_FAIL;
 	}
 	if (res.err) {
 		err("set: %s socket %llu: %s its entry failed: %s", cc,
-		    (unsigned long long)g_opts.socket_cookie,
+		    (unsigned long long)cookie,
 		    op == SWIFT_SK_OP_DELETE ? "removing" : "writing",
 		    strerror(-res.err));
 		return EXIT_FAIL;
 	}
-	show_socket(cc, m, op, &res);
+	show_socket(cc, m, op, cookie, &res);
 	return EXIT_OK;
 }
 
 /* ---- the command ---------------------------------------------------------------- */
 
 /* `set` and `params`: args are NAME [key=value...]. */
-static int set_common(const char *cmd, char **args, int nargs, bool dflt)
+static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
+		      int nargs, bool dflt)
 {
 	char path[PATH_MAX];
 	struct scope sc = { NULL, SWIFT_CGRP_DEFAULT_KEY };
@@ -901,19 +902,19 @@ static int set_common(const char *cmd, char **args, int nargs, bool dflt)
 		err("%s: invalid congestion control name \"%s\"", cmd, args[0]);
 		return EXIT_USAGE;
 	}
-	if (!dflt && !!g_opts.cgroup + g_opts.set_default + g_opts.set_socket != 1) {
+	if (!dflt && !!o->cgroup + o->set_default + o->set_socket != 1) {
 		err("%s: give exactly one of --cgroup PATH, --default and "
 		    "--socket COOKIE", cmd);
 		return EXIT_USAGE;
 	}
-	if (g_opts.set_reset && nargs > 1) {
+	if (o->set_reset && nargs > 1) {
 		err("%s: --reset takes no key=value pairs", cmd);
 		return EXIT_USAGE;
 	}
 	if (check_privileges(cmd))
 		return EXIT_FAIL;
-	if (g_opts.cgroup) {
-		if (cgroup_resolve(g_opts.cgroup, path, sizeof(path), &sc.id))
+	if (o->cgroup) {
+		if (cgroup_resolve(o->cgroup, path, sizeof(path), &sc.id))
 			return EXIT_FAIL;
 		sc.path = path;
 	}
@@ -928,19 +929,19 @@ static int set_common(const char *cmd, char **args, int nargs, bool dflt)
 	for (int i = 1; i < nargs; i++)
 		if (parse_pair(args[0], args[i], m.swift_fd >= 0, &pairs[i - 1]))
 			goto out;	/* EXIT_USAGE, nothing written */
-	if (g_opts.set_socket) {
-		ret = set_socket(args[0], &m, pairs, nargs - 1);
+	if (o->set_socket) {
+		ret = set_socket(args[0], &m, pairs, nargs - 1, o);
 		goto out;
 	}
 	ret = EXIT_FAIL;
-	if (nargs > 1 || g_opts.set_reset) {
+	if (nargs > 1 || o->set_reset) {
 		lock = open(SET_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (lock < 0 || flock(lock, LOCK_EX)) {
 			err("%s: lock %s: %s", cmd, SET_LOCK_FILE, strerror(errno));
 			goto out;
 		}
 	}
-	if (g_opts.set_reset) {
+	if (o->set_reset) {
 		if (reset(args[0], &m, &sc))
 			goto out;
 	} else if (nargs > 1) {
@@ -964,18 +965,13 @@ out:
 	return ret;
 }
 
-int cmd_set_impl(char **args, int nargs)
+int cmd_set(const struct cmd_opts *o, char **args, int nargs)
 {
-	return set_common("set", args, nargs, false);
+	return set_common("set", o, args, nargs, false);
 }
 
 /* `params NAME [key=value...]`: the default set, as `set --default`. */
-int cmd_params_set_impl(char **args, int nargs)
+int cmd_params(const struct cmd_opts *o, char **args, int nargs)
 {
-	if (g_opts.cgroup || g_opts.set_default || g_opts.set_socket) {
-		err("params: it always works on the default set; use `bbrctl set "
-		    "--cgroup PATH NAME` for a cgroup");
-		return EXIT_USAGE;
-	}
-	return set_common("params", args, nargs, true);
+	return set_common("params", o, args, nargs, true);
 }

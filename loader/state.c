@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -554,7 +555,7 @@ static void rec_to_json(struct json *j, const char *cc,
 	json_end_object(j);
 }
 
-int cmd_stat_impl(char **names, int n)
+int stat_print(char **names, int n)
 {
 	char **all = NULL;
 	int nall = 0, ret = 0;
@@ -641,5 +642,54 @@ int cmd_stat_impl(char **names, int n)
 	}
 	free(rows);
 	free_names(all, nall);
+	return ret;
+}
+
+/* ---- the commands --------------------------------------------------------------- */
+
+int cmd_stat(const struct cmd_opts *o, char **args, int nargs)
+{
+	(void)o;
+	if (!valid_cc_names("stat", args, nargs))
+		return EXIT_USAGE;
+	if (check_privileges("stat"))
+		return EXIT_FAIL;
+	warn_if_bpffs_hidden();
+	return stat_print(args, nargs) ? EXIT_FAIL : EXIT_OK;
+}
+
+int cmd_top(const struct cmd_opts *o, char **args, int nargs)
+{
+	uint64_t interval_us = o->interval_us ? o->interval_us : INTERVAL_DEFAULT_US;
+	struct timespec ts;
+	char when[64];
+	int ret = EXIT_OK;
+	bool tty = isatty(STDOUT_FILENO);
+
+	if (!valid_cc_names("top", args, nargs))
+		return EXIT_USAGE;
+	if (check_privileges("top"))
+		return EXIT_FAIL;
+	for (uint64_t k = 0; !o->count || k < o->count; k++) {
+		if (k) {
+			ts.tv_sec = (time_t)(interval_us / 1000000);
+			ts.tv_nsec = (long)(interval_us % 1000000) * 1000;
+			nanosleep(&ts, NULL);
+		}
+		if (!g_opts.json) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			format_unix_ns((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+				       when, sizeof(when));
+			printf("%sbbrctl top  %s  every %.1f s\n\n", tty ? "\033[H\033[2J" : "",
+			       when, interval_us / 1e6);
+		}
+		if (stat_print(args, nargs))
+			ret = EXIT_FAIL;
+		if (g_opts.json)
+			putchar('\n');
+		else if (!tty)
+			putchar('\n');
+		fflush(stdout);
+	}
 	return ret;
 }

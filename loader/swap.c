@@ -63,7 +63,7 @@ static int enter_netns(const char *name)
 }
 
 /* cc_swap with the filters in its .rodata, loaded; NULL with a message. */
-static struct cc_swap *swap_load(uint64_t cgid)
+static struct cc_swap *swap_load(const struct cmd_opts *o, uint64_t cgid)
 {
 	struct cc_swap *skel = cc_swap__open();
 
@@ -71,9 +71,9 @@ static struct cc_swap *swap_load(uint64_t cgid)
 		err("swap: opening cc_swap failed: %s", strerror(errno));
 		return NULL;
 	}
-	snprintf(skel->rodata->from_cc, sizeof(skel->rodata->from_cc), "%s", g_opts.from);
-	snprintf(skel->rodata->to_cc, sizeof(skel->rodata->to_cc), "%s", g_opts.to);
-	skel->rodata->port = (uint16_t)g_opts.port;
+	snprintf(skel->rodata->from_cc, sizeof(skel->rodata->from_cc), "%s", o->from);
+	snprintf(skel->rodata->to_cc, sizeof(skel->rodata->to_cc), "%s", o->to);
+	skel->rodata->port = (uint16_t)o->port;
 	skel->rodata->cgroup_id = cgid;
 	if (cc_swap__load(skel)) {
 		err("swap: loading cc_swap failed: %s", strerror(errno));
@@ -83,7 +83,7 @@ static struct cc_swap *swap_load(uint64_t cgid)
 	return skel;
 }
 
-static int swap_sockets(void)
+static int swap_sockets(const struct cmd_opts *o)
 {
 	char cg[PATH_MAX], buf[4096], line[256];
 	uint64_t cgid = 0;
@@ -95,25 +95,25 @@ static int swap_sockets(void)
 	int fd = -1, ret = EXIT_FAIL, tries = 0;
 	ssize_t n;
 
-	if (!valid_cc_name(g_opts.from) || !valid_cc_name(g_opts.to)) {
+	if (!valid_cc_name(o->from) || !valid_cc_name(o->to)) {
 		err("swap: invalid congestion control name");
 		return EXIT_USAGE;
 	}
-	if (g_opts.port < 0 || g_opts.port > 65535) {
-		err("swap: --port %d is out of range 1..65535", g_opts.port);
+	if (o->port < 0 || o->port > 65535) {
+		err("swap: --port %d is out of range 1..65535", o->port);
 		return EXIT_USAGE;
 	}
-	if (g_opts.cgroup && cgroup_resolve(g_opts.cgroup, cg, sizeof(cg), &cgid))
+	if (o->cgroup && cgroup_resolve(o->cgroup, cg, sizeof(cg), &cgid))
 		return EXIT_FAIL;
-	if (g_opts.netns && enter_netns(g_opts.netns))
+	if (o->netns && enter_netns(o->netns))
 		return EXIT_FAIL;
-	if (cc_available(g_opts.to) != 1) {
+	if (cc_available(o->to) != 1) {
 		err("swap: unknown congestion control \"%s\": not in %s%s%s",
-		    g_opts.to, PROC_AVAIL_CC, g_opts.netns ? " of netns " : "",
-		    g_opts.netns ? g_opts.netns : "");
+		    o->to, PROC_AVAIL_CC, o->netns ? " of netns " : "",
+		    o->netns ? o->netns : "");
 		return EXIT_FAIL;
 	}
-	skel = swap_load(cgid);
+	skel = swap_load(o, cgid);
 	if (!skel)
 		return EXIT_FAIL;
 	link = bpf_program__attach_iter(skel->progs.cc_swap, NULL);
@@ -155,8 +155,8 @@ static int swap_sockets(void)
 		       "\"cgroup_id\":%llu,\"switched\":%llu,\"failed\":%llu,"
 		       "\"time_wait_skipped\":%llu,\"request_sock_skipped\":%llu,"
 		       "\"other_cc\":%llu}\n", skel->rodata->from_cc, skel->rodata->to_cc,
-		       g_opts.netns ? "\"" : "", g_opts.netns ? g_opts.netns : "null",
-		       g_opts.netns ? "\"" : "", g_opts.port,
+		       o->netns ? "\"" : "", o->netns ? o->netns : "null",
+		       o->netns ? "\"" : "", o->port,
 		       (unsigned long long)cgid, (unsigned long long)c->n_switched,
 		       (unsigned long long)c->n_failed, (unsigned long long)c->n_timewait,
 		       (unsigned long long)c->n_reqsk, (unsigned long long)c->n_other_cc);
@@ -238,7 +238,7 @@ static void refresh_all_defaults(const char *name)
 	close(self);
 }
 
-static int swap_in_place(const char *name)
+static int swap_in_place(const struct cmd_opts *o, const char *name)
 {
 	struct cc_target t;
 	char path[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
@@ -258,12 +258,12 @@ static int swap_in_place(const char *name)
 		    name, p, strerror(errno), name);
 		return EXIT_FAIL;
 	}
-	if (g_opts.nobjs > 1) {
+	if (o->nobjs > 1) {
 		err("swap: give at most one --obj");
 		goto out;
 	}
-	if (g_opts.nobjs)
-		snprintf(path, sizeof(path), "%s", g_opts.objs[0]);
+	if (o->nobjs)
+		snprintf(path, sizeof(path), "%s", o->objs[0]);
 	else
 		cc_object_path(path, sizeof(path), name);
 	if (cc_open(&t, path, name))
@@ -306,17 +306,17 @@ out:
 	return ret;
 }
 
-int cmd_swap_impl(char **args, int nargs)
+int cmd_swap(const struct cmd_opts *o, char **args, int nargs)
 {
 	if (check_privileges("swap") || check_kernel_btf())
 		return EXIT_FAIL;
-	if (g_opts.from || g_opts.to) {
-		if (!g_opts.from || !g_opts.to || nargs) {
+	if (o->from || o->to) {
+		if (!o->from || !o->to || nargs) {
 			err("swap: usage: bbrctl swap --from CC --to CC [--port N] "
 			    "[--cgroup PATH] [--netns NAME]");
 			return EXIT_USAGE;
 		}
-		return swap_sockets();
+		return swap_sockets(o);
 	}
 	if (nargs != 1) {
 		err("swap: usage: bbrctl swap [--obj PATH] NAME, or "
@@ -325,5 +325,5 @@ int cmd_swap_impl(char **args, int nargs)
 	}
 	if (check_struct_ops_cc())
 		return EXIT_FAIL;
-	return swap_in_place(args[0]);
+	return swap_in_place(o, args[0]);
 }

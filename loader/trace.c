@@ -56,6 +56,7 @@ struct trace_sock {
 };
 
 static volatile sig_atomic_t trace_stop;
+static bool csv, per_ack;		/* --csv, --per-ack */
 static struct trace_sock *socks;
 static FILE *out;
 static uint64_t n_events, n_nocookie;
@@ -272,26 +273,26 @@ static void print_event(const struct trace_cc *cc, const struct bbr_trace_ev *e)
 	int n = 0;
 
 	event_fields(f, cc, e, &r);
-	if (!g_opts.csv && fputc('{', out) == EOF)
+	if (!csv && fputc('{', out) == EOF)
 		n = -1;
 	for (int i = 0; i < TRACE_NFIELDS && n >= 0; i++) {
 		const char *sep = i ? "," : "";
 
-		if (!g_opts.csv)
+		if (!csv)
 			n = fprintf(out, "%s\"%s\":", sep, f[i].name);
 		else
 			n = fprintf(out, "%s", sep);
 		if (n < 0)
 			break;
 		if (f[i].kind == TF_STR)
-			n = fprintf(out, g_opts.csv ? "%s" : "\"%s\"", f[i].str);
-		else if (f[i].kind == TF_BOOL && !g_opts.csv)
+			n = fprintf(out, csv ? "%s" : "\"%s\"", f[i].str);
+		else if (f[i].kind == TF_BOOL && !csv)
 			n = fprintf(out, "%s", f[i].num ? "true" : "false");
 		else
 			n = fprintf(out, "%llu", (unsigned long long)f[i].num);
 	}
 	if (n >= 0)
-		n = fprintf(out, g_opts.csv ? "\n" : "}\n");
+		n = fprintf(out, csv ? "\n" : "}\n");
 	if (n < 0)
 		out_failed = true;
 }
@@ -348,7 +349,7 @@ static int claim(struct trace_cc *cc)
 		return -1;
 	}
 	cc->dropped0 = c.dropped;
-	c.flags = BBR_TRACE_CTL_ON | (g_opts.per_ack ? BBR_TRACE_CTL_PER_ACK : 0);
+	c.flags = BBR_TRACE_CTL_ON | (per_ack ? BBR_TRACE_CTL_PER_ACK : 0);
 	c.owner_pid = (uint32_t)getpid();
 	if (bpf_map_update_elem(cc->ctl_fd, &key, &c, BPF_ANY)) {
 		err("trace: %s: cannot set the control word: %s", cc->name,
@@ -412,7 +413,7 @@ static int open_cc(struct trace_cc *cc, const char *name, bool quiet)
 	return 0;
 }
 
-int cmd_trace_impl(char **names, int n)
+int cmd_trace(const struct cmd_opts *o, char **names, int n)
 {
 	struct trace_cc *ccs = NULL;
 	struct ring_buffer *rb = NULL;
@@ -421,6 +422,8 @@ int cmd_trace_impl(char **names, int n)
 	int npinned = 0, ncc = 0, ret = EXIT_FAIL;
 	uint64_t t0, deadline = 0, dropped = 0;
 
+	csv = o->csv;
+	per_ack = o->per_ack;
 	if (!valid_cc_names("trace", names, n))
 		return EXIT_USAGE;
 	if (check_privileges("trace"))
@@ -453,10 +456,10 @@ int cmd_trace_impl(char **names, int n)
 		}
 	}
 
-	if (g_opts.output) {
-		out = fopen(g_opts.output, "w");
+	if (o->output) {
+		out = fopen(o->output, "w");
 		if (!out) {
-			err("trace: cannot write %s: %s", g_opts.output, strerror(errno));
+			err("trace: cannot write %s: %s", o->output, strerror(errno));
 			goto out;
 		}
 	} else {
@@ -491,7 +494,7 @@ int cmd_trace_impl(char **names, int n)
 			goto out;
 		}
 	}
-	if (g_opts.csv)
+	if (csv)
 		print_csv_header();
 	for (int i = 0; i < ncc; i++)
 		if (claim(&ccs[i]))
@@ -500,11 +503,11 @@ int cmd_trace_impl(char **names, int n)
 		gen_cookies(&ccs[i]);
 	for (int i = 0; i < ncc; i++)
 		info("trace: tracing %s%s", ccs[i].name,
-		     g_opts.per_ack ? " (per ACK)" : "");
+		     per_ack ? " (per ACK)" : "");
 
 	t0 = mono_ns();
-	if (g_opts.duration_us)
-		deadline = t0 + g_opts.duration_us * 1000;
+	if (o->duration_us)
+		deadline = t0 + o->duration_us * 1000;
 	ret = EXIT_OK;
 	while (!trace_stop && (!deadline || mono_ns() < deadline)) {
 		int r = ring_buffer__poll(rb, TRACE_POLL_MS);
@@ -536,7 +539,7 @@ out:
 	if (out && fflush(out))
 		ret = EXIT_FAIL;
 	if (out && out != stdout && fclose(out)) {
-		err("trace: writing %s failed: %s", g_opts.output, strerror(errno));
+		err("trace: writing %s failed: %s", o->output, strerror(errno));
 		ret = EXIT_FAIL;
 	}
 	if (rb || ret == EXIT_OK)
