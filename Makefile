@@ -34,6 +34,7 @@ USER_CFLAGS := -g -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-std=gnu11 -Iinclude -Ibpf
 UNIT_CFLAGS := $(USER_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+JANSSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c selftests/progs/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:.bpf.c=.bpf.o)
@@ -99,7 +100,7 @@ $(SKEL_DIR)/%.skel.h: bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
 
 $(LOADER): $(wildcard loader/*.c loader/*.h) $(CORE_HDRS) $(LOADER_SKELS)
-	$(CC) $(USER_CFLAGS) -I$(SKEL_DIR) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS)
+	$(CC) $(USER_CFLAGS) -I$(SKEL_DIR) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS) $(JANSSON_LIBS)
 
 selftests/tools/%: selftests/tools/%.c
 	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBBPF_LIBS)

@@ -215,12 +215,38 @@ static const char *state_word(const struct cc_info *ci)
 	return "stale";
 }
 
+/* One element of `list --json`. */
+static json_t *cc_info_json(const struct cc_info *ci)
+{
+	json_t *e = json_object();
+	char ts[64];
+
+	js_set_str(e, "name", ci->name);
+	js_set_str(e, "state", state_word(ci));
+	js_set_bool(e, "registered", ci->registered == 1);
+	js_set_u64(e, "link_id", ci->link_id);
+	js_set_u64(e, "struct_ops_map_id", ci->map_id);
+	js_set_u64(e, "prog_id", ci->prog_id);
+	if (ci->load_time_boot_ns) {
+		int64_t ns = boottime_ns_to_unix_ns(ci->load_time_boot_ns);
+
+		format_unix_ns(ns, ts, sizeof(ts));
+		js_set_str(e, "load_time", ts);
+		js_set_i64(e, "load_time_unix_ns", ns);
+	} else {
+		js_set(e, "load_time", json_null());
+		js_set(e, "load_time_unix_ns", json_null());
+	}
+	js_set(e, "sockets", ci->sockets >= 0 ? json_integer(ci->sockets) : json_null());
+	js_set_bool(e, "state_iter", ci->has_iter);
+	return e;
+}
+
 int cmd_list(const struct cmd_opts *o, char **args, int nargs)
 {
 	char **names = NULL;
 	struct cc_info *infos = NULL;
 	int n, i;
-	struct json j;
 
 	(void)o;
 	(void)args;
@@ -245,39 +271,11 @@ int cmd_list(const struct cmd_opts *o, char **args, int nargs)
 		cc_get_info(names[i], &infos[i]);
 
 	if (g_opts.json) {
-		json_init(&j, stdout, g_opts.pretty);
-		json_begin_array(&j);
-		for (i = 0; i < n; i++) {
-			const struct cc_info *ci = &infos[i];
-			char ts[64];
+		json_t *arr = json_array();
 
-			json_begin_object(&j);
-			json_kv_string(&j, "name", ci->name);
-			json_kv_string(&j, "state", state_word(ci));
-			json_kv_bool(&j, "registered", ci->registered == 1);
-			json_kv_u64(&j, "link_id", ci->link_id);
-			json_kv_u64(&j, "struct_ops_map_id", ci->map_id);
-			json_kv_u64(&j, "prog_id", ci->prog_id);
-			if (ci->load_time_boot_ns) {
-				int64_t ns = boottime_ns_to_unix_ns(ci->load_time_boot_ns);
-
-				format_unix_ns(ns, ts, sizeof(ts));
-				json_kv_string(&j, "load_time", ts);
-				json_kv_i64(&j, "load_time_unix_ns", ns);
-			} else {
-				json_kv_null(&j, "load_time");
-				json_kv_null(&j, "load_time_unix_ns");
-			}
-			if (ci->sockets >= 0)
-				json_kv_i64(&j, "sockets", ci->sockets);
-			else
-				json_kv_null(&j, "sockets");
-			json_kv_bool(&j, "state_iter", ci->has_iter);
-			json_end_object(&j);
-		}
-		json_end_array(&j);
-		if (json_end(&j))
-			err("writing JSON output failed");
+		for (i = 0; i < n; i++)
+			json_array_append_new(arr, cc_info_json(&infos[i]));
+		js_print(arr);
 	} else if (n == 0) {
 		printf("no congestion controls loaded by bbrctl (nothing under %s)\n",
 		       PIN_ROOT);

@@ -497,16 +497,16 @@ static const char *inherited(struct cc_maps *m, u64 cgroup_id, struct swift_cfg 
 }
 
 /* A bbr_swift configuration and where it comes from, as "swift": {...}. */
-static void swift_cfg_json(struct json *j, const struct swift_cfg *c, const char *from)
+static void swift_cfg_json(json_t *j, const struct swift_cfg *c, const char *from)
 {
-	json_key(j, "swift");
-	json_begin_object(j);
-	json_kv_u64(j, "target_rtt_us", c->target_rtt_us);
-	json_kv_u64(j, "stale_us", c->stale_us);
-	json_kv_u64(j, "keep_ecn", !!(c->flags & SWIFT_CFG_F_KEEP_ECN));
-	json_kv_u64(j, "flags", c->flags);
-	json_kv_string(j, "from", from);
-	json_end_object(j);
+	json_t *sw = json_object();
+
+	js_set_u64(sw, "target_rtt_us", c->target_rtt_us);
+	js_set_u64(sw, "stale_us", c->stale_us);
+	js_set_u64(sw, "keep_ecn", !!(c->flags & SWIFT_CFG_F_KEEP_ECN));
+	js_set_u64(sw, "flags", c->flags);
+	js_set_str(sw, "from", from);
+	js_set(j, "swift", sw);
 }
 
 static void swift_cfg_text(const struct swift_cfg *c, const char *from)
@@ -521,35 +521,29 @@ static void show(const char *cc, struct cc_maps *m, const struct scope *sc)
 	int slot = sc->path ? slot_of(m, sc->id) : 0;
 	struct swift_cfg sw;
 	const char *sw_src = NULL;
-	struct json j;
 
 	if (m->swift_fd >= 0)
 		sw_src = inherited(m, sc->path ? sc->id : SWIFT_CGRP_DEFAULT_KEY, &sw);
 	if (slot < 0)
 		slot = 0;
 	if (g_opts.json) {
-		json_init(&j, stdout, g_opts.pretty);
-		json_begin_object(&j);
-		json_kv_string(&j, "cc", cc);
-		json_kv_string(&j, "scope", sc->path ? "cgroup" : "default");
+		json_t *j = json_object(), *pj = json_object();
+
+		js_set_str(j, "cc", cc);
+		js_set_str(j, "scope", sc->path ? "cgroup" : "default");
 		if (sc->path) {
-			json_kv_string(&j, "cgroup", sc->path);
-			json_kv_u64(&j, "cgroup_id", sc->id);
+			js_set_str(j, "cgroup", sc->path);
+			js_set_u64(j, "cgroup_id", sc->id);
 		}
-		json_kv_u64(&j, "slot", slot);
-		json_kv_string(&j, "params_from", slot ? "cgroup" : "default");
-		json_kv_u64(&j, "data_map_id", m->params_id);
-		json_key(&j, "params");
-		json_begin_object(&j);
+		js_set_u64(j, "slot", slot);
+		js_set_str(j, "params_from", slot ? "cgroup" : "default");
+		js_set_u64(j, "data_map_id", m->params_id);
 		for (size_t i = 0; i < N_BBR_KEYS; i++)
-			json_kv_u64(&j, bbr_keys[i].name,
-				    *param_field(m, slot, bbr_keys[i].off));
-		json_end_object(&j);
+			js_set_u64(pj, bbr_keys[i].name, *param_field(m, slot, bbr_keys[i].off));
+		js_set(j, "params", pj);
 		if (m->swift_fd >= 0)
-			swift_cfg_json(&j, &sw, sw_src);
-		json_end_object(&j);
-		if (json_end(&j))
-			err("writing JSON output failed");
+			swift_cfg_json(j, &sw, sw_src);
+		js_print(j);
 		return;
 	}
 	if (sc->path)
@@ -799,7 +793,6 @@ static void show_socket(const char *cc, struct cc_maps *m, u32 op, u64 cookie,
 	struct swift_cfg inh;
 	const struct swift_cfg *c = &inh;
 	const char *from = "socket";
-	struct json j;
 
 	if (op == SWIFT_SK_OP_WRITE)
 		c = &res->written;
@@ -809,23 +802,19 @@ static void show_socket(const char *cc, struct cc_maps *m, u32 op, u64 cookie,
 		from = inherited(m, res->cgroup_id, &inh);
 
 	if (g_opts.json) {
-		json_init(&j, stdout, g_opts.pretty);
-		json_begin_object(&j);
-		json_kv_string(&j, "cc", cc);
-		json_kv_string(&j, "scope", "socket");
-		json_kv_u64(&j, "cookie", cookie);
-		json_kv_u64(&j, "cgroup_id", res->cgroup_id);
-		json_kv_string(&j, "status", swift_status_name(res->status));
-		swift_cfg_json(&j, c, from);
-		json_key(&j, "in_force");
-		json_begin_object(&j);
-		json_kv_u64(&j, "target_rtt_us", res->in_force.target_rtt_us);
-		json_kv_u64(&j, "stale_us", res->in_force.stale_us);
-		json_kv_u64(&j, "flags", res->in_force.flags);
-		json_end_object(&j);
-		json_end_object(&j);
-		if (json_end(&j))
-			err("writing JSON output failed");
+		json_t *j = json_object(), *in = json_object();
+
+		js_set_str(j, "cc", cc);
+		js_set_str(j, "scope", "socket");
+		js_set_u64(j, "cookie", cookie);
+		js_set_u64(j, "cgroup_id", res->cgroup_id);
+		js_set_str(j, "status", swift_status_name(res->status));
+		swift_cfg_json(j, c, from);
+		js_set_u64(in, "target_rtt_us", res->in_force.target_rtt_us);
+		js_set_u64(in, "stale_us", res->in_force.stale_us);
+		js_set_u64(in, "flags", res->in_force.flags);
+		js_set(j, "in_force", in);
+		js_print(j);
 		return;
 	}
 	printf("%s, socket %llu (cgroup id %llu): %s\n", cc,

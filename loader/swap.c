@@ -150,23 +150,28 @@ static int swap_sockets(const struct cmd_opts *o)
 		}
 	}
 	c = skel->bss;		/* the iterator's counters, mapped */
-	if (g_opts.json)
-		printf("{\"from\":\"%s\",\"to\":\"%s\",\"netns\":%s%s%s,\"port\":%d,"
-		       "\"cgroup_id\":%llu,\"switched\":%llu,\"failed\":%llu,"
-		       "\"time_wait_skipped\":%llu,\"request_sock_skipped\":%llu,"
-		       "\"other_cc\":%llu}\n", skel->rodata->from_cc, skel->rodata->to_cc,
-		       o->netns ? "\"" : "", o->netns ? o->netns : "null",
-		       o->netns ? "\"" : "", o->port,
-		       (unsigned long long)cgid, (unsigned long long)c->n_switched,
-		       (unsigned long long)c->n_failed, (unsigned long long)c->n_timewait,
-		       (unsigned long long)c->n_reqsk, (unsigned long long)c->n_other_cc);
-	else
+	if (g_opts.json) {
+		json_t *j = json_object();
+
+		js_set_str(j, "from", skel->rodata->from_cc);
+		js_set_str(j, "to", skel->rodata->to_cc);
+		js_set(j, "netns", o->netns ? js_str(o->netns) : json_null());
+		js_set_u64(j, "port", o->port);
+		js_set_u64(j, "cgroup_id", cgid);
+		js_set_u64(j, "switched", c->n_switched);
+		js_set_u64(j, "failed", c->n_failed);
+		js_set_u64(j, "time_wait_skipped", c->n_timewait);
+		js_set_u64(j, "request_sock_skipped", c->n_reqsk);
+		js_set_u64(j, "other_cc", c->n_other_cc);
+		js_print(j);
+	} else {
 		printf("swap %s -> %s: %llu switched, %llu failed, %llu TIME_WAIT "
 		       "and %llu request sockets skipped (not full sockets), "
 		       "%llu matching sockets use another CC\n", skel->rodata->from_cc,
 		       skel->rodata->to_cc, (unsigned long long)c->n_switched,
 		       (unsigned long long)c->n_failed, (unsigned long long)c->n_timewait,
 		       (unsigned long long)c->n_reqsk, (unsigned long long)c->n_other_cc);
+	}
 	ret = c->n_failed ? EXIT_FAIL : EXIT_OK;
 	if (c->n_failed)
 		err("swap: %llu sockets could not be switched (see the error lines)",

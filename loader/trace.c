@@ -266,34 +266,58 @@ static void print_csv_header(void)
 	fputc('\n', out);
 }
 
+/* The JSON line of an event: one object, its members updated in place
+ * (the keys keep the order of the first event). */
+static json_t *ev_json;
+
+static int print_json(const struct trace_field *f)
+{
+	char buf[2048];
+	size_t n;
+
+	if (!ev_json)
+		ev_json = json_object();
+	for (int i = 0; i < TRACE_NFIELDS; i++) {
+		json_t *v = json_object_get(ev_json, f[i].name);
+
+		if (f[i].kind == TF_BOOL)
+			js_set_bool(ev_json, f[i].name, f[i].num);
+		else if (f[i].kind == TF_STR && json_is_string(v))
+			json_string_set(v, f[i].str);
+		else if (f[i].kind == TF_STR)
+			js_set_str(ev_json, f[i].name, f[i].str);
+		else if (json_is_integer(v) && f[i].num <= INT64_MAX)
+			json_integer_set(v, (json_int_t)f[i].num);
+		else
+			js_set_u64(ev_json, f[i].name, f[i].num);
+	}
+	n = json_dumpb(ev_json, buf, sizeof(buf) - 1, JSON_COMPACT);
+	if (!n || n >= sizeof(buf) - 1)
+		return -1;
+	buf[n++] = '\n';
+	return fwrite(buf, 1, n, out) == n ? 0 : -1;
+}
+
+static int print_csv(const struct trace_field *f)
+{
+	int n = 0;
+
+	for (int i = 0; i < TRACE_NFIELDS && n >= 0; i++) {
+		if (f[i].kind == TF_STR)
+			n = fprintf(out, "%s%s", i ? "," : "", f[i].str);
+		else
+			n = fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)f[i].num);
+	}
+	return n < 0 || fputc('\n', out) == EOF ? -1 : 0;
+}
+
 static void print_event(const struct trace_cc *cc, const struct bbr_trace_ev *e)
 {
 	struct trace_rates r = event_rates(e, e->flags & BBR_TRACE_F_ROUND_START);
 	struct trace_field f[TRACE_NFIELDS];
-	int n = 0;
 
 	event_fields(f, cc, e, &r);
-	if (!csv && fputc('{', out) == EOF)
-		n = -1;
-	for (int i = 0; i < TRACE_NFIELDS && n >= 0; i++) {
-		const char *sep = i ? "," : "";
-
-		if (!csv)
-			n = fprintf(out, "%s\"%s\":", sep, f[i].name);
-		else
-			n = fprintf(out, "%s", sep);
-		if (n < 0)
-			break;
-		if (f[i].kind == TF_STR)
-			n = fprintf(out, csv ? "%s" : "\"%s\"", f[i].str);
-		else if (f[i].kind == TF_BOOL && !csv)
-			n = fprintf(out, "%s", f[i].num ? "true" : "false");
-		else
-			n = fprintf(out, "%llu", (unsigned long long)f[i].num);
-	}
-	if (n >= 0)
-		n = fprintf(out, csv ? "\n" : "}\n");
-	if (n < 0)
+	if (csv ? print_csv(f) : print_json(f))
 		out_failed = true;
 }
 
@@ -555,6 +579,8 @@ out:
 	}
 	free(ccs);
 	free(socks);
+	json_decref(ev_json);
+	ev_json = NULL;
 	free_names(pinned, npinned);
 	return ret;
 }
