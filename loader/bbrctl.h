@@ -176,6 +176,9 @@ int cc_get_info(const char *name, struct cc_info *ci);
 int struct_ops_prog_ids(uint32_t map_id, uint32_t *ids, int max);
 
 /* ---- state records (state.c) ---- */
+/* Everything the iterator behind link_fd produces, read in every network
+ * namespace (a TCP socket iterator walks the reader's): malloc'ed. */
+int iter_read_all(int link_fd, void **buf, size_t *len);
 /* Read everything the pinned iterator of name produces (malloc'ed). */
 int read_state_iter(const char *name, void **buf, size_t *len, bool quiet);
 /* Count records; -1 if the stream is not a valid bbr3_state_rec stream. */

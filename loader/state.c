@@ -136,13 +136,26 @@ static int read_iter_here(void *ctx)
 	return r->err;
 }
 
-/*
- * The state iterator walks the TCP sockets of the network namespace that
- * reads it, so read it from each one (for_each_netns).
- */
+int iter_read_all(int link_fd, void **out, size_t *outlen)
+{
+	struct iter_read r = { .link_fd = link_fd, .cap = 64 * 1024 };
+	int ret;
+
+	*out = NULL;
+	*outlen = 0;
+	r.buf = malloc(r.cap);
+	ret = r.buf ? for_each_netns(read_iter_here, &r) : -ENOMEM;
+	if (ret) {
+		free(r.buf);
+		return ret < 0 ? ret : -EIO;
+	}
+	*out = r.buf;
+	*outlen = r.len;
+	return 0;
+}
+
 int read_state_iter(const char *name, void **out, size_t *outlen, bool quiet)
 {
-	struct iter_read r = { .cap = 64 * 1024 };
 	char path[PATH_MAX];
 	struct bpf_link *link;
 	int ret;
@@ -163,20 +176,11 @@ int read_state_iter(const char *name, void **out, size_t *outlen, bool quiet)
 		}
 		return ret;
 	}
-	r.link_fd = bpf_link__fd(link);
-	r.buf = malloc(r.cap);
-	ret = r.buf ? for_each_netns(read_iter_here, &r) : -ENOMEM;
+	ret = iter_read_all(bpf_link__fd(link), out, outlen);
 	if (ret && !quiet)
-		err("%s: reading the state iterator %s: %s", name, path,
-		    strerror(ret < 0 ? -ret : EIO));
+		err("%s: reading the state iterator %s: %s", name, path, strerror(-ret));
 	bpf_link__destroy(link);	/* closes our fd; the pin stays */
-	if (ret) {
-		free(r.buf);
-		return ret < 0 ? ret : -EIO;
-	}
-	*out = r.buf;
-	*outlen = r.len;
-	return 0;
+	return ret;
 }
 
 /*
