@@ -304,9 +304,25 @@ static int make_shared_pin_dir(struct bpf_object *obj)
 	return 0;
 }
 
+/* Pin link at dir/file; -errno after a message naming what it is. */
+static int pin_at(const struct cc_target *t, struct bpf_link *link,
+		  const char *dir, const char *file, const char *what)
+{
+	char p[PATH_MAX];
+	int e;
+
+	if (path_join(p, sizeof(p), dir, file))
+		return -ENAMETOOLONG;
+	if (!bpf_link__pin(link, p))
+		return 0;
+	e = errno;
+	err("%s: pinning the %s at %s failed: %s", t->name, what, p, strerror(e));
+	return -e;
+}
+
 int cc_attach(struct cc_target *t)
 {
-	char dir[PATH_MAX], p[PATH_MAX];
+	char dir[PATH_MAX];
 	int ret;
 
 	ret = make_shared_pin_dir(t->obj);
@@ -352,16 +368,9 @@ int cc_attach(struct cc_target *t)
 		explain_attach_error(t, -ret);
 		goto fail;
 	}
-	if (path_join(p, sizeof(p), dir, PIN_LINK)) {
-		ret = -ENAMETOOLONG;
+	ret = pin_at(t, t->link, dir, PIN_LINK, "struct_ops link");
+	if (ret)
 		goto fail;
-	}
-	if (bpf_link__pin(t->link, p)) {
-		ret = -errno;
-		err("%s: pinning the struct_ops link at %s failed: %s", t->name,
-		    p, strerror(-ret));
-		goto fail;
-	}
 	t->link_pinned = true;
 
 	if (t->iter_prog) {
@@ -373,16 +382,9 @@ int cc_attach(struct cc_target *t)
 			    bpf_program__name(t->iter_prog), strerror(-ret));
 			goto fail;
 		}
-		if (path_join(p, sizeof(p), dir, PIN_ITER)) {
-			ret = -ENAMETOOLONG;
+		ret = pin_at(t, t->iter_link, dir, PIN_ITER, "state iterator");
+		if (ret)
 			goto fail;
-		}
-		if (bpf_link__pin(t->iter_link, p)) {
-			ret = -errno;
-			err("%s: pinning the state iterator at %s failed: %s",
-			    t->name, p, strerror(-ret));
-			goto fail;
-		}
 		t->iter_pinned = true;
 	}
 	ret = trace_pin_maps(t, dir);
@@ -552,6 +554,17 @@ int cc_unload_pinned(const char *name)
 	return 0;
 }
 
+/* NAME... of load and unload: valid names, and `all` only alone. */
+static bool names_not_all(const char *cmd, char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], "all") == 0) {
+			err("%s: `all` must be the only argument", cmd);
+			return false;
+		}
+	return valid_cc_names(cmd, names, n);
+}
+
 /* ---- load: the command -------------------------------------------------------- */
 
 static bool has_suffix(const char *s, const char *suf)
@@ -683,18 +696,8 @@ int cmd_load(const struct cmd_opts *o, char **args, int nargs)
 		err("load: `all` and --obj do not go together");
 		return EXIT_USAGE;
 	}
-	for (i = 0; i < nargs && !all; i++) {
-		if (strcmp(args[i], "all") == 0) {
-			err("load: `all` must be the only argument");
-			return EXIT_USAGE;
-		}
-		if (!valid_cc_name(args[i])) {
-			err("load: invalid congestion control name \"%s\" "
-			    "(1-%d letters, digits, '_', '-', '.')",
-			    args[i], CC_NAME_MAX);
-			return EXIT_USAGE;
-		}
-	}
+	if (!all && !names_not_all("load", args, nargs))
+		return EXIT_USAGE;
 	if (o->nobjs && nargs && o->nobjs != nargs) {
 		err("load: with --obj, give either no NAMEs or one NAME per --obj");
 		return EXIT_USAGE;
@@ -857,16 +860,8 @@ int cmd_unload(const struct cmd_opts *o, char **args, int nargs)
 		err("unload: name a congestion control or `all`");
 		return EXIT_USAGE;
 	}
-	for (i = 0; i < nargs && !all; i++) {
-		if (strcmp(args[i], "all") == 0) {
-			err("unload: `all` must be the only argument");
-			return EXIT_USAGE;
-		}
-		if (!valid_cc_name(args[i])) {
-			err("unload: invalid congestion control name \"%s\"", args[i]);
-			return EXIT_USAGE;
-		}
-	}
+	if (!all && !names_not_all("unload", args, nargs))
+		return EXIT_USAGE;
 	if (check_privileges("unload"))
 		return EXIT_FAIL;
 	warn_if_bpffs_hidden();
