@@ -457,7 +457,7 @@ static bool among(const u64 *v, size_t n, u64 x)
  */
 static void tidy(struct cc_params *c)
 {
-	u64 key, next, *cookies = NULL;
+	u64 key, next, root_id, *cookies = NULL;
 	void *prev = NULL, *buf = NULL;
 	bool cgroups = false, sockets = false, cg_ok = false, sk_ok = false;
 	char root[PATH_MAX];
@@ -473,7 +473,7 @@ static void tidy(struct cc_params *c)
 	}
 	n_live = 0;
 	if (cgroups)
-		cg_ok = !cgroup_resolve(".", root, sizeof(root), &key) &&
+		cg_ok = !cgroup_resolve(".", root, sizeof(root), &root_id) &&
 			!nftw(root, note_cgroup, 16, FTW_PHYS);
 	if (sockets && !walk(c, PARAM_SOCK_LIST, 0, 0, NULL, &buf, &len)) {
 		const struct param_sock_pinned *r = buf;
@@ -577,7 +577,8 @@ static void show(struct cc_params *c, const struct scope *sc)
 	static const char *const whose[] = { "the default", "its cgroup's", "its own" };
 	const char *from;
 	int slot = scope_slot(c, sc, &from);
-	bool own = !strcmp(from, scope_names[sc->kind]);
+	const char *set_of = whose[!strcmp(from, scope_names[sc->kind]) ? 2 :
+				   !strcmp(from, scope_names[SC_CGROUP])];
 	u32 keep_ecn = *param_field(c, slot, offsetof(struct bbr_params, keep_ecn));
 
 	if (g_opts.json) {
@@ -616,12 +617,11 @@ static void show(struct cc_params *c, const struct scope *sc)
 		printf("%s, default parameter set 0\n", c->cc);
 	else if (sc->kind == SC_CGROUP)
 		printf("%s, cgroup %s (id %llu): parameter set %d (%s)\n", c->cc, sc->path,
-		       (unsigned long long)sc->cgroup_id, slot,
-		       own ? "its own" : "the default");
+		       (unsigned long long)sc->cgroup_id, slot, set_of);
 	else
 		printf("%s, socket %llu (cgroup id %llu): parameter set %d (%s)\n", c->cc,
 		       (unsigned long long)sc->cookie, (unsigned long long)sc->cgroup_id,
-		       slot, whose[own ? SC_SOCKET : !strcmp(from, "cgroup")]);
+		       slot, set_of);
 	for (size_t i = 0; i < N_KEYS; i++)
 		if ((keys[i].group & c->groups) && !keys[i].alias_of)
 			printf("%-24s %u\n", keys[i].name, *param_field(c, slot, keys[i].off));
