@@ -12,8 +12,9 @@
 #   make fuzz    a longer libFuzzer run of the core (not part of `make test`)
 #   make clean
 #
-# Everything is built in-tree next to its source and ignored by git; see
-# docs/development.md for the toolchain and why it is what it is.
+# Everything is built in-tree next to its source and ignored by git, except
+# generated sources, which go to build/ (BUILD_DIR); see docs/development.md
+# for the toolchain and why it is what it is.
 # Each work area (lab, ETS, bench, install...) keeps its own rules in
 # mk/<area>.mk, included below; they add to ALL_TARGETS, FUZZ_SHORT,
 # PYTEST_DIRS and CLEAN_FILES.
@@ -33,6 +34,7 @@ USER_CFLAGS := -g -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-std=gnu11 -Iinclude -Ibpf
 UNIT_CFLAGS := $(USER_CFLAGS) -fsanitize=address,undefined -fno-omit-frame-pointer
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+JANSSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c selftests/progs/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:.bpf.c=.bpf.o)
@@ -45,6 +47,15 @@ UNIT_BIN  := selftests/unit/run_unit
 FUZZ_BIN  := selftests/fuzz/fuzz_core
 LOADER    := loader/bbrctl
 TOOLS     := selftests/tools/verifier_stats
+BUILD_DIR := build
+
+# The fixed BPF programs bbrctl carries inside itself, as libbpf skeletons
+# (`bpftool gen skeleton`): generated at build time, never committed. The
+# congestion controls are not among them: bbrctl loads those from their
+# object files (NAME.bpf.o, --obj PATH) with the generic bpf_object API.
+SKEL_DIR    := $(BUILD_DIR)/skel
+LOADER_SKEL := cc_select cc_swap ets param_sock
+LOADER_SKELS := $(LOADER_SKEL:%=$(SKEL_DIR)/%.skel.h)
 
 .PHONY: all setup run unit test integration fuzz fuzz-short lab bench clean vmlinux
 ALL_TARGETS := $(BPF_OBJS) $(TX_START_OBJS) $(LOADER) $(UNIT_BIN) $(TOOLS)
@@ -82,14 +93,21 @@ bpf/tx_start/%.bpf.o: bpf/%.bpf.c bpf/vmlinux.h $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -DBBR_TX_START_OP -c $< -o $@
 
-$(LOADER): $(wildcard loader/*.c loader/*.h) $(CORE_HDRS)
-	$(CC) $(USER_CFLAGS) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS)
+# Skeletons of objects without a struct_ops map: bpftool 7.5's skeleton of a
+# .struct_ops.link map does not compile against libbpf 1.4 (docs/bbrctl.md).
+$(SKEL_DIR)/%.skel.h: bpf/%.bpf.o
+	@mkdir -p $(@D)
+	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
+
+$(LOADER): $(wildcard loader/*.c loader/*.h) $(CORE_HDRS) $(LOADER_SKELS)
+	$(CC) $(USER_CFLAGS) -I$(SKEL_DIR) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS) $(JANSSON_LIBS)
 
 selftests/tools/%: selftests/tools/%.c
 	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBBPF_LIBS)
 
-# loader/kfeat.c: bbrctl's reading of kernel BTF, unit-tested on made-up BTF
-$(UNIT_BIN): $(UNIT_SRCS) loader/kfeat.c $(wildcard selftests/unit/*.h) loader/kfeat.h $(CORE_HDRS)
+# loader/kfeat.c (bbrctl's reading of kernel BTF, unit-tested on made-up BTF)
+# and loader/num.c (its number parser) are tested with the core
+$(UNIT_BIN): $(UNIT_SRCS) loader/kfeat.c loader/num.c $(wildcard selftests/unit/*.h) loader/kfeat.h loader/num.h $(CORE_HDRS)
 	$(CC) $(UNIT_CFLAGS) -o $@ $(filter %.c,$^) -lm $(LIBBPF_LIBS)
 
 $(FUZZ_BIN): selftests/fuzz/fuzz_core.c $(CORE_HDRS)
@@ -121,4 +139,4 @@ test: all
 
 clean:
 	rm -f $(BPF_OBJS) $(TX_START_OBJS) $(LOADER) $(UNIT_BIN) $(FUZZ_BIN) $(TOOLS) bpf/vmlinux.h $(CLEAN_FILES)
-	rm -rf build
+	rm -rf $(BUILD_DIR)

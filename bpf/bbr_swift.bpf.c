@@ -5,17 +5,19 @@
  * BBRv3 (core/bbr3.h, with the same ops as bbr3: lib/tcp_cc.h) plus the
  * Swift delay signal of core/swift.h, which the core consumes at one point
  * of its per-ACK step. Before each ACK, this file gives it the socket's
- * target (per-socket map, else per-cgroup map, else the default entry;
- * include/bbr_swift.h) and its latest Network_RTT from the ETS sockops
- * program (ets_sk_stor, include/ets_shared.h).
+ * target (the rows target_rtt_us, stale_us and keep_ecn of its parameter
+ * set: include/bbr_params.h) and its latest Network_RTT from the ETS
+ * sockops program (ets_sk_stor, include/ets_shared.h).
  *
- * The three maps are pinned by name. Their directory is the object's
- * pin_root_path: bbrctl opens this object with SWIFT_PIN_ROOT (the ETS
- * directory), so ets_sk_stor is the very map the sockops program fills.
- * `bpftool struct_ops register` has no pin-root option and pins under
- * /sys/fs/bpf/: loaded that way bbr_swift sees no ETS samples and runs as
- * BBRv3 (status SWIFT_ST_NO_ETS). See docs/bbr_swift.md.
+ * ets_sk_stor is pinned by name. Its directory is the object's
+ * pin_root_path: bbrctl opens this object with PIN_SHARED (the ETS
+ * directory, include/bbr_pins.h), so it is the very map the sockops
+ * program fills. `bpftool struct_ops register` has no pin-root option and
+ * pins under /sys/fs/bpf/: loaded that way bbr_swift sees no ETS samples
+ * and runs as BBRv3 (status SWIFT_ST_NO_ETS). See docs/bbr_swift.md.
  */
+/* bbr_swift reads the core's parameters and its own (bbrctl takes both). */
+#define BBR_GLUE_PARAM_GROUPS	(BBR_PARAM_GROUP_CORE | BBR_PARAM_GROUP_SWIFT)
 #include "lib/tcp_cc.h"
 #include "bbr_swift.h"
 #include "ets_shared.h"
@@ -52,57 +54,34 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } ets_sk_stor SEC(".maps");
 
-/* target_RTT per cgroup id; key SWIFT_CGRP_DEFAULT_KEY is the default. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SWIFT_CGRP_CFG_MAX_ENTRIES);
-	__type(key, u64);
-	__type(value, struct swift_cfg);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} swift_cgrp_cfg SEC(".maps");
-
-/* target_RTT per socket (written by bbrctl through a socket fd). */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct swift_cfg);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} swift_sk_cfg SEC(".maps");
-
 static __always_inline struct bbr_swift_sk *swift_sk(struct sock *sk)
 {
 	return bbr_cc_value(&bbr_swift_sk_stor, sk, &bbr_swift_stats);
 }
 
-/* The socket's target: its own entry, else its cgroup's, else the default. */
-static __always_inline void swift_read_cfg(struct sock *sk,
-					   struct bbr_swift_sk *v)
+/* The socket's target, from the parameter set it runs with (its own, its
+ * cgroup's or the default: the glue picks it at init and round starts). */
+static __always_inline void swift_read_cfg(struct bbr_swift_sk *v)
 {
-	struct swift_cfg *cfg;
-	u64 key;
+	const struct bbr_params *p = bbr_params_of(&v->bbr.st);
+	struct swift_cfg cfg = {
+		.target_rtt_us = p->target_rtt_us,
+		.stale_us = p->stale_us,
+		.flags = p->keep_ecn ? SWIFT_CFG_F_KEEP_ECN : 0,
+	};
 
-	cfg = bpf_sk_storage_get(&swift_sk_cfg, sk, NULL, 0);
-	if (!cfg) {
-		key = bbr_sk_cgroup_id(sk);
-		cfg = bpf_map_lookup_elem(&swift_cgrp_cfg, &key);
-	}
-	if (!cfg) {
-		key = SWIFT_CGRP_DEFAULT_KEY;
-		cfg = bpf_map_lookup_elem(&swift_cgrp_cfg, &key);
-	}
-	swift_apply_cfg(&v->delay.w, cfg, v->bbr.st.round_count);
+	swift_apply_cfg(&v->delay.w, &cfg, v->bbr.st.round_count);
 }
 
-/* This ACK's delay signal: the configuration (re-read every
- * SWIFT_CFG_REFRESH_ROUNDS rounds) and the latest ETS sample. */
+/* This ACK's delay signal: the configuration (copied again at the first
+ * ACK of every round, SWIFT_CFG_REFRESH_ROUNDS) and the latest ETS sample. */
 static __always_inline void swift_load_signal(struct sock *sk,
 					      struct bbr_swift_sk *v)
 {
 	struct ets_sk *e;
 
 	if (swift_cfg_due(&v->delay.w, v->bbr.st.round_count))
-		swift_read_cfg(sk, v);
+		swift_read_cfg(v);
 	__builtin_memset(&v->delay.smp, 0, sizeof(v->delay.smp));
 	if (v->delay.w.target_rtt_us == SWIFT_TARGET_NONE)
 		return;
@@ -126,7 +105,7 @@ void BPF_PROG(bbr_swift_init, struct sock *sk)
 	}
 	bbr_cc_init(sk, &v->bbr);
 	__builtin_memset(&v->delay, 0, sizeof(v->delay));
-	swift_read_cfg(sk, v);
+	swift_read_cfg(v);
 }
 
 SEC("struct_ops")

@@ -6,8 +6,8 @@
  * bbrctl loads one instance of this object per cgroup, writes the CC name
  * into .rodata before loading (so the verifier sees a constant string) and
  * attaches it to that cgroup with its own bpf_link, pinned under
- * /sys/fs/bpf/bbr-bpf/cgroup/<cgroup id>/. One attachment per cgroup keeps
- * "several cgroups with different CCs" trivially independent: detaching one
+ * PIN_CGROUP/<cgroup id>/ (include/bbr_pins.h). One attachment per cgroup
+ * keeps "several cgroups with different CCs" trivially independent: detaching one
  * cgroup is removing one pin. The links are attached with BPF_F_ALLOW_MULTI
  * semantics (bpf_link attachments always are), so other sockops programs
  * (the ETS program, other tools) on the same cgroup keep running.

@@ -226,7 +226,7 @@ struct bbr3_state_rec {
  * Tracing (bpf/lib/trace.h, `bbrctl trace`): one struct bbr_trace_ev per
  * event in the ring <prefix>_trace_rb; the control word is the only entry
  * of the array <prefix>_trace_ctl. Both are pinned as
- * /sys/fs/bpf/bbr-bpf/NAME/{trace_rb,trace_ctl}.
+ * PIN_ROOT/NAME/{trace_rb,trace_ctl} (include/bbr_pins.h).
  */
 #define BBR_TRACE_VERSION	1	/* bump when struct bbr_trace_ev changes */
 

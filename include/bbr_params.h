@@ -14,9 +14,17 @@
  * state; time-like values at most an hour in µs. Defaults are the
  * reference's integers (its module parameters), with its truncation.
  *
+ * The table has two groups of rows: the BBRv3 core's (BBR_PARAM_TABLE_CORE,
+ * read by every CC on the core) and bbr_swift's delay target
+ * (BBR_PARAM_TABLE_SWIFT). A CC says which groups it reads in
+ * bbr_param_groups (bpf/lib/tcp_cc.h); bbrctl takes only those keys for it.
+ *
  * Each loaded CC keeps BBR_PARAM_SLOTS sets of them (the array
- * <cc>_params in the object's section .data.params); set 0 is the default
- * set, the others belong to cgroups (bbrctl set --cgroup). Needs u32.
+ * bbr_param_sets in the object's section .data.params). Set 0 is the
+ * default set; the others belong to a cgroup (bbrctl set --cgroup: the hash
+ * map param_cgrp, cgroup id -> set) or to one socket (bbrctl set --socket:
+ * the socket's param_slot, below). docs/bbrctl.md, "set", says when a
+ * change reaches a socket. Needs u32 and u64.
  */
 #ifndef BBR_PARAMS_H
 #define BBR_PARAMS_H
@@ -28,7 +36,11 @@
 #define BBR_GEN_2023		2023	/* google/bbr v3, net/ipv4/tcp_bbr.c */
 #define BBR_GEN_2026		2026	/* branch bbr-v3-2026-09-16-01, tcp_bbr3.c */
 
+/* Every row: what struct bbr_params holds, what bbrctl knows. */
 #define BBR_PARAM_TABLE(BBR_PARAM)						\
+	BBR_PARAM_TABLE_CORE(BBR_PARAM) BBR_PARAM_TABLE_SWIFT(BBR_PARAM)
+
+#define BBR_PARAM_TABLE_CORE(BBR_PARAM)						\
 	/* 4 ln 2 rounded up: 256 * 277 / 100 + 1 = 710 (~2.77) */		\
 	BBR_PARAM(startup_pacing_gain, 64, 4096, BBR_PARAM_UNIT * 277 / 100 + 1,\
 		  "BBR_UNIT", "STARTUP pacing gain")				\
@@ -93,8 +105,26 @@
 	BBR_PARAM(probe_headroom_us, 0, BBR_PARAM_MAX_TIME_US, 0,		\
 		  "us", "PROBE_UP cwnd adds bw x this more (all at most 1.25 min_rtt); 0 = none")
 
-/* The fields, in table order (the last four took the room once reserved
- * to grow without a new layout: still 112 B). */
+/*
+ * bbr_swift's delay target (docs/bbr_swift.md). The defaults are the
+ * behaviour without configuration: no target (plain BBRv3), samples stale
+ * after SWIFT_STALE_DEFAULT_US, BBRv3's ECN response off while a target is
+ * in force. Its rows are written SWIFT_PARAM(...) so that a reader of this
+ * header (selftests/lab/labkit/ccctl.py) can tell them from the core's.
+ */
+#define BBR_PARAM_TABLE_SWIFT(SWIFT_PARAM)					\
+	SWIFT_PARAM(target_rtt_us, 0, BBR_PARAM_MAX_TIME_US, 0,			\
+		    "us", "target Network_RTT; 0 = none (plain BBRv3)") \
+	SWIFT_PARAM(stale_us, 0, BBR_PARAM_MAX_TIME_US, 0,			\
+		    "us", "age at which an ETS sample is stale; 0 = 100000") \
+	SWIFT_PARAM(keep_ecn, 0, 1, 0,						\
+		    "0/1", "keep BBRv3's ECN response with a target")
+
+/* bbr_param_groups: which groups of rows a CC reads. */
+#define BBR_PARAM_GROUP_CORE	0x1	/* BBR_PARAM_TABLE_CORE */
+#define BBR_PARAM_GROUP_SWIFT	0x2	/* BBR_PARAM_TABLE_SWIFT */
+
+/* The fields, in table order. */
 struct bbr_params {
 #define BBR_PARAM_FIELD(name, lo, hi, def, unit, what)	u32 name;
 	BBR_PARAM_TABLE(BBR_PARAM_FIELD)
@@ -131,11 +161,54 @@ struct bbr_params {
 
 /* Parameter sets per CC: a power of two, so that masking keeps any index
  * in bounds (the verifier needs that proof, and a corrupt slot must not
- * read outside the array). 64 sets x 112 B = 7 KiB: room for the lab's
+ * read outside the array). 64 sets x 116 B = 7.25 KiB: room for the lab's
  * per-run cgroups plus the operator's own. */
 #ifndef BBR_PARAM_SLOTS
 #define BBR_PARAM_SLOTS		64
 #endif
 #define BBR_PARAM_SLOT_DEFAULT	0	/* sockets in no configured cgroup */
+
+/*
+ * One socket's own set (bbrctl set --socket): its struct bbr3.param_slot
+ * carries BBR_PARAM_SLOT_PINNED, so the glue's re-pick from its cgroup at
+ * each round start leaves it alone; the core masks the bit off
+ * (bbr_params_of). bbrctl records the set under BBR_PARAM_KEY_SOCKET |
+ * cookie in param_cgrp, so that no cgroup gets it while the socket lives;
+ * the programs look up cgroup ids only, which never have that bit.
+ */
+#define BBR_PARAM_SLOT_PINNED	0x80
+#define BBR_PARAM_KEY_SOCKET	(1ULL << 63)
+_Static_assert(BBR_PARAM_SLOTS <= BBR_PARAM_SLOT_PINNED,
+	       "param_slot needs a bit above the slot numbers");
+
+/*
+ * bpf/param_sock.bpf.c, bbrctl's hand on one socket's set: an iter/tcp
+ * program that finds the socket by its cookie in the CC's socket storage
+ * (every CC on bpf/lib/tcp_cc.h) and does req.op to it.
+ */
+#define PARAM_SOCK_SHOW		0	/* report its set */
+#define PARAM_SOCK_PIN		1	/* give it set req.slot, pinned */
+#define PARAM_SOCK_UNPIN	2	/* back to its cgroup's set, or set 0 */
+#define PARAM_SOCK_LIST		3	/* one struct param_sock_pinned per pinned socket */
+
+struct param_sock_req {			/* written by bbrctl between walks */
+	u64 cookie;
+	u32 op;				/* PARAM_SOCK_* */
+	u32 slot;			/* PARAM_SOCK_PIN */
+};
+
+struct param_sock_result {		/* read by bbrctl after a walk */
+	u64 cgroup_id;			/* the socket's cgroup v2 id (0: none) */
+	u32 matched;			/* sockets with the cookie (0 or 1) */
+	u8 slot;			/* its param_slot before */
+	u8 new_slot;			/* and after */
+	u8 _pad[2];
+};
+
+struct param_sock_pinned {		/* PARAM_SOCK_LIST, in the iterator's output */
+	u64 cookie;
+	u32 slot;
+	u32 _pad;
+};
 
 #endif /* BBR_PARAMS_H */

@@ -23,7 +23,8 @@
 
 #define ETS_SK_MAP_NAME		"ets_sk_stor"
 /* bpffs directory the shared map is pinned in (the object's pin_root_path). */
-#define ETS_PIN_ROOT		"/sys/fs/bpf/bbr-bpf/shared"
+#include "bbr_pins.h"
+#define ETS_PIN_ROOT		PIN_SHARED
 
 /* ets_sk.flags */
 #define ETS_F_OFFERED		0x01	/* we sent ETS on our SYN / SYN-ACK */

@@ -16,22 +16,8 @@
 
 #define BBRCTL_VERSION		"0.1"
 
-/* bpffs layout: PIN_ROOT/<name>/{link,state_iter} */
-#define BPFFS_MOUNT		"/sys/fs/bpf"
-#define PIN_ROOT		BPFFS_MOUNT "/bbr-bpf"
-#define PIN_LINK		"link"
-#define PIN_ITER		"state_iter"
-/* PIN_ROOT/<name>/{trace_rb,trace_ctl}: the trace ring and its control
- * word (bpf/lib/trace.h), if the object has them (trace.c). */
-#define PIN_TRACE_RB		"trace_rb"
-#define PIN_TRACE_CTL		"trace_ctl"
-/* PIN_ROOT/cgroup/<cgroup id>/{select,ets}: cgroup sockops links (attach.c).
- * PIN_ROOT/shared: maps the ETS program pins (include/ets_shared.h).
- * Both names are therefore reserved: no CC may be called so. */
-#define PIN_CGROUP_DIR		"cgroup"
-#define PIN_SHARED_DIR		"shared"
-#define PIN_SELECT		"select"
-#define PIN_ETS			"ets"
+/* bpffs layout: include/bbr_pins.h */
+#include "bbr_pins.h"
 /* cgroup v2 hierarchy: /sys/fs/cgroup when it is cgroup2, else the hybrid
  * layout's /sys/fs/cgroup/unified, else bbrctl mounts one there. */
 #define CGROUP2_PURE		"/sys/fs/cgroup"
@@ -44,6 +30,12 @@
 
 #define CC_NAME_MAX		15	/* TCP_CA_NAME_MAX - 1 */
 
+/* top --interval and trace --duration, in µs */
+#define INTERVAL_DEFAULT_US	1000000ull
+#define INTERVAL_MIN_US		100000ull
+#define INTERVAL_MAX_US		3600000000ull
+#define DURATION_MAX_US		(365 * 86400 * 1000000ull)
+
 /* How long unload waits for the name to leave the available list. */
 #define UNLOAD_POLL_MS		2000
 
@@ -52,9 +44,18 @@
 #define EXIT_FAIL		1	/* the operation failed */
 #define EXIT_USAGE		2	/* bad command line */
 
-struct opts {
+/* The options of every command (before or after its name). */
+struct common_opts {
 	const char *objdir;		/* resolved object directory */
-	bool objdir_explicit;		/* --objdir given */
+	bool json;			/* -j, --json */
+	bool pretty;			/* -p, --pretty (implies json) */
+	int verbose;			/* -v, -vv */
+};
+
+extern struct common_opts g_opts;
+
+/* A command's own options (bbrctl.c: which command takes which). */
+struct cmd_opts {
 	const char **objs;		/* --obj PATH (repeatable) */
 	int nobjs;
 	const char *cgroup;		/* --cgroup PATH */
@@ -62,22 +63,31 @@ struct opts {
 	const char *from, *to;		/* swap --from/--to */
 	const char *netns;		/* swap --netns NAME */
 	int port;			/* swap --port N (0: any) */
-	double interval_s;		/* top --interval */
-	long count;			/* top --count (0: forever) */
+	uint64_t interval_us;		/* top --interval (0: the default) */
+	uint64_t count;			/* top --count (0: forever) */
 	bool per_ack;			/* trace --per-ack */
 	bool csv;			/* trace --csv */
-	double duration_s;		/* trace --duration (0: until a signal) */
+	uint64_t duration_us;		/* trace --duration (0: until a signal) */
 	const char *output;		/* trace --output FILE */
 	bool set_default;		/* set --default */
 	bool set_reset;			/* set --reset */
 	bool set_socket;		/* set --socket COOKIE */
 	uint64_t socket_cookie;		/* its cookie */
-	bool json;
-	bool pretty;
-	int verbose;
 };
 
-extern struct opts g_opts;
+/* The commands (bbrctl.c's table): EXIT_* */
+int cmd_load(const struct cmd_opts *o, char **args, int nargs);	/* cc.c */
+int cmd_unload(const struct cmd_opts *o, char **args, int nargs);
+int cmd_list(const struct cmd_opts *o, char **args, int nargs);	/* info.c */
+int cmd_stat(const struct cmd_opts *o, char **args, int nargs);	/* state.c */
+int cmd_top(const struct cmd_opts *o, char **args, int nargs);
+int cmd_trace(const struct cmd_opts *o, char **args, int nargs);	/* trace.c */
+int cmd_set(const struct cmd_opts *o, char **args, int nargs);	/* params.c */
+int cmd_params(const struct cmd_opts *o, char **args, int nargs);
+int cmd_attach(const struct cmd_opts *o, char **args, int nargs);	/* attach.c */
+int cmd_detach(const struct cmd_opts *o, char **args, int nargs);
+int cmd_swap(const struct cmd_opts *o, char **args, int nargs);	/* swap.c */
+int cmd_hwtstamp(const struct cmd_opts *o, char **args, int nargs);	/* hwtstamp.c */
 
 /* ---- messages (sys.c) ---- */
 void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -117,11 +127,6 @@ int list_pinned_names(char ***names);
  */
 int for_each_netns(int (*fn)(void *ctx), void *ctx);
 void free_names(char **names, int n);
-struct bpf_object;
-/* attach.c: write a global variable of section sec (".rodata", ".data")
- * in an opened, not yet loaded object. */
-int set_global(struct bpf_object *obj, const char *sec, const char *var,
-	       const void *val, size_t size);
 int path_join(char *buf, size_t len, const char *a, const char *b);
 
 /* ---- loading and unloading (cc.c) ---- */
@@ -171,29 +176,27 @@ int cc_get_info(const char *name, struct cc_info *ci);
 int struct_ops_prog_ids(uint32_t map_id, uint32_t *ids, int max);
 
 /* ---- state records (state.c) ---- */
+/* Everything the iterator behind link_fd produces, read in every network
+ * namespace (a TCP socket iterator walks the reader's): malloc'ed. */
+int iter_read_all(int link_fd, void **buf, size_t *len);
 /* Read everything the pinned iterator of name produces (malloc'ed). */
 int read_state_iter(const char *name, void **buf, size_t *len, bool quiet);
 /* Count records; -1 if the stream is not a valid bbr3_state_rec stream. */
 long count_state_recs(const void *buf, size_t len);
-int cmd_stat_impl(char **names, int n);
+/* stat's output for names (every loaded CC with an iterator if n == 0) */
+int stat_print(char **names, int n);
 /* swift_state.status as stat, trace and set print it ("active", "stale"...). */
 const char *swift_status_name(unsigned int st);
 /* ---- parameter sets (params.c) ---- */
-int cmd_set_impl(char **args, int nargs);
 /* `bbrctl help keys`: every parameter key, its range, default and meaning. */
 void print_param_keys(FILE *f);
-int cmd_params_set_impl(char **args, int nargs);
 
 /* ---- tracing (trace.c) ---- */
 /* Pin the trace maps of t in dir (replacing older pins); 0 if it has none. */
 int trace_pin_maps(struct cc_target *t, const char *dir);
 void trace_unpin_maps(const char *dir);
-int cmd_trace_impl(char **names, int n);
 
 /* ---- cgroup attachment and live swap (attach.c, swap.c) ---- */
-int cmd_attach_impl(char **args, int nargs);
-int cmd_detach_impl(char **args, int nargs);
-int cmd_swap_impl(char **args, int nargs);
 /* Resolve --cgroup PATH (absolute, or relative to the cgroup2 root). */
 int cgroup_resolve(const char *arg, char *out, size_t len, uint64_t *id);
 

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * bbrctl: open a congestion-control object, load it, register it through
- * its struct_ops link, pin the link (and the state iterator); and the
- * reverse. Every failure undoes what the failing step's predecessors did.
+ * bbrctl load / unload: open a congestion-control object, load it,
+ * register it through its struct_ops link, pin the link (and the state
+ * iterator); and the reverse. Every failure undoes what the failing step's
+ * predecessors did.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,7 +158,7 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name)
 	/* Maps pinned by name (bbr_swift's ETS storage and target config)
 	 * live under the shared directory the ETS program pins into, never
 	 * in the bpffs root. */
-	LIBBPF_OPTS(bpf_object_open_opts, oopts, .pin_root_path = PIN_ROOT "/" PIN_SHARED_DIR);
+	LIBBPF_OPTS(bpf_object_open_opts, oopts, .pin_root_path = PIN_SHARED);
 	t->obj = bpf_object__open_file(path, &oopts);
 	if (!t->obj) {
 		ret = -errno;
@@ -275,7 +278,7 @@ static void explain_attach_error(const struct cc_target *t, int e)
 
 static void pin_dir(const struct cc_target *t, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s", PIN_ROOT, t->name);
+	snprintf(buf, len, PIN_CC_FMT, t->name);
 }
 
 /* libbpf pins maps declared LIBBPF_PIN_BY_NAME (bbr_swift's ETS storage and
@@ -290,11 +293,10 @@ static int make_shared_pin_dir(struct bpf_object *obj)
 		if (!bpf_map__pin_path(map))
 			continue;
 		if ((mkdir(PIN_ROOT, 0700) && errno != EEXIST) ||
-		    (mkdir(PIN_ROOT "/" PIN_SHARED_DIR, 0700) && errno != EEXIST)) {
+		    (mkdir(PIN_SHARED, 0700) && errno != EEXIST)) {
 			int e = errno;
 
-			err("cannot create %s/%s: %s", PIN_ROOT, PIN_SHARED_DIR,
-			    strerror(e));
+			err("cannot create %s: %s", PIN_SHARED, strerror(e));
 			return -e;
 		}
 		break;
@@ -302,9 +304,25 @@ static int make_shared_pin_dir(struct bpf_object *obj)
 	return 0;
 }
 
+/* Pin link at dir/file; -errno after a message naming what it is. */
+static int pin_at(const struct cc_target *t, struct bpf_link *link,
+		  const char *dir, const char *file, const char *what)
+{
+	char p[PATH_MAX];
+	int e;
+
+	if (path_join(p, sizeof(p), dir, file))
+		return -ENAMETOOLONG;
+	if (!bpf_link__pin(link, p))
+		return 0;
+	e = errno;
+	err("%s: pinning the %s at %s failed: %s", t->name, what, p, strerror(e));
+	return -e;
+}
+
 int cc_attach(struct cc_target *t)
 {
-	char dir[PATH_MAX], p[PATH_MAX];
+	char dir[PATH_MAX];
 	int ret;
 
 	ret = make_shared_pin_dir(t->obj);
@@ -350,16 +368,9 @@ int cc_attach(struct cc_target *t)
 		explain_attach_error(t, -ret);
 		goto fail;
 	}
-	if (path_join(p, sizeof(p), dir, PIN_LINK)) {
-		ret = -ENAMETOOLONG;
+	ret = pin_at(t, t->link, dir, PIN_LINK, "struct_ops link");
+	if (ret)
 		goto fail;
-	}
-	if (bpf_link__pin(t->link, p)) {
-		ret = -errno;
-		err("%s: pinning the struct_ops link at %s failed: %s", t->name,
-		    p, strerror(-ret));
-		goto fail;
-	}
 	t->link_pinned = true;
 
 	if (t->iter_prog) {
@@ -371,16 +382,9 @@ int cc_attach(struct cc_target *t)
 			    bpf_program__name(t->iter_prog), strerror(-ret));
 			goto fail;
 		}
-		if (path_join(p, sizeof(p), dir, PIN_ITER)) {
-			ret = -ENAMETOOLONG;
+		ret = pin_at(t, t->iter_link, dir, PIN_ITER, "state iterator");
+		if (ret)
 			goto fail;
-		}
-		if (bpf_link__pin(t->iter_link, p)) {
-			ret = -errno;
-			err("%s: pinning the state iterator at %s failed: %s",
-			    t->name, p, strerror(-ret));
-			goto fail;
-		}
 		t->iter_pinned = true;
 	}
 	ret = trace_pin_maps(t, dir);
@@ -484,7 +488,7 @@ int cc_unload_pinned(const char *name)
 		err("invalid congestion control name \"%s\"", name);
 		return -EINVAL;
 	}
-	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, name);
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		if (cc_available(name) == 1)
 			err("%s is not loaded by bbrctl (no %s); it is registered "
@@ -548,4 +552,354 @@ int cc_unload_pinned(const char *name)
 	else
 		printf("unloaded %s (stale pins removed)\n", name);
 	return 0;
+}
+
+/* NAME... of load and unload: valid names, and `all` only alone. */
+static bool names_not_all(const char *cmd, char **names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], "all") == 0) {
+			err("%s: `all` must be the only argument", cmd);
+			return false;
+		}
+	return valid_cc_names(cmd, names, n);
+}
+
+/* ---- load: the command -------------------------------------------------------- */
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n > m && strcmp(s + n - m, suf) == 0;
+}
+
+/* NAMEs of the NAME.bpf.o files in dir, sorted. */
+static int objdir_names(const char *dir, char ***out)
+{
+	char **names = NULL;
+	struct dirent **ents = NULL;
+	int n, cnt = 0;
+
+	*out = NULL;
+	n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0)
+		return -errno;
+	names = calloc(n ? n : 1, sizeof(*names));
+	for (int i = 0; i < n; i++) {
+		const char *d = ents[i]->d_name;
+
+		if (names && has_suffix(d, OBJ_SUFFIX) && d[0] != '.') {
+			names[cnt] = strndup(d, strlen(d) - strlen(OBJ_SUFFIX));
+			if (names[cnt])
+				cnt++;
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	if (!names)
+		return -ENOMEM;
+	*out = names;
+	return cnt;
+}
+
+static void hint_objdir(void)
+{
+	char **names;
+	int n = objdir_names(g_opts.objdir, &names);
+
+	if (n < 0) {
+		fprintf(stderr, "bbrctl: object directory %s: %s (set it with "
+			"--objdir, or use --obj PATH)\n", g_opts.objdir,
+			strerror(-n));
+		return;
+	}
+	fprintf(stderr, "bbrctl: objects in %s:", g_opts.objdir);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, " %s", names[i]);
+	fprintf(stderr, "%s\n", n ? "" : " (none)");
+	free_names(names, n);
+}
+
+/* Is path an object with a struct_ops map? Quietly. */
+static bool is_cc_object(const char *path)
+{
+	struct bpf_object *obj;
+	struct bpf_map *map;
+	bool yes = false;
+
+	libbpf_set_print(NULL);
+	obj = bpf_object__open_file(path, NULL);
+	setup_libbpf_logging();
+	if (!obj)
+		return false;
+	bpf_object__for_each_map(map, obj)
+		if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS)
+			yes = true;
+	bpf_object__close(obj);
+	return yes;
+}
+
+static int preflight(const struct cc_target *t)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int avail = cc_available(t->name);
+
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, t->name);
+	if (stat(dir, &st) == 0) {
+		if (avail == 1)
+			err("%s is already loaded by bbrctl (%s); run `bbrctl "
+			    "unload %s` first", t->name, dir, t->name);
+		else
+			err("%s has stale pins in %s but is not registered; run "
+			    "`bbrctl unload %s` to clean up", t->name, dir, t->name);
+		return -1;
+	}
+	if (avail == 1) {
+		err("a congestion control named %s is already registered (a "
+		    "kernel module or another loader, see %s); bbrctl will not "
+		    "replace it", t->name, PROC_AVAIL_CC);
+		return -1;
+	}
+	if (avail < 0) {
+		err("cannot read %s", PROC_AVAIL_CC);
+		return -1;
+	}
+	return 0;
+}
+
+static uint32_t map_id_of(struct bpf_map *map)
+{
+	struct bpf_map_info mi;
+	__u32 len = sizeof(mi);
+
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_map_get_info_by_fd(bpf_map__fd(map), &mi, &len))
+		return 0;
+	return mi.id;
+}
+
+int cmd_load(const struct cmd_opts *o, char **args, int nargs)
+{
+	struct cc_target *t = NULL;
+	char **names = NULL;
+	int nnames = 0, nt = 0, i, ret = EXIT_FAIL, loaded = 0;
+	sigset_t block, old;
+	bool all = nargs == 1 && strcmp(args[0], "all") == 0;
+
+	if (nargs == 0 && o->nobjs == 0) {
+		err("load: name a congestion control, `all`, or --obj PATH");
+		return EXIT_USAGE;
+	}
+	if (all && o->nobjs) {
+		err("load: `all` and --obj do not go together");
+		return EXIT_USAGE;
+	}
+	if (!all && !names_not_all("load", args, nargs))
+		return EXIT_USAGE;
+	if (o->nobjs && nargs && o->nobjs != nargs) {
+		err("load: with --obj, give either no NAMEs or one NAME per --obj");
+		return EXIT_USAGE;
+	}
+	if (check_privileges("load") || check_kernel_btf() ||
+	    check_struct_ops_cc())
+		return EXIT_FAIL;
+
+	if (all) {
+		nnames = objdir_names(g_opts.objdir, &names);
+		if (nnames < 0) {
+			err("load all: cannot read object directory %s: %s",
+			    g_opts.objdir, strerror(-nnames));
+			return EXIT_FAIL;
+		}
+	}
+
+	t = calloc((size_t)(all ? nnames : nargs) + o->nobjs, sizeof(*t));
+	if (!t) {
+		err("out of memory");
+		goto out;
+	}
+	/* Open (parse) everything first: no kernel state changes yet. */
+	for (i = 0; i < o->nobjs; i++) {
+		/* With --obj, NAMEs select the map in the objects, in order. */
+		const char *want = !all && i < nargs && o->nobjs == nargs ?
+				   args[i] : NULL;
+
+		if (cc_open(&t[nt], o->objs[i], want))
+			goto out;
+		nt++;
+	}
+	if (!o->nobjs) {
+		int n = all ? nnames : nargs;
+
+		for (i = 0; i < n; i++) {
+			const char *name = all ? names[i] : args[i];
+			char path[PATH_MAX];
+
+			if (cc_object_path(path, sizeof(path), name)) {
+				err("object path too long");
+				goto out;
+			}
+			if (all && !is_cc_object(path)) {
+				dbg("%s: no congestion control, skipped", path);
+				continue;
+			}
+			if (!all && access(path, F_OK) != 0) {
+				err("%s: object not found: %s", name, path);
+				hint_objdir();
+				goto out;
+			}
+			if (cc_open(&t[nt], path, name))
+				goto out;
+			nt++;
+		}
+		if (all && nt == 0) {
+			err("load all: no congestion control objects in %s",
+			    g_opts.objdir);
+			goto out;
+		}
+	}
+	for (i = 0; i < nt; i++)
+		for (int k = 0; k < i; k++)
+			if (strcmp(t[i].name, t[k].name) == 0) {
+				err("load: %s given twice (%s, %s)", t[i].name,
+				    t[k].path, t[i].path);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+	for (i = 0; i < nt; i++)
+		if (preflight(&t[i]))
+			goto out;
+	if (ensure_bpffs())
+		goto out;
+
+	/* No half-done state if interrupted: signals wait until we are done. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	for (i = 0; i < nt; i++) {
+		if (cc_attach(&t[i]))
+			break;
+		loaded++;
+	}
+	if (loaded < nt) {
+		for (i = loaded - 1; i >= 0; i--) {
+			cc_rollback(&t[i]);
+			info("%s: unloaded again (all or nothing)", t[i].name);
+		}
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (loaded < nt)
+		goto out;
+
+	for (i = 0; i < nt; i++)
+		printf("loaded %s from %s (struct_ops map id %u%s), pinned at "
+		       "%s/%s\n", t[i].name, t[i].path, map_id_of(t[i].st_map),
+		       t[i].iter_link ? ", state iterator" : "", PIN_ROOT,
+		       t[i].name);
+	ret = EXIT_OK;
+out:
+	for (i = 0; t && i < nt; i++)
+		cc_close(&t[i]);
+	free(t);
+	free_names(names, nnames);
+	return ret;
+}
+
+/* ---- unload: the command ------------------------------------------------------ */
+
+/*
+ * Maps pinned by name under PIN_ROOT/shared (the ETS storage and Swift's
+ * target config) are shared by the CC objects and the ETS sockops program.
+ * Once no CC is loaded by bbrctl and no cgroup attachment remains, nothing
+ * can use them any more: unpin them so an unload leaves bpffs clean.
+ */
+static void release_shared_pins(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + NAME_MAX + 2];
+	char **names = NULL;
+	struct dirent *de;
+	DIR *d;
+	int n;
+
+	n = list_pinned_names(&names);
+	free_names(names, n > 0 ? n : 0);
+	if (n != 0)
+		return;
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, PIN_CGROUP_DIR);
+	if (rmdir(dir) != 0 && errno != ENOENT)
+		return;			/* attachments remain */
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, PIN_SHARED_DIR);
+	d = opendir(dir);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (unlink(path) != 0)
+				warn("cannot unpin %s: %s", path, strerror(errno));
+		}
+		closedir(d);
+		rmdir(dir);
+	}
+	rmdir(PIN_ROOT);		/* fails harmlessly when not empty */
+}
+
+int cmd_unload(const struct cmd_opts *o, char **args, int nargs)
+{
+	char **names = NULL;
+	int n = 0, ret = EXIT_OK, i;
+	bool all = nargs == 1 && strcmp(args[0], "all") == 0;
+
+	(void)o;
+	if (nargs == 0) {
+		err("unload: name a congestion control or `all`");
+		return EXIT_USAGE;
+	}
+	if (!all && !names_not_all("unload", args, nargs))
+		return EXIT_USAGE;
+	if (check_privileges("unload"))
+		return EXIT_FAIL;
+	warn_if_bpffs_hidden();
+
+	if (all) {
+		n = list_pinned_names(&names);
+		if (n < 0)
+			return EXIT_FAIL;
+		if (n == 0)
+			printf("nothing to unload\n");
+		for (i = 0; i < n; i++)
+			if (cc_unload_pinned(names[i]))
+				ret = EXIT_FAIL;
+		free_names(names, n);
+		release_shared_pins();
+		return ret;
+	}
+	/* Check every name first, so a typo unloads nothing. */
+	for (i = 0; i < nargs; i++) {
+		char dir[PATH_MAX];
+		struct stat st;
+
+		snprintf(dir, sizeof(dir), PIN_CC_FMT, args[i]);
+		if (stat(dir, &st) == 0)
+			continue;
+		if (cc_available(args[i]) == 1)
+			err("%s is not loaded by bbrctl (no %s); it is registered "
+			    "by the kernel or another loader, and bbrctl leaves it "
+			    "alone", args[i], dir);
+		else
+			err("%s is not loaded (no %s)", args[i], dir);
+		ret = EXIT_FAIL;
+	}
+	if (ret != EXIT_OK)
+		return ret;
+	for (i = 0; i < nargs; i++)
+		if (cc_unload_pinned(args[i]))
+			ret = EXIT_FAIL;
+	release_shared_pins();
+	return ret;
 }

@@ -33,8 +33,6 @@
 /* Saved configurations: tmpfs, so a reboot (which resets NICs) forgets them. */
 #define HWTS_STATE_DIR	"/run/bbr-bpf/hwtstamp"
 
-int cmd_hwtstamp(char **args, int nargs);
-
 static int hwts_ioctl(const char *ifname, unsigned long req,
 		      struct hwtstamp_config *cfg)
 {
@@ -165,8 +163,9 @@ static int hwts_status(const char *ifname)
 	return EXIT_OK;
 }
 
-int cmd_hwtstamp(char **args, int nargs)
+int cmd_hwtstamp(const struct cmd_opts *o, char **args, int nargs)
 {
+	(void)o;
 	if (nargs != 2 || (strcmp(args[0], "enable") && strcmp(args[0], "disable") &&
 			   strcmp(args[0], "status"))) {
 		err("usage: bbrctl hwtstamp enable|disable|status IFACE");

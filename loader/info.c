@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * bbrctl: what the kernel knows about a pinned congestion control: its
- * link and struct_ops map, the programs behind it, their load time, and
- * the number of sockets its state iterator reports.
+ * bbrctl list: what the kernel knows about a pinned congestion control:
+ * its link and struct_ops map, the programs behind it, their load time,
+ * and the number of sockets its state iterator reports.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -141,7 +141,7 @@ int cc_get_info(const char *name, struct cc_info *ci)
 	snprintf(ci->name, sizeof(ci->name), "%s", name);
 	ci->sockets = -1;
 	ci->registered = cc_available(name);
-	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, name);
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
 
 	if (path_join(p, sizeof(p), dir, PIN_LINK))
 		return -1;
@@ -200,4 +200,104 @@ int cc_get_info(const char *name, struct cc_info *ci)
 		free(buf);
 	}
 	return 0;
+}
+
+/* ---- list: the command -------------------------------------------------------- */
+
+static const char *state_word(const struct cc_info *ci)
+{
+	if (!ci->has_link)
+		return "broken";	/* no usable link pin */
+	if (!ci->map_id)
+		return "detached";	/* the link exists, nothing behind it */
+	if (ci->registered == 1)
+		return "registered";
+	return "stale";
+}
+
+/* One element of `list --json`. */
+static json_t *cc_info_json(const struct cc_info *ci)
+{
+	json_t *e = json_object();
+	char ts[64];
+
+	js_set_str(e, "name", ci->name);
+	js_set_str(e, "state", state_word(ci));
+	js_set_bool(e, "registered", ci->registered == 1);
+	js_set_u64(e, "link_id", ci->link_id);
+	js_set_u64(e, "struct_ops_map_id", ci->map_id);
+	js_set_u64(e, "prog_id", ci->prog_id);
+	if (ci->load_time_boot_ns) {
+		int64_t ns = boottime_ns_to_unix_ns(ci->load_time_boot_ns);
+
+		format_unix_ns(ns, ts, sizeof(ts));
+		js_set_str(e, "load_time", ts);
+		js_set_i64(e, "load_time_unix_ns", ns);
+	} else {
+		js_set(e, "load_time", json_null());
+		js_set(e, "load_time_unix_ns", json_null());
+	}
+	js_set(e, "sockets", ci->sockets >= 0 ? json_integer(ci->sockets) : json_null());
+	js_set_bool(e, "state_iter", ci->has_iter);
+	return e;
+}
+
+int cmd_list(const struct cmd_opts *o, char **args, int nargs)
+{
+	char **names = NULL;
+	struct cc_info *infos = NULL;
+	int n, i;
+
+	(void)o;
+	(void)args;
+
+	if (nargs) {
+		err("list: takes no arguments");
+		return EXIT_USAGE;
+	}
+	if (check_privileges("list"))
+		return EXIT_FAIL;
+	warn_if_bpffs_hidden();
+	n = list_pinned_names(&names);
+	if (n < 0)
+		return EXIT_FAIL;
+	infos = calloc(n ? n : 1, sizeof(*infos));
+	if (!infos) {
+		free_names(names, n);
+		err("out of memory");
+		return EXIT_FAIL;
+	}
+	for (i = 0; i < n; i++)
+		cc_get_info(names[i], &infos[i]);
+
+	if (g_opts.json) {
+		json_t *arr = json_array();
+
+		for (i = 0; i < n; i++)
+			json_array_append_new(arr, cc_info_json(&infos[i]));
+		js_print(arr);
+	} else if (n == 0) {
+		printf("no congestion controls loaded by bbrctl (nothing under %s)\n",
+		       PIN_ROOT);
+	} else {
+		printf("%-15s  %6s  %7s  %-24s  %7s  %s\n", "NAME", "MAP_ID",
+		       "LINK_ID", "LOADED", "SOCKETS", "STATE");
+		for (i = 0; i < n; i++) {
+			const struct cc_info *ci = &infos[i];
+			char ts[64] = "-", socks[24] = "-";
+
+			if (ci->load_time_boot_ns)
+				format_unix_ns(boottime_ns_to_unix_ns(ci->load_time_boot_ns),
+					       ts, sizeof(ts));
+			if (ci->sockets >= 0)
+				snprintf(socks, sizeof(socks), "%ld", ci->sockets);
+			printf("%-15s  %6u  %7u  %-24s  %7s  %s\n", ci->name,
+			       ci->map_id, ci->link_id, ts, socks, state_word(ci));
+			if (ci->note[0])
+				dbg("%s: %s", ci->name, ci->note);
+		}
+	}
+	free(infos);
+	free_names(names, n);
+	return EXIT_OK;
 }

@@ -1,29 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * bbrctl: runtime parameters per cgroup (`bbrctl set`) and of the default
- * set (`bbrctl params`).
+ * bbrctl set / params: the runtime parameters of a CC built on
+ * bpf/lib/tcp_cc.h, for its three scopes through one codec.
  *
- * A CC built on lib/tcp_cc.h keeps BBR_PARAM_SLOTS parameter sets, the array
- * bbr_param_sets in its section .data.params, and a hash map param_cgrp
- * from cgroup v2 id to the index of a set. Set 0 is the default: sockets of
- * a cgroup without an entry use it. The glue picks a socket's set at init
- * and at every round start, so a change reaches live connections within a
- * round trip and the per-ACK cost is an array index (include/bbr3_state.h,
- * bpf/core/bbr3.h).
+ * The CC keeps BBR_PARAM_SLOTS parameter sets (struct bbr_params, the rows
+ * of include/bbr_params.h): the array bbr_param_sets in its .data.params,
+ * which bbrctl rewrites through an mmap (single u32 stores: a program never
+ * reads a torn value). Which set a socket runs with:
+ *   --socket COOKIE  a set of its own, pinned in its state by the iterator
+ *                    bpf/param_sock.bpf.c (it finds the socket by the
+ *                    cookie); bbrctl records it in param_cgrp under
+ *                    BBR_PARAM_KEY_SOCKET | cookie so that it stays taken;
+ *   --cgroup PATH    its cgroup's: param_cgrp[cgroup id];
+ *   --default        set 0, for every socket without one of the above.
+ * A scope's first write takes a free set, fills it with a copy of the set
+ * the scope used until then and applies the pairs; --reset gives the scope
+ * back to the next one down (socket, cgroup, default), or the default set
+ * its built-in values.
  *
- * `set --cgroup P NAME k=v...` finds P's set (or takes a free one, filled
- * with a copy of the default set first), writes the fields through an
- * mmap of the .data.params map (single u32 stores: the programs never see
- * a torn value), then publishes the cgroup -> set entry. bbr_swift's
- * target_RTT keys go to its pinned map swift_cgrp_cfg (include/bbr_swift.h)
- * under the same cgroup id (key 0 for --default). `set --socket COOKIE
- * bbr_swift k=v` writes one socket's entry of swift_sk_cfg through the
- * iterator bpf/swift_sk_set.bpf.o (only an fd of the socket could do it
- * from userspace).
+ * When a change takes effect (docs/bbrctl.md, "set"): a new socket picks
+ * its set at init; a live socket re-picks its cgroup's at every round start
+ * (one with its own set keeps it, and --socket writes that at once) and
+ * reads the values of its set as it uses them; bbr_swift copies its three
+ * keys from the set at the first ACK of every round.
  *
- * Every key=value is parsed and range-checked before anything is written:
- * a bad one exits 2 with nothing changed. Writers serialise on a lock file
- * so that two concurrent `set` calls cannot take the same free set.
+ * Every pair is parsed and range-checked before anything is written: a bad
+ * one exits 2 with nothing changed. Writers serialise on a lock file, and
+ * each write first drops the entries of removed cgroups and closed sockets,
+ * so param_cgrp does not fill up with stale ids.
  */
 #define _GNU_SOURCE	/* nftw() with FTW_PHYS */
 #include <errno.h>
@@ -34,7 +38,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -46,97 +49,135 @@
 #include "bbr_params.h"
 #include "bbr_swift.h"
 #include "bbrctl.h"
+#include "num.h"
+#include "param_sock.skel.h"	/* generated: build/skel (Makefile) */
 
 #define PARAMS_SEC		".data.params"
-#define PARAMS_VAR		"bbr_param_sets"	/* lib/tcp_cc.h */
+#define SETS_VAR		"bbr_param_sets"	/* lib/tcp_cc.h */
+#define GROUPS_VAR		"bbr_param_groups"
 #define PARAM_CGRP_MAP		"param_cgrp"
 #define SET_LOCK_FILE		"/run/bbrctl-set.lock"
 
-/* Upper bound of time-like values: an hour in µs fits u32 comfortably. */
-#define MAX_TIME_US		(3600u * 1000000u)
+/* ---- the keys ------------------------------------------------------------------ */
 
-/* One settable key: where it lives and its valid range. */
+/* One key: a row of the parameter table (or another name for one). */
 struct key_spec {
 	const char *name;
-	size_t off;		/* in struct bbr_params / struct swift_cfg */
-	u32 min, max;
-	const char *what;	/* unit and meaning, for messages and help */
+	size_t off;		/* in struct bbr_params */
+	u32 min, max, def;
+	unsigned int group;	/* BBR_PARAM_GROUP_* */
+	const char *unit, *what;
+	const char *alias_of;	/* the row this name also sets */
 };
 
-/* Every key of the one parameter table (include/bbr_params.h). */
-#define PK(n, lo, hi, def, unit, what)	\
-	{ #n, offsetof(struct bbr_params, n), lo, hi, unit ": " what },
-static const struct key_spec bbr_keys[] = { BBR_PARAM_TABLE(PK) };
-#undef PK
-#define N_BBR_KEYS	(sizeof(bbr_keys) / sizeof(bbr_keys[0]))
-
-#define SWIFT_KEEP_ECN_OFF	((size_t)-1)	/* a flag bit, not a field */
-static const struct key_spec swift_keys[] = {
-	{ "target_rtt_us", offsetof(struct swift_cfg, target_rtt_us), 0,
-	  MAX_TIME_US, "us, 0 = no target (plain BBRv3)" },
-	{ "stale_us", offsetof(struct swift_cfg, stale_us), 0, MAX_TIME_US,
-	  "us, 0 = the default 100000" },
-	{ "keep_ecn", SWIFT_KEEP_ECN_OFF, 0, 1,
-	  "0 or 1: keep BBRv3's ECN response with a target" },
-	/* struct swift_cfg's own field, for callers that name the fields
-	 * (the lab reads them from include/bbr_swift.h): SWIFT_CFG_F_* */
-	{ "flags", offsetof(struct swift_cfg, flags), 0, SWIFT_CFG_F_KEEP_ECN,
-	  "SWIFT_CFG_F_* bits: 1 = keep_ecn" },
+#define CORE_KEY(n, lo, hi, d, unit, what)	\
+	{ #n, offsetof(struct bbr_params, n), lo, hi, d, BBR_PARAM_GROUP_CORE, unit, what, NULL },
+#define SWIFT_KEY(n, lo, hi, d, unit, what)	\
+	{ #n, offsetof(struct bbr_params, n), lo, hi, d, BBR_PARAM_GROUP_SWIFT, unit, what, NULL },
+static const struct key_spec keys[] = {
+	BBR_PARAM_TABLE_CORE(CORE_KEY)
+	BBR_PARAM_TABLE_SWIFT(SWIFT_KEY)
+	/* keep_ecn under the name of its bit in struct swift_cfg, which set
+	 * has taken since before keep_ecn was a row */
+	{ "flags", offsetof(struct bbr_params, keep_ecn), 0, 1, 0,
+	  BBR_PARAM_GROUP_SWIFT, "0/1", "the same as keep_ecn", "keep_ecn" },
 };
-#define N_SWIFT_KEYS	(sizeof(swift_keys) / sizeof(swift_keys[0]))
+#undef CORE_KEY
+#undef SWIFT_KEY
+#define N_KEYS	(sizeof(keys) / sizeof(keys[0]))
+
+static const char *group_name(unsigned int group)
+{
+	return group == BBR_PARAM_GROUP_SWIFT ? "bbr_swift" : "BBRv3 core";
+}
 
 void print_param_keys(FILE *f)
 {
-	static const struct bbr_params def = BBR_PARAMS_DEFAULT;
+	unsigned int last = 0;
 
-	fprintf(f, "Keys of bbr3 and bbr_swift (KEY MIN..MAX default: unit: meaning):\n");
-	for (size_t i = 0; i < N_BBR_KEYS; i++)
-		fprintf(f, "  %s %u..%u default %u: %s\n", bbr_keys[i].name,
-			bbr_keys[i].min, bbr_keys[i].max,
-			*(const u32 *)((const char *)&def + bbr_keys[i].off),
-			bbr_keys[i].what);
-	fprintf(f, "bbr_swift only:\n");
-	for (size_t i = 0; i < N_SWIFT_KEYS; i++)
-		fprintf(f, "  %s %u..%u: %s\n", swift_keys[i].name,
-			swift_keys[i].min, swift_keys[i].max, swift_keys[i].what);
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const struct key_spec *k = &keys[i];
+
+		if (k->group != last)
+			fprintf(f, k->group == BBR_PARAM_GROUP_CORE ?
+				"Keys of bbr3 and bbr_swift (KEY MIN..MAX default: unit: meaning):\n" :
+				"bbr_swift only:\n");
+		last = k->group;
+		if (k->alias_of)
+			fprintf(f, "  %s: %s\n", k->name, k->what);
+		else
+			fprintf(f, "  %s %u..%u default %u: %s: %s\n", k->name, k->min,
+				k->max, k->def, k->unit, k->what);
+	}
 }
 
-/* The maps of one loaded CC. */
-struct cc_maps {
-	int params_fd;		/* .data.params, -1 if none */
-	uint32_t params_id;
-	uint32_t value_size;
-	uint32_t var_off;	/* offset of bbr_param_sets in the value */
-	int cgrp_fd;		/* param_cgrp, -1 if none */
-	int swift_fd;		/* swift_cgrp_cfg, -1 if not a Swift CC */
-	int sk_cfg_fd;		/* swift_sk_cfg, -1 if not a Swift CC */
+/* ---- the parameter sets of a loaded CC ------------------------------------------- */
+
+struct cc_params {
+	const char *cc;
+	int data_fd;		/* .data.params; -1 until found */
+	u32 data_id;
+	bool unmappable;	/* found, but not BPF_F_MMAPABLE */
+	u32 value_size, sets_off, groups_off;
+	u32 groups;		/* bbr_param_groups */
 	void *mem;		/* mmap of the .data.params value */
 	size_t mem_len;
+	int cgrp_fd;		/* param_cgrp; -1 until found */
+	struct param_sock *walker;	/* bpf/param_sock.bpf.c, on first use */
+	struct bpf_link *walk_link;
 };
 
-static void cc_maps_close(struct cc_maps *m)
+static volatile u32 *param_field(struct cc_params *c, int slot, size_t off)
 {
-	if (m->mem)
-		munmap(m->mem, m->mem_len);
-	if (m->params_fd >= 0)
-		close(m->params_fd);
-	if (m->cgrp_fd >= 0)
-		close(m->cgrp_fd);
-	if (m->swift_fd >= 0)
-		close(m->swift_fd);
-	if (m->sk_cfg_fd >= 0)
-		close(m->sk_cfg_fd);
+	return (volatile u32 *)((char *)c->mem + c->sets_off +
+				(size_t)slot * sizeof(struct bbr_params) + off);
 }
 
-/* Is this array map the .data.params of `var`, an array of the sets? */
-static bool is_params_map(int fd, const struct bpf_map_info *mi,
-			  const char *var, struct cc_maps *m)
+/* Set `to` = the struct bbr_params at from (another set, or the defaults). */
+static void copy_set(struct cc_params *c, int to, const volatile void *from)
 {
-	const struct btf_type *sec, *t;
+	for (size_t i = 0; i < sizeof(struct bbr_params); i += sizeof(u32))
+		*param_field(c, to, i) = *(const volatile u32 *)((const volatile char *)from + i);
+}
+
+static void cc_params_close(struct cc_params *c)
+{
+	bpf_link__destroy(c->walk_link);
+	param_sock__destroy(c->walker);
+	if (c->mem)
+		munmap(c->mem, c->mem_len);
+	if (c->data_fd >= 0)
+		close(c->data_fd);
+	if (c->cgrp_fd >= 0)
+		close(c->cgrp_fd);
+}
+
+/* Does struct st lay out every key where this bbrctl writes it? */
+static bool layout_matches(const struct btf *btf, const struct btf_type *st)
+{
+	if (!st || !btf_is_struct(st) || st->size != sizeof(struct bbr_params))
+		return false;
+	for (size_t k = 0; k < N_KEYS; k++) {
+		const struct btf_member *m = btf_members(st);
+		bool found = keys[k].alias_of != NULL;
+
+		for (int i = 0; i < btf_vlen(st) && !found; i++, m++)
+			found = !strcmp(btf__name_by_offset(btf, m->name_off), keys[k].name) &&
+				btf_member_bit_offset(st, i) == keys[k].off * 8;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* Is this map the .data.params of lib/tcp_cc.h, with both variables laid
+ * out as this bbrctl expects? Notes their offsets in c. */
+static bool is_params_map(const struct bpf_map_info *mi, struct cc_params *c)
+{
 	const struct btf_var_secinfo *vsi;
-	const char *sname;
+	const struct btf_type *sec;
 	struct btf *btf;
-	bool ok = false;
+	bool sets = false, groups = false;
 
 	if (mi->type != BPF_MAP_TYPE_ARRAY || !mi->btf_id || !mi->btf_value_type_id)
 		return false;
@@ -144,35 +185,35 @@ static bool is_params_map(int fd, const struct bpf_map_info *mi,
 	if (!btf)
 		return false;
 	sec = btf__type_by_id(btf, mi->btf_value_type_id);
-	sname = sec ? btf__name_by_offset(btf, sec->name_off) : NULL;
-	if (!sec || !btf_is_datasec(sec) || !sname || strcmp(sname, PARAMS_SEC))
+	if (!sec || !btf_is_datasec(sec) ||
+	    strcmp(btf__name_by_offset(btf, sec->name_off), PARAMS_SEC))
 		goto out;
 	vsi = btf_var_secinfos(sec);
 	for (int i = 0; i < btf_vlen(sec); i++, vsi++) {
 		const struct btf_type *v = btf__type_by_id(btf, vsi->type);
-		const char *vname = v ? btf__name_by_offset(btf, v->name_off) : NULL;
+		const char *name = btf__name_by_offset(btf, v->name_off);
+		const struct btf_type *t = btf__type_by_id(btf, btf__resolve_type(btf, v->type));
 
-		if (!vname || strcmp(vname, var))
+		if (vsi->offset + vsi->size > mi->value_size)
 			continue;
-		t = btf__type_by_id(btf, btf__resolve_type(btf, v->type));
-		/* The layout is the contract: refuse anything else. */
-		if (!t || !btf_is_array(t) ||
-		    btf_array(t)->nelems != BBR_PARAM_SLOTS ||
-		    vsi->size != BBR_PARAM_SLOTS * sizeof(struct bbr_params) ||
-		    vsi->offset + vsi->size > mi->value_size)
-			break;
-		m->params_fd = fd;
-		m->value_size = mi->value_size;
-		m->var_off = vsi->offset;
-		ok = true;
-		break;
+		if (!strcmp(name, SETS_VAR) && t && btf_is_array(t) &&
+		    btf_array(t)->nelems == BBR_PARAM_SLOTS &&
+		    vsi->size == BBR_PARAM_SLOTS * sizeof(struct bbr_params) &&
+		    layout_matches(btf, btf__type_by_id(btf, btf__resolve_type(btf,
+							btf_array(t)->type)))) {
+			c->sets_off = vsi->offset;
+			sets = true;
+		} else if (!strcmp(name, GROUPS_VAR) && vsi->size == sizeof(u32)) {
+			c->groups_off = vsi->offset;
+			groups = true;
+		}
 	}
 out:
 	btf__free(btf);
-	return ok;
+	return sets && groups;
 }
 
-static void consider_map(uint32_t id, const char *var, struct cc_maps *m)
+static void consider_map(u32 id, struct cc_params *c)
 {
 	struct bpf_map_info mi;
 	__u32 len = sizeof(mi);
@@ -181,64 +222,51 @@ static void consider_map(uint32_t id, const char *var, struct cc_maps *m)
 	if (fd < 0)
 		return;
 	memset(&mi, 0, sizeof(mi));
-	if (bpf_map_get_info_by_fd(fd, &mi, &len))
-		goto drop;
-	if (m->cgrp_fd < 0 && mi.type == BPF_MAP_TYPE_HASH &&
-	    !strcmp(mi.name, PARAM_CGRP_MAP) && mi.key_size == 8 &&
-	    mi.value_size == 4) {
-		m->cgrp_fd = fd;
-		return;
-	}
-	if (m->swift_fd < 0 && mi.type == BPF_MAP_TYPE_HASH &&
-	    !strcmp(mi.name, SWIFT_CGRP_CFG_MAP_NAME) && mi.key_size == 8 &&
-	    mi.value_size == sizeof(struct swift_cfg)) {
-		m->swift_fd = fd;
-		return;
-	}
-	if (m->sk_cfg_fd < 0 && mi.type == BPF_MAP_TYPE_SK_STORAGE &&
-	    !strcmp(mi.name, SWIFT_SK_CFG_MAP_NAME) &&
-	    mi.value_size == sizeof(struct swift_cfg)) {
-		m->sk_cfg_fd = fd;
-		return;
-	}
-	if (m->params_fd < 0 && is_params_map(fd, &mi, var, m)) {
-		m->params_id = id;
-		if (!(mi.map_flags & BPF_F_MMAPABLE))
-			m->params_fd = -1;	/* found, but unusable */
-		else
+	if (!bpf_map_get_info_by_fd(fd, &mi, &len)) {
+		if (c->cgrp_fd < 0 && mi.type == BPF_MAP_TYPE_HASH &&
+		    !strcmp(mi.name, PARAM_CGRP_MAP) && mi.key_size == sizeof(u64) &&
+		    mi.value_size == sizeof(u32)) {
+			c->cgrp_fd = fd;
 			return;
+		}
+		if (c->data_fd < 0 && is_params_map(&mi, c)) {
+			c->data_id = id;
+			c->value_size = mi.value_size;
+			if (mi.map_flags & BPF_F_MMAPABLE) {
+				c->data_fd = fd;
+				return;
+			}
+			c->unmappable = true;
+		}
 	}
-drop:
 	close(fd);
 }
 
-/* Find the maps of loaded CC `name`; prints why not and returns -1. */
-static int cc_maps_find(const char *name, struct cc_maps *m)
+/* Find and map the parameter sets of loaded CC cc; -1 with a message. */
+static int cc_params_open(const char *cc, struct cc_params *c)
 {
 	uint32_t progs[32], maps[64];
 	struct cc_info ci;
-	char var[64];
 	int np;
 
-	memset(m, 0, sizeof(*m));
-	m->params_fd = m->cgrp_fd = m->swift_fd = m->sk_cfg_fd = -1;
-	cc_get_info(name, &ci);
+	memset(c, 0, sizeof(*c));
+	c->cc = cc;
+	c->data_fd = c->cgrp_fd = -1;
+	cc_get_info(cc, &ci);
 	if (!ci.has_link) {
-		err("%s is not loaded by bbrctl (%s)", name,
-		    ci.note[0] ? ci.note : "no link pin");
+		err("%s is not loaded by bbrctl (%s)", cc, ci.note[0] ? ci.note : "no link pin");
 		return -1;
 	}
 	if (!ci.map_id) {
-		err("%s: the pinned link is detached (stale pins; run `bbrctl "
-		    "unload %s`)", name, name);
+		err("%s: the pinned link is detached (stale pins; run `bbrctl unload %s`)",
+		    cc, cc);
 		return -1;
 	}
 	np = struct_ops_prog_ids(ci.map_id, progs, 32);
 	if (np == -EPERM || np == -EACCES) {
-		err("%s: reading its programs by id needs CAP_SYS_ADMIN", name);
+		err("%s: reading its programs by id needs CAP_SYS_ADMIN", cc);
 		return -1;
 	}
-	snprintf(var, sizeof(var), "%s", PARAMS_VAR);
 	for (int i = 0; i < np; i++) {
 		struct bpf_prog_info pi;
 		__u32 len = sizeof(pi);
@@ -250,123 +278,141 @@ static int cc_maps_find(const char *name, struct cc_maps *m)
 		pi.nr_map_ids = 64;
 		pi.map_ids = (uintptr_t)maps;
 		if (!bpf_prog_get_info_by_fd(pfd, &pi, &len))
-			for (uint32_t k = 0; k < pi.nr_map_ids && k < 64; k++)
-				consider_map(maps[k], var, m);
+			for (u32 k = 0; k < pi.nr_map_ids && k < 64; k++)
+				consider_map(maps[k], c);
 		close(pfd);
 	}
-	if (m->params_fd < 0 || m->cgrp_fd < 0) {
-		err("%s: no parameter sets: its programs use no %s array in %s "
-		    "with a %s map%s (not built on lib/tcp_cc.h, or an older "
-		    "build: reload it)", name, var, PARAMS_SEC, PARAM_CGRP_MAP,
-		    m->params_id ? "; or the map is not mmapable" : "");
-		cc_maps_close(m);
+	if (c->data_fd < 0 || c->cgrp_fd < 0) {
+		err("%s: no parameter sets: its programs use no %s array in %s with "
+		    "%s and a %s map laid out as this bbrctl expects%s (not built on "
+		    "lib/tcp_cc.h, or an older build: reload it)", cc, SETS_VAR,
+		    PARAMS_SEC, GROUPS_VAR, PARAM_CGRP_MAP,
+		    c->unmappable ? "; or the map is not mmapable" : "");
+		cc_params_close(c);
 		return -1;
 	}
-	m->mem_len = (m->value_size + (size_t)getpagesize() - 1) &
+	c->mem_len = (c->value_size + (size_t)getpagesize() - 1) &
 		     ~((size_t)getpagesize() - 1);
-	m->mem = mmap(NULL, m->mem_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      m->params_fd, 0);
-	if (m->mem == MAP_FAILED) {
-		m->mem = NULL;
-		err("%s: mapping its parameter map %u: %s", name, m->params_id,
-		    strerror(errno));
-		cc_maps_close(m);
+	c->mem = mmap(NULL, c->mem_len, PROT_READ | PROT_WRITE, MAP_SHARED, c->data_fd, 0);
+	if (c->mem == MAP_FAILED) {
+		c->mem = NULL;
+		err("%s: mapping its parameter map %u: %s", cc, c->data_id, strerror(errno));
+		cc_params_close(c);
 		return -1;
 	}
+	c->groups = *(volatile u32 *)((char *)c->mem + c->groups_off);
 	return 0;
 }
 
-static volatile u32 *param_field(struct cc_maps *m, u32 slot, size_t off)
+/* ---- the socket walker (bpf/param_sock.bpf.c) ------------------------------------ */
+
+/* The socket storage of cc: the map its pinned state iterator reads. */
+static int cc_stor_map_fd(const char *cc)
 {
-	return (volatile u32 *)((char *)m->mem + m->var_off +
-				slot * sizeof(struct bbr_params) + off);
-}
+	struct bpf_link_info li;
+	struct bpf_prog_info pi;
+	struct bpf_map_info mi;
+	__u32 len = sizeof(li), ids[16];
+	char path[PATH_MAX];
+	int lfd, pfd = -1, fd = -1;
 
-/* ---- parsing ------------------------------------------------------------------ */
-
-struct pair {
-	const struct key_spec *key;
-	bool swift;
-	u32 value;
-};
-
-static const struct key_spec *find_key(const struct key_spec *t, size_t n,
-				       const char *name, size_t len)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strlen(t[i].name) == len && !strncmp(t[i].name, name, len))
-			return &t[i];
-	return NULL;
-}
-
-static void list_keys(FILE *f, bool swift)
-{
-	fprintf(f, "bbrctl: keys:");
-	for (size_t i = 0; i < N_BBR_KEYS; i++)
-		fprintf(f, " %s", bbr_keys[i].name);
-	if (swift)
-		for (size_t i = 0; i < N_SWIFT_KEYS; i++)
-			fprintf(f, " %s", swift_keys[i].name);
-	fputc('\n', f);
-}
-
-/* Parse "key=value"; EXIT_USAGE with a message if it is not valid. */
-static int parse_pair(const char *cc, const char *arg, bool swift_ok,
-		      struct pair *p)
-{
-	const char *eq = strchr(arg, '=');
-	unsigned long long v;
-	char *end;
-
-	if (!eq || eq == arg) {
-		err("set: \"%s\" is not key=value", arg);
-		return EXIT_USAGE;
+	snprintf(path, sizeof(path), PIN_CC_FMT "/" PIN_ITER, cc);
+	lfd = bpf_obj_get(path);
+	if (lfd < 0) {
+		err("set: %s: cannot open its state iterator %s: %s", cc, path,
+		    strerror(errno));
+		return -1;
 	}
-	p->key = find_key(bbr_keys, N_BBR_KEYS, arg, eq - arg);
-	p->swift = false;
-	if (!p->key) {
-		p->key = find_key(swift_keys, N_SWIFT_KEYS, arg, eq - arg);
-		p->swift = true;
-		if (p->key && !swift_ok) {
-			err("set: %.*s is a bbr_swift key; %s has no %s map",
-			    (int)(eq - arg), arg, cc, SWIFT_CGRP_CFG_MAP_NAME);
-			return EXIT_USAGE;
+	memset(&li, 0, sizeof(li));
+	memset(&pi, 0, sizeof(pi));
+	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	pi.map_ids = (uintptr_t)ids;
+	if (bpf_link_get_info_by_fd(lfd, &li, &len) ||
+	    (pfd = bpf_prog_get_fd_by_id(li.prog_id)) < 0 ||
+	    (len = sizeof(pi), bpf_prog_get_info_by_fd(pfd, &pi, &len))) {
+		err("set: %s: %s: %s", cc, path, strerror(errno));
+		pi.nr_map_ids = 0;
+	}
+	for (u32 i = 0; i < pi.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]) && fd < 0; i++) {
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		memset(&mi, 0, sizeof(mi));
+		len = sizeof(mi);
+		if (fd >= 0 && (bpf_map_get_info_by_fd(fd, &mi, &len) ||
+				mi.type != BPF_MAP_TYPE_SK_STORAGE)) {
+			close(fd);
+			fd = -1;
 		}
 	}
-	if (!p->key) {
-		err("set: unknown key \"%.*s\" for %s", (int)(eq - arg), arg, cc);
-		list_keys(stderr, swift_ok);
-		return EXIT_USAGE;
+	if (fd < 0 && pi.nr_map_ids)
+		err("set: %s: its state iterator uses no socket storage", cc);
+	if (pfd >= 0)
+		close(pfd);
+	close(lfd);
+	return fd;
+}
+
+/* param_sock over the CC's own maps, loaded and attached. */
+static int walker_load(struct cc_params *c)
+{
+	int stor;
+
+	if (c->walk_link)
+		return 0;
+	stor = cc_stor_map_fd(c->cc);
+	if (stor < 0)
+		return -1;
+	c->walker = param_sock__open();
+	if (!c->walker ||
+	    bpf_map__reuse_fd(c->walker->maps.cc_sk_stor, stor) ||
+	    bpf_map__reuse_fd(c->walker->maps.param_cgrp, c->cgrp_fd) ||
+	    param_sock__load(c->walker) ||
+	    !(c->walk_link = bpf_program__attach_iter(c->walker->progs.param_sock, NULL))) {
+		err("set: %s: loading the socket walker (param_sock) failed: %s", c->cc,
+		    strerror(errno));
+		close(stor);
+		return -1;
 	}
-	errno = 0;
-	v = strtoull(eq + 1, &end, 0);
-	if (!eq[1] || *end || errno || eq[1] == '-') {
-		err("set: %s=%s: not a non-negative integer (%s)", p->key->name,
-		    eq + 1, p->key->what);
-		return EXIT_USAGE;
-	}
-	if (v < p->key->min || v > p->key->max) {
-		err("set: %s=%s out of range %u..%u (%s)", p->key->name, eq + 1,
-		    p->key->min, p->key->max, p->key->what);
-		return EXIT_USAGE;
-	}
-	p->value = (u32)v;
+	close(stor);
 	return 0;
 }
 
-/* ---- slots ---------------------------------------------------------------------- */
+/* One walk of every network namespace doing op (PARAM_SOCK_*) to the socket
+ * with cookie; its result in *res, what PARAM_SOCK_LIST wrote in *out. */
+static int walk(struct cc_params *c, u32 op, u64 cookie, u32 slot,
+		struct param_sock_result *res, void **out, size_t *outlen)
+{
+	void *buf;
+	size_t len;
+	int ret;
 
-struct scope {
-	const char *path;	/* NULL: --default */
-	u64 id;			/* cgroup id; SWIFT_CGRP_DEFAULT_KEY for --default */
-};
+	if (walker_load(c))
+		return -1;
+	c->walker->bss->req = (struct param_sock_req){ .cookie = cookie, .op = op, .slot = slot };
+	memset(&c->walker->bss->result, 0, sizeof(c->walker->bss->result));
+	ret = iter_read_all(bpf_link__fd(c->walk_link), &buf, &len);
+	if (ret) {
+		err("set: walking the sockets of %s failed: %s", c->cc, strerror(-ret));
+		return -1;
+	}
+	if (res)
+		*res = c->walker->bss->result;	/* mapped: what the program wrote */
+	if (out) {
+		*out = buf;
+		*outlen = len;
+	} else {
+		free(buf);
+	}
+	return 0;
+}
 
-/* The set of cgroup `id`, or -1 if it has none. */
-static int slot_of(struct cc_maps *m, u64 id)
+/* ---- sets and who holds them ------------------------------------------------------ */
+
+/* The set recorded under key (a cgroup id, or a socket's key), or -1. */
+static int slot_of(struct cc_params *c, u64 key)
 {
 	u32 slot;
 
-	if (bpf_map_lookup_elem(m->cgrp_fd, &id, &slot))
+	if (bpf_map_lookup_elem(c->cgrp_fd, &key, &slot))
 		return -1;
 	return slot < BBR_PARAM_SLOTS ? (int)slot : -1;
 }
@@ -395,50 +441,77 @@ static int note_cgroup(const char *path, const struct stat *st, int type,
 	return 0;
 }
 
+static bool among(const u64 *v, size_t n, u64 x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
 /*
  * Drop the entries of cgroups that no longer exist (a lab run removes its
- * cgroup without `--reset`): their sets become free. Returns how many.
+ * cgroup without --reset) and of sockets that have closed: their sets are
+ * free again. What cannot be checked (no cgroup2 hierarchy, a walk that
+ * fails) is kept.
  */
-static int drop_dead_cgroups(struct cc_maps *m)
+static void tidy(struct cc_params *c)
 {
+	u64 key, next, root_id, *cookies = NULL;
+	void *prev = NULL, *buf = NULL;
+	bool cgroups = false, sockets = false, cg_ok = false, sk_ok = false;
 	char root[PATH_MAX];
-	u64 root_id, key, next;
-	void *prev = NULL;
-	int dropped = 0;
-	bool live;
+	size_t len = 0, n_ck = 0;
 
-	if (cgroup_resolve(".", root, sizeof(root), &root_id))
-		return 0;
+	while (!bpf_map_get_next_key(c->cgrp_fd, prev, &next)) {
+		if (next & BBR_PARAM_KEY_SOCKET)
+			sockets = true;
+		else
+			cgroups = true;
+		key = next;
+		prev = &key;
+	}
 	n_live = 0;
-	if (nftw(root, note_cgroup, 16, FTW_PHYS))
-		return 0;	/* unsure what exists: drop nothing */
-	while (!bpf_map_get_next_key(m->cgrp_fd, prev, &next)) {
-		live = false;
-		for (size_t i = 0; i < n_live && !live; i++)
-			live = live_ids[i] == next;
-		if (!live && !bpf_map_delete_elem(m->cgrp_fd, &next)) {
-			dbg("dropped the parameter set of removed cgroup %llu",
-			    (unsigned long long)next);
-			dropped++;
-			continue;	/* restart from the same prev */
+	if (cgroups)
+		cg_ok = !cgroup_resolve(".", root, sizeof(root), &root_id) &&
+			!nftw(root, note_cgroup, 16, FTW_PHYS);
+	if (sockets && !walk(c, PARAM_SOCK_LIST, 0, 0, NULL, &buf, &len)) {
+		const struct param_sock_pinned *r = buf;
+
+		n_ck = len / sizeof(*r);
+		cookies = calloc(n_ck + 1, sizeof(*cookies));
+		sk_ok = cookies != NULL;
+		for (size_t i = 0; sk_ok && i < n_ck; i++)
+			cookies[i] = r[i].cookie | BBR_PARAM_KEY_SOCKET;
+	}
+	for (prev = NULL; !bpf_map_get_next_key(c->cgrp_fd, prev, &next);) {
+		bool sock = next & BBR_PARAM_KEY_SOCKET;
+		bool dead = sock ? sk_ok && !among(cookies, n_ck, next) :
+				   cg_ok && !among(live_ids, n_live, next);
+
+		if (dead && !bpf_map_delete_elem(c->cgrp_fd, &next)) {
+			dbg("dropped the parameter set of %s %llu", sock ? "closed socket" :
+			    "removed cgroup", (unsigned long long)(next & ~BBR_PARAM_KEY_SOCKET));
+			continue;	/* again from the same prev */
 		}
 		key = next;
 		prev = &key;
 	}
-	return dropped;
+	free(buf);
+	free(cookies);
 }
 
-/* A set no cgroup uses (1.., 0 is the default), or -1. */
-static int free_slot_once(struct cc_maps *m)
+/* A set nobody holds (1.., set 0 is the default's), or -1. */
+static int free_slot(struct cc_params *c)
 {
-	bool used[BBR_PARAM_SLOTS] = { true };	/* set 0 is never free */
+	bool used[BBR_PARAM_SLOTS] = { true };
 	u64 key, next;
 	void *prev = NULL;
-	u32 slot;
+	int slot;
 
-	while (!bpf_map_get_next_key(m->cgrp_fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(m->cgrp_fd, &next, &slot) &&
-		    slot < BBR_PARAM_SLOTS)
+	while (!bpf_map_get_next_key(c->cgrp_fd, prev, &next)) {
+		slot = slot_of(c, next);
+		if (slot >= 0)
 			used[slot] = true;
 		key = next;
 		prev = &key;
@@ -449,488 +522,229 @@ static int free_slot_once(struct cc_maps *m)
 	return -1;
 }
 
-static int free_slot(struct cc_maps *m)
-{
-	int slot = free_slot_once(m);
+/* ---- scopes ------------------------------------------------------------------------ */
 
-	if (slot < 0 && drop_dead_cgroups(m) > 0)
-		slot = free_slot_once(m);
-	return slot;
-}
+enum scope_kind { SC_DEFAULT, SC_CGROUP, SC_SOCKET };
 
-/* The set `set` writes for the scope: the cgroup's own, or a free one
- * (*fresh); -1 with a message if none is free. */
-static int pick_slot(const char *cc, struct cc_maps *m, const struct scope *sc,
-		     bool *fresh)
+struct scope {
+	enum scope_kind kind;
+	const char *path;	/* SC_CGROUP: the resolved path */
+	u64 cgroup_id;		/* SC_CGROUP, SC_SOCKET (0: none) */
+	u64 cookie;		/* SC_SOCKET */
+	u64 key;		/* its param_cgrp key (not SC_DEFAULT) */
+};
+
+static const char *const scope_names[] = { "default", "cgroup", "socket" };
+
+/* The set scope sc uses now, and whose it is (a scope_names[] entry). */
+static int scope_slot(struct cc_params *c, const struct scope *sc, const char **from)
 {
 	int slot;
 
-	*fresh = false;
-	if (!sc->path)
-		return 0;
-	slot = slot_of(m, sc->id);
-	if (slot >= 0)
+	if (sc->kind == SC_SOCKET && (slot = slot_of(c, sc->key)) >= 0) {
+		*from = scope_names[SC_SOCKET];
 		return slot;
-	slot = free_slot(m);
-	if (slot < 0) {
-		err("set: all %d parameter sets of %s are in use; "
-		    "`bbrctl set --cgroup PATH %s --reset` frees one",
-		    BBR_PARAM_SLOTS - 1, cc, cc);
+	}
+	if (sc->kind != SC_DEFAULT && sc->cgroup_id &&
+	    (slot = slot_of(c, sc->cgroup_id)) >= 0) {
+		*from = scope_names[SC_CGROUP];
+		return slot;
+	}
+	*from = scope_names[SC_DEFAULT];
+	return BBR_PARAM_SLOT_DEFAULT;
+}
+
+/* Find the socket of --socket: its cgroup; -1 with a message if none. */
+static int find_socket(struct cc_params *c, struct scope *sc)
+{
+	struct param_sock_result res;
+
+	if (walk(c, PARAM_SOCK_SHOW, sc->cookie, 0, &res, NULL, NULL))
+		return -1;
+	if (!res.matched) {
+		err("set: no %s socket with cookie %llu (`bbrctl stat %s` lists them)",
+		    c->cc, (unsigned long long)sc->cookie, c->cc);
 		return -1;
 	}
-	*fresh = true;
-	return slot;
+	sc->cgroup_id = res.cgroup_id;
+	return 0;
 }
 
-/* ---- output --------------------------------------------------------------------- */
+/* ---- output ------------------------------------------------------------------------ */
 
-/* The bbr_swift configuration of cgroup_id (0: the default) in the order
- * bbr_swift reads it for a socket without an entry of its own: the
- * cgroup's, the default, the built-in; returns where it came from. */
-static const char *inherited(struct cc_maps *m, u64 cgroup_id, struct swift_cfg *c)
+static void show(struct cc_params *c, const struct scope *sc)
 {
-	u64 key = cgroup_id;
+	static const char *const whose[] = { "the default", "its cgroup's", "its own" };
+	const char *from;
+	int slot = scope_slot(c, sc, &from);
+	const char *set_of = whose[!strcmp(from, scope_names[sc->kind]) ? 2 :
+				   !strcmp(from, scope_names[SC_CGROUP])];
+	u32 keep_ecn = *param_field(c, slot, offsetof(struct bbr_params, keep_ecn));
 
-	if (cgroup_id && !bpf_map_lookup_elem(m->swift_fd, &key, c))
-		return "cgroup";
-	key = SWIFT_CGRP_DEFAULT_KEY;
-	if (!bpf_map_lookup_elem(m->swift_fd, &key, c))
-		return "default";
-	memset(c, 0, sizeof(*c));
-	c->target_rtt_us = SWIFT_TARGET_RTT_DEFAULT_US;
-	return "builtin";
-}
-
-/* A bbr_swift configuration and where it comes from, as "swift": {...}. */
-static void swift_cfg_json(struct json *j, const struct swift_cfg *c, const char *from)
-{
-	json_key(j, "swift");
-	json_begin_object(j);
-	json_kv_u64(j, "target_rtt_us", c->target_rtt_us);
-	json_kv_u64(j, "stale_us", c->stale_us);
-	json_kv_u64(j, "keep_ecn", !!(c->flags & SWIFT_CFG_F_KEEP_ECN));
-	json_kv_u64(j, "flags", c->flags);
-	json_kv_string(j, "from", from);
-	json_end_object(j);
-}
-
-static void swift_cfg_text(const struct swift_cfg *c, const char *from)
-{
-	printf("%-24s %u (from %s)\n", "target_rtt_us", c->target_rtt_us, from);
-	printf("%-24s %u\n", "stale_us", c->stale_us);
-	printf("%-24s %u\n", "keep_ecn", !!(c->flags & SWIFT_CFG_F_KEEP_ECN));
-}
-
-static void show(const char *cc, struct cc_maps *m, const struct scope *sc)
-{
-	int slot = sc->path ? slot_of(m, sc->id) : 0;
-	struct swift_cfg sw;
-	const char *sw_src = NULL;
-	struct json j;
-
-	if (m->swift_fd >= 0)
-		sw_src = inherited(m, sc->path ? sc->id : SWIFT_CGRP_DEFAULT_KEY, &sw);
-	if (slot < 0)
-		slot = 0;
 	if (g_opts.json) {
-		json_init(&j, stdout, g_opts.pretty);
-		json_begin_object(&j);
-		json_kv_string(&j, "cc", cc);
-		json_kv_string(&j, "scope", sc->path ? "cgroup" : "default");
-		if (sc->path) {
-			json_kv_string(&j, "cgroup", sc->path);
-			json_kv_u64(&j, "cgroup_id", sc->id);
+		json_t *j = json_object(), *pj = json_object(), *sw;
+
+		js_set_str(j, "cc", c->cc);
+		js_set_str(j, "scope", scope_names[sc->kind]);
+		if (sc->kind == SC_CGROUP)
+			js_set_str(j, "cgroup", sc->path);
+		if (sc->kind == SC_SOCKET)
+			js_set_u64(j, "cookie", sc->cookie);
+		if (sc->kind != SC_DEFAULT)
+			js_set_u64(j, "cgroup_id", sc->cgroup_id);
+		js_set_u64(j, "slot", slot);
+		js_set_str(j, "params_from", from);
+		js_set_u64(j, "data_map_id", c->data_id);
+		for (size_t i = 0; i < N_KEYS; i++)
+			if (keys[i].group == BBR_PARAM_GROUP_CORE)
+				js_set_u64(pj, keys[i].name, *param_field(c, slot, keys[i].off));
+		js_set(j, "params", pj);
+		if (c->groups & BBR_PARAM_GROUP_SWIFT) {
+			sw = json_object();
+			js_set_u64(sw, "target_rtt_us",
+				   *param_field(c, slot, offsetof(struct bbr_params, target_rtt_us)));
+			js_set_u64(sw, "stale_us",
+				   *param_field(c, slot, offsetof(struct bbr_params, stale_us)));
+			js_set_u64(sw, "keep_ecn", keep_ecn);
+			js_set_u64(sw, "flags", keep_ecn ? SWIFT_CFG_F_KEEP_ECN : 0);
+			js_set_str(sw, "from", from);
+			js_set(j, "swift", sw);
 		}
-		json_kv_u64(&j, "slot", slot);
-		json_kv_string(&j, "params_from", slot ? "cgroup" : "default");
-		json_kv_u64(&j, "data_map_id", m->params_id);
-		json_key(&j, "params");
-		json_begin_object(&j);
-		for (size_t i = 0; i < N_BBR_KEYS; i++)
-			json_kv_u64(&j, bbr_keys[i].name,
-				    *param_field(m, slot, bbr_keys[i].off));
-		json_end_object(&j);
-		if (m->swift_fd >= 0)
-			swift_cfg_json(&j, &sw, sw_src);
-		json_end_object(&j);
-		if (json_end(&j))
-			err("writing JSON output failed");
+		js_print(j);
 		return;
 	}
-	if (sc->path)
-		printf("%s, cgroup %s (id %llu): parameter set %d (%s)\n", cc,
-		       sc->path, (unsigned long long)sc->id, slot,
-		       slot ? "its own" : "the default");
+	if (sc->kind == SC_DEFAULT)
+		printf("%s, default parameter set 0\n", c->cc);
+	else if (sc->kind == SC_CGROUP)
+		printf("%s, cgroup %s (id %llu): parameter set %d (%s)\n", c->cc, sc->path,
+		       (unsigned long long)sc->cgroup_id, slot, set_of);
 	else
-		printf("%s, default parameter set 0\n", cc);
-	for (size_t i = 0; i < N_BBR_KEYS; i++)
-		printf("%-24s %u\n", bbr_keys[i].name,
-		       *param_field(m, slot, bbr_keys[i].off));
-	if (m->swift_fd >= 0)
-		swift_cfg_text(&sw, sw_src);
+		printf("%s, socket %llu (cgroup id %llu): parameter set %d (%s)\n", c->cc,
+		       (unsigned long long)sc->cookie, (unsigned long long)sc->cgroup_id,
+		       slot, set_of);
+	for (size_t i = 0; i < N_KEYS; i++)
+		if ((keys[i].group & c->groups) && !keys[i].alias_of)
+			printf("%-24s %u\n", keys[i].name, *param_field(c, slot, keys[i].off));
 }
 
-/* ---- writing -------------------------------------------------------------------- */
+/* ---- writing ----------------------------------------------------------------------- */
 
-static bool any_pair(const struct pair *p, int n, bool swift)
-{
-	for (int i = 0; i < n; i++)
-		if (p[i].swift == swift)
-			return true;
-	return false;
-}
-
-/* Write the bbr_params pairs into set `slot` (fresh: copy the default set
- * first), then publish the cgroup's entry. */
-static int write_params(const char *cc, struct cc_maps *m, const struct scope *sc,
-			const struct pair *p, int n, int slot, bool fresh)
-{
-	u32 one;
-
-	if (!any_pair(p, n, false))
-		return 0;
-	if (fresh)
-		for (size_t i = 0; i < sizeof(struct bbr_params); i += 4)
-			*param_field(m, slot, i) = *param_field(m, 0, i);
-	for (int i = 0; i < n; i++)
-		if (!p[i].swift)
-			*param_field(m, slot, p[i].key->off) = p[i].value;
-	if (sc->path) {
-		one = (u32)slot;
-		if (bpf_map_update_elem(m->cgrp_fd, &sc->id, &one, BPF_ANY)) {
-			err("set: %s: cgroup entry: %s", cc, strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int write_swift(const char *cc, struct cc_maps *m, const struct scope *sc,
-		       const struct pair *p, int n)
-{
-	struct swift_cfg cfg;
-
-	if (!any_pair(p, n, true))
-		return 0;
-	/* start from what the scope uses now */
-	inherited(m, sc->path ? sc->id : SWIFT_CGRP_DEFAULT_KEY, &cfg);
-	for (int i = 0; i < n; i++) {
-		if (!p[i].swift)
-			continue;
-		if (p[i].key->off == SWIFT_KEEP_ECN_OFF)
-			cfg.flags = p[i].value ? cfg.flags | SWIFT_CFG_F_KEEP_ECN :
-						 cfg.flags & ~SWIFT_CFG_F_KEEP_ECN;
-		else
-			*(u32 *)((char *)&cfg + p[i].key->off) = p[i].value;
-	}
-	if (bpf_map_update_elem(m->swift_fd, &sc->id, &cfg, BPF_ANY)) {
-		err("set: %s: %s entry: %s", cc, SWIFT_CGRP_CFG_MAP_NAME,
-		    strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int reset(const char *cc, struct cc_maps *m, const struct scope *sc)
-{
-	const struct bbr_params def = BBR_PARAMS_DEFAULT;
-	u64 key = sc->id;
-
-	if (sc->path) {
-		if (bpf_map_delete_elem(m->cgrp_fd, &key) && errno != ENOENT) {
-			err("set: %s: removing the cgroup entry: %s", cc, strerror(errno));
-			return -1;
-		}
-	} else {
-		for (size_t i = 0; i < sizeof(def); i += 4)
-			*param_field(m, 0, i) = *(const u32 *)((const char *)&def + i);
-	}
-	if (m->swift_fd >= 0 && bpf_map_delete_elem(m->swift_fd, &key) &&
-	    errno != ENOENT) {
-		err("set: %s: removing the %s entry: %s", cc,
-		    SWIFT_CGRP_CFG_MAP_NAME, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/* ---- one bbr_swift socket (--socket COOKIE) ------------------------------------ */
-
-#define SK_SET_OBJ		"swift_sk_set"
-#define SK_SET_PROG		"swift_sk_set"
-#define SK_SET_STOR_MAP_NAME	"bbr_swift_sk_stor"	/* its copy of bbr_swift's */
-
-/* The sk_storage map that the pinned state iterator of cc looks sockets up
- * in (an entry per socket of cc); a map fd or -1 with a message. */
-static int cc_stor_map_fd(const char *cc)
-{
-	struct bpf_link_info li;
-	struct bpf_prog_info pi;
-	struct bpf_map_info mi;
-	__u32 len = sizeof(li), ids[16], i;
-	char path[PATH_MAX];
-	int lfd, pfd = -1, fd = -1;
-
-	snprintf(path, sizeof(path), "%s/%s/%s", PIN_ROOT, cc, PIN_ITER);
-	lfd = bpf_obj_get(path);
-	if (lfd < 0) {
-		err("set: %s: cannot open its state iterator %s: %s", cc, path,
-		    strerror(errno));
-		return -1;
-	}
-	memset(&li, 0, sizeof(li));
-	if (bpf_link_get_info_by_fd(lfd, &li, &len) ||
-	    (pfd = bpf_prog_get_fd_by_id(li.prog_id)) < 0) {
-		err("set: %s: %s: %s", cc, path, strerror(errno));
-		goto out;
-	}
-	memset(&pi, 0, sizeof(pi));
-	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
-	pi.map_ids = (__u64)(unsigned long)ids;
-	len = sizeof(pi);
-	if (bpf_prog_get_info_by_fd(pfd, &pi, &len)) {
-		err("set: %s: %s: %s", cc, path, strerror(errno));
-		goto out;
-	}
-	for (i = 0; i < pi.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]) && fd < 0; i++) {
-		fd = bpf_map_get_fd_by_id(ids[i]);
-		memset(&mi, 0, sizeof(mi));
-		len = sizeof(mi);
-		if (fd >= 0 && (bpf_map_get_info_by_fd(fd, &mi, &len) ||
-				mi.type != BPF_MAP_TYPE_SK_STORAGE)) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	if (fd < 0)
-		err("set: %s: its state iterator uses no socket storage", cc);
-out:
-	if (pfd >= 0)
-		close(pfd);
-	close(lfd);
-	return fd;
-}
-
-/*
- * Run bpf/swift_sk_set.bpf.o once over cc's socket storage with op on the
- * socket g_opts.socket_cookie; the new values are those of the swift pairs.
- * Fills *res; -1 with a message if the walk could not run.
- */
-struct sk_set_walk {
-	int link_fd;
-	int err;		/* -errno */
+struct pair {
+	const struct key_spec *key;
+	u32 value;
 };
 
-/* One pass of the iterator over the current network namespace. */
-static int sk_set_walk_here(void *ctx)
+/* Parse "key=value" for c; EXIT_USAGE with a message if it is not valid. */
+static int parse_pair(const struct cc_params *c, const char *arg, struct pair *p)
 {
-	struct sk_set_walk *w = ctx;
-	char buf[256];
-	ssize_t r;
-	int it = bpf_iter_create(w->link_fd);
+	const char *eq = strchr(arg, '=');
+	size_t len = eq ? (size_t)(eq - arg) : 0;
+	char why[160];
+	uint64_t v;
 
-	if (it < 0) {
-		w->err = -errno;
-		return w->err;
-	}
-	while ((r = read(it, buf, sizeof(buf))) > 0 || (r < 0 && errno == EAGAIN))
-		;
-	if (r < 0)
-		w->err = -errno;
-	close(it);
-	return w->err;
-}
-
-static int sk_set_run(const char *cc, struct cc_maps *m, u32 op,
-		      const struct pair *p, int n, struct swift_sk_set_result *res)
-{
-	struct swift_cfg nv = { 0 };
-	char path[PATH_MAX];
-	struct bpf_object *obj = NULL;
-	struct bpf_program *prog;
-	struct bpf_link *link = NULL;
-	struct bpf_map *map, *stor_map;
-	struct sk_set_walk walk = { 0 };
-	void *bss = NULL;
-	u32 mask = 0, zero = 0;
-	int stor = -1, ret = -1;
-
-	for (int i = 0; i < n; i++) {
-		if (p[i].key->off == offsetof(struct swift_cfg, target_rtt_us)) {
-			nv.target_rtt_us = p[i].value;
-			mask |= SWIFT_SK_SET_TARGET;
-		} else if (p[i].key->off == offsetof(struct swift_cfg, stale_us)) {
-			nv.stale_us = p[i].value;
-			mask |= SWIFT_SK_SET_STALE;
-		} else {	/* keep_ecn or flags: the one bit there is */
-			nv.flags = p[i].value ? SWIFT_CFG_F_KEEP_ECN : 0;
-			mask |= SWIFT_SK_SET_FLAGS;
-		}
-	}
-	stor = cc_stor_map_fd(cc);
-	if (stor < 0)
-		return -1;
-	snprintf(path, sizeof(path), "%s/%s" OBJ_SUFFIX, g_opts.objdir, SK_SET_OBJ);
-	obj = bpf_object__open_file(path, NULL);
-	if (!obj) {
-		err("set: cannot open %s: %s", path, strerror(errno));
-		goto out;
-	}
-	map = bpf_object__find_map_by_name(obj, SWIFT_SK_CFG_MAP_NAME);
-	if (set_global(obj, ".rodata", "cookie", &g_opts.socket_cookie,
-		       sizeof(g_opts.socket_cookie)) ||
-	    set_global(obj, ".rodata", "op", &op, sizeof(op)) ||
-	    set_global(obj, ".rodata", "set_mask", &mask, sizeof(mask)) ||
-	    set_global(obj, ".rodata", "new_target_rtt_us", &nv.target_rtt_us,
-		       sizeof(nv.target_rtt_us)) ||
-	    set_global(obj, ".rodata", "new_stale_us", &nv.stale_us,
-		       sizeof(nv.stale_us)) ||
-	    set_global(obj, ".rodata", "new_flags", &nv.flags, sizeof(nv.flags)) ||
-	    !map) {
-		err("set: %s is not the expected per-socket writer (rebuild it)", path);
-		goto out;
-	}
-	/* the loaded bbr_swift's own maps: never new ones */
-	stor_map = bpf_object__find_map_by_name(obj, SK_SET_STOR_MAP_NAME);
-	if (!stor_map || bpf_map__reuse_fd(map, m->sk_cfg_fd) ||
-	    bpf_map__reuse_fd(stor_map, stor) || bpf_object__load(obj)) {
-		err("set: loading %s failed: %s", path, strerror(errno));
-		goto out;
-	}
-	prog = bpf_object__find_program_by_name(obj, SK_SET_PROG);
-	link = prog ? bpf_program__attach_iter(prog, NULL) : NULL;
-	if (!link) {
-		err("set: walking the sockets of %s failed: %s", cc, strerror(errno));
-		goto out;
-	}
-	/* a TCP socket iterator walks the reader's network namespace */
-	walk.link_fd = bpf_link__fd(link);
-	if (for_each_netns(sk_set_walk_here, &walk)) {
-		err("set: walking the sockets of %s failed: %s", cc,
-		    strerror(-walk.err));
-		goto out;
-	}
-	/* by lookup: without a skeleton, libbpf 1.4 does not map .bss over
-	 * the loaded map, so bpf_map__initial_value() is still the image it
-	 * loaded, not what the program wrote (seen: all zero) */
-	map = bpf_object__find_map_by_name(obj, ".bss");
-	bss = map && bpf_map__value_size(map) >= sizeof(*res) ?
-	      calloc(1, bpf_map__value_size(map)) : NULL;
-	if (!bss || bpf_map_lookup_elem(bpf_map__fd(map), &zero, bss)) {
-		err("set: cannot read the result of %s", path);
-		goto out;
-	}
-	memcpy(res, bss, sizeof(*res));
-	ret = 0;
-out:
-	free(bss);
-	bpf_link__destroy(link);
-	bpf_object__close(obj);
-	close(stor);
-	return ret;
-}
-
-static void show_socket(const char *cc, struct cc_maps *m, u32 op,
-			const struct swift_sk_set_result *res)
-{
-	/* its entry as written or found, else what it inherits (after a
-	 * --reset: what it goes back to at its next refresh) */
-	struct swift_cfg inh;
-	const struct swift_cfg *c = &inh;
-	const char *from = "socket";
-	struct json j;
-
-	if (op == SWIFT_SK_OP_WRITE)
-		c = &res->written;
-	else if (op == SWIFT_SK_OP_SHOW && res->had_entry)
-		c = &res->old;
-	else
-		from = inherited(m, res->cgroup_id, &inh);
-
-	if (g_opts.json) {
-		json_init(&j, stdout, g_opts.pretty);
-		json_begin_object(&j);
-		json_kv_string(&j, "cc", cc);
-		json_kv_string(&j, "scope", "socket");
-		json_kv_u64(&j, "cookie", g_opts.socket_cookie);
-		json_kv_u64(&j, "cgroup_id", res->cgroup_id);
-		json_kv_string(&j, "status", swift_status_name(res->status));
-		swift_cfg_json(&j, c, from);
-		json_key(&j, "in_force");
-		json_begin_object(&j);
-		json_kv_u64(&j, "target_rtt_us", res->in_force.target_rtt_us);
-		json_kv_u64(&j, "stale_us", res->in_force.stale_us);
-		json_kv_u64(&j, "flags", res->in_force.flags);
-		json_end_object(&j);
-		json_end_object(&j);
-		if (json_end(&j))
-			err("writing JSON output failed");
-		return;
-	}
-	printf("%s, socket %llu (cgroup id %llu): %s\n", cc,
-	       (unsigned long long)g_opts.socket_cookie,
-	       (unsigned long long)res->cgroup_id,
-	       op == SWIFT_SK_OP_WRITE ? "its own entry, written" :
-	       op == SWIFT_SK_OP_DELETE ? "its own entry removed" :
-	       res->had_entry ? "its own entry" : "no entry of its own");
-	swift_cfg_text(c, from);
-	printf("%-24s %s (target in use %u)\n", "status",
-	       swift_status_name(res->status), res->in_force.target_rtt_us);
-	if (op != SWIFT_SK_OP_SHOW)
-		printf("the socket applies it within %u round trips\n",
-		       SWIFT_CFG_REFRESH_ROUNDS);
-}
-
-/* `set --socket COOKIE NAME [k=v...|--reset]` */
-static int set_socket(const char *cc, struct cc_maps *m, const struct pair *p,
-		      int n)
-{
-	struct swift_sk_set_result res;
-	u32 op = g_opts.set_reset ? SWIFT_SK_OP_DELETE :
-		 n ? SWIFT_SK_OP_WRITE : SWIFT_SK_OP_SHOW;
-
-	if (m->swift_fd < 0 || m->sk_cfg_fd < 0) {
-		err("set: --socket: %s has no per-socket configuration (only "
-		    "bbr_swift: target_rtt_us, stale_us, keep_ecn)", cc);
+	if (!eq || eq == arg) {
+		err("set: \"%s\" is not key=value", arg);
 		return EXIT_USAGE;
 	}
-	for (int i = 0; i < n; i++)
-		if (!p[i].swift) {
-			err("set: --socket: %s is per cgroup (--cgroup PATH) or "
-			    "the default (--default); per socket only "
-			    "target_rtt_us, stale_us and keep_ecn", p[i].key->name);
-			return EXIT_USAGE;
-		}
-	memset(&res, 0, sizeof(res));
-	if (sk_set_run(cc, m, op, p, n, &res))
-		return EXIT_FAIL;
-	if (!res.matched) {
-		err("set: no %s socket with cookie %llu (`bbrctl stat %s` lists "
-		    "them)", cc, (unsigned long long)g_opts.socket_cookie, cc);
-		return EXIT_FAIL;
+	p->key = NULL;
+	for (size_t i = 0; i < N_KEYS && !p->key; i++)
+		if (strlen(keys[i].name) == len && !strncmp(keys[i].name, arg, len))
+			p->key = &keys[i];
+	if (!p->key) {
+		err("set: unknown key \"%.*s\" for %s", (int)len, arg, c->cc);
+		fprintf(stderr, "bbrctl: keys:");
+		for (size_t i = 0; i < N_KEYS; i++)
+			if (keys[i].group & c->groups)
+				fprintf(stderr, " %s", keys[i].name);
+		fputc('\n', stderr);
+		return EXIT_USAGE;
 	}
-	if (res.err) {
-		err("set: %s socket %llu: %s its entry failed: %s", cc,
-		    (unsigned long long)g_opts.socket_cookie,
-		    op == SWIFT_SK_OP_DELETE ? "removing" : "writing",
-		    strerror(-res.err));
-		return EXIT_FAIL;
+	if (!(p->key->group & c->groups)) {
+		err("set: %s is a %s key; %s does not read it", p->key->name,
+		    group_name(p->key->group), c->cc);
+		return EXIT_USAGE;
 	}
-	show_socket(cc, m, op, &res);
-	return EXIT_OK;
+	if (num_parse(eq + 1, p->key->min, p->key->max, NUM_HEX, &v, why, sizeof(why))) {
+		err("set: %s=%s: %s (%s: %s)", p->key->name, eq + 1, why, p->key->unit,
+		    p->key->what);
+		return EXIT_USAGE;
+	}
+	p->value = (u32)v;
+	return 0;
 }
 
-/* ---- the command ---------------------------------------------------------------- */
+/* Write the pairs into the scope's own set: the one it has, or a free one
+ * filled with a copy of the set it used so far, published after. */
+static int write_pairs(struct cc_params *c, const struct scope *sc,
+		       const struct pair *p, int n)
+{
+	struct param_sock_result res;
+	const char *from;
+	int base = scope_slot(c, sc, &from), slot = base;
+	bool own = !strcmp(from, scope_names[sc->kind]);
+	u32 s;
+
+	if (!own) {
+		slot = free_slot(c);
+		if (slot < 0) {
+			err("set: all %d parameter sets of %s are in use; `bbrctl set "
+			    "--cgroup PATH %s --reset` (or --socket COOKIE) frees one",
+			    BBR_PARAM_SLOTS - 1, c->cc, c->cc);
+			return -1;
+		}
+		copy_set(c, slot, param_field(c, base, 0));
+	}
+	for (int i = 0; i < n; i++)
+		*param_field(c, slot, p[i].key->off) = p[i].value;
+	if (own)
+		return 0;
+	s = (u32)slot;
+	if (bpf_map_update_elem(c->cgrp_fd, &sc->key, &s, BPF_ANY)) {
+		err("set: %s: recording the set: %s", c->cc, strerror(errno));
+		return -1;
+	}
+	if (sc->kind != SC_SOCKET)
+		return 0;
+	if (!walk(c, PARAM_SOCK_PIN, sc->cookie, s, &res, NULL, NULL) && res.matched)
+		return 0;
+	bpf_map_delete_elem(c->cgrp_fd, &sc->key);
+	if (!res.matched)
+		err("set: %s socket %llu closed meanwhile", c->cc,
+		    (unsigned long long)sc->cookie);
+	return -1;
+}
+
+static int reset(struct cc_params *c, const struct scope *sc)
+{
+	static const struct bbr_params def = BBR_PARAMS_DEFAULT;
+	struct param_sock_result res;
+
+	if (sc->kind == SC_DEFAULT) {
+		copy_set(c, BBR_PARAM_SLOT_DEFAULT, &def);
+		return 0;
+	}
+	if (sc->kind == SC_SOCKET &&
+	    walk(c, PARAM_SOCK_UNPIN, sc->cookie, 0, &res, NULL, NULL))
+		return -1;
+	if (bpf_map_delete_elem(c->cgrp_fd, &sc->key) && errno != ENOENT) {
+		err("set: %s: removing the %s's set: %s", c->cc, scope_names[sc->kind],
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the commands -------------------------------------------------------------------- */
 
 /* `set` and `params`: args are NAME [key=value...]. */
-static int set_common(const char *cmd, char **args, int nargs, bool dflt)
+static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
+		      int nargs, bool dflt)
 {
 	char path[PATH_MAX];
-	struct scope sc = { NULL, SWIFT_CGRP_DEFAULT_KEY };
-	struct cc_maps m;
+	struct scope sc = { .kind = SC_DEFAULT };
+	struct cc_params c;
 	struct pair *pairs = NULL;
-	int ret = EXIT_USAGE, lock = -1, slot = 0;
-	bool fresh = false;
+	int ret = EXIT_USAGE, lock = -1, npairs = nargs - 1;
 
 	if (nargs < 1) {
 		err("%s: name one congestion control", cmd);
@@ -940,81 +754,69 @@ static int set_common(const char *cmd, char **args, int nargs, bool dflt)
 		err("%s: invalid congestion control name \"%s\"", cmd, args[0]);
 		return EXIT_USAGE;
 	}
-	if (!dflt && !!g_opts.cgroup + g_opts.set_default + g_opts.set_socket != 1) {
+	if (!dflt && !!o->cgroup + o->set_default + o->set_socket != 1) {
 		err("%s: give exactly one of --cgroup PATH, --default and "
 		    "--socket COOKIE", cmd);
 		return EXIT_USAGE;
 	}
-	if (g_opts.set_reset && nargs > 1) {
+	if (o->set_reset && npairs) {
 		err("%s: --reset takes no key=value pairs", cmd);
 		return EXIT_USAGE;
 	}
 	if (check_privileges(cmd))
 		return EXIT_FAIL;
-	if (g_opts.cgroup) {
-		if (cgroup_resolve(g_opts.cgroup, path, sizeof(path), &sc.id))
+	if (o->cgroup) {
+		if (cgroup_resolve(o->cgroup, path, sizeof(path), &sc.cgroup_id))
 			return EXIT_FAIL;
+		sc.kind = SC_CGROUP;
 		sc.path = path;
+		sc.key = sc.cgroup_id;
+	} else if (o->set_socket) {
+		sc.kind = SC_SOCKET;
+		sc.cookie = o->socket_cookie;
+		sc.key = BBR_PARAM_KEY_SOCKET | o->socket_cookie;
 	}
-	if (cc_maps_find(args[0], &m))
+	if (cc_params_open(args[0], &c))
 		return EXIT_FAIL;
-	pairs = calloc(nargs, sizeof(*pairs));
+	pairs = calloc(npairs + 1, sizeof(*pairs));
 	if (!pairs) {
 		err("out of memory");
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	for (int i = 1; i < nargs; i++)
-		if (parse_pair(args[0], args[i], m.swift_fd >= 0, &pairs[i - 1]))
+	for (int i = 0; i < npairs; i++)
+		if (parse_pair(&c, args[i + 1], &pairs[i]))
 			goto out;	/* EXIT_USAGE, nothing written */
-	if (g_opts.set_socket) {
-		ret = set_socket(args[0], &m, pairs, nargs - 1);
-		goto out;
-	}
 	ret = EXIT_FAIL;
-	if (nargs > 1 || g_opts.set_reset) {
+	if (npairs || o->set_reset) {
 		lock = open(SET_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (lock < 0 || flock(lock, LOCK_EX)) {
 			err("%s: lock %s: %s", cmd, SET_LOCK_FILE, strerror(errno));
 			goto out;
 		}
+		tidy(&c);
 	}
-	if (g_opts.set_reset) {
-		if (reset(args[0], &m, &sc))
-			goto out;
-	} else if (nargs > 1) {
-		/* Find room first: out of sets, nothing is written. */
-		if (any_pair(pairs, nargs - 1, false)) {
-			slot = pick_slot(args[0], &m, &sc, &fresh);
-			if (slot < 0)
-				goto out;
-		}
-		if ((m.swift_fd >= 0 && write_swift(args[0], &m, &sc, pairs, nargs - 1)) ||
-		    write_params(args[0], &m, &sc, pairs, nargs - 1, slot, fresh))
-			goto out;
-	}
-	show(args[0], &m, &sc);
+	if (sc.kind == SC_SOCKET && find_socket(&c, &sc))
+		goto out;
+	if (o->set_reset ? reset(&c, &sc) : npairs ? write_pairs(&c, &sc, pairs, npairs) : 0)
+		goto out;
+	show(&c, &sc);
 	ret = EXIT_OK;
 out:
 	if (lock >= 0)
 		close(lock);
 	free(pairs);
-	cc_maps_close(&m);
+	cc_params_close(&c);
 	return ret;
 }
 
-int cmd_set_impl(char **args, int nargs)
+int cmd_set(const struct cmd_opts *o, char **args, int nargs)
 {
-	return set_common("set", args, nargs, false);
+	return set_common("set", o, args, nargs, false);
 }
 
 /* `params NAME [key=value...]`: the default set, as `set --default`. */
-int cmd_params_set_impl(char **args, int nargs)
+int cmd_params(const struct cmd_opts *o, char **args, int nargs)
 {
-	if (g_opts.cgroup || g_opts.set_default || g_opts.set_socket) {
-		err("params: it always works on the default set; use `bbrctl set "
-		    "--cgroup PATH NAME` for a cgroup");
-		return EXIT_USAGE;
-	}
-	return set_common("params", args, nargs, true);
+	return set_common("params", o, args, nargs, true);
 }

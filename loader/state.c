@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -136,20 +137,33 @@ static int read_iter_here(void *ctx)
 	return r->err;
 }
 
-/*
- * The state iterator walks the TCP sockets of the network namespace that
- * reads it, so read it from each one (for_each_netns).
- */
+int iter_read_all(int link_fd, void **out, size_t *outlen)
+{
+	struct iter_read r = { .link_fd = link_fd, .cap = 64 * 1024 };
+	int ret;
+
+	*out = NULL;
+	*outlen = 0;
+	r.buf = malloc(r.cap);
+	ret = r.buf ? for_each_netns(read_iter_here, &r) : -ENOMEM;
+	if (ret) {
+		free(r.buf);
+		return ret < 0 ? ret : -EIO;
+	}
+	*out = r.buf;
+	*outlen = r.len;
+	return 0;
+}
+
 int read_state_iter(const char *name, void **out, size_t *outlen, bool quiet)
 {
-	struct iter_read r = { .cap = 64 * 1024 };
 	char path[PATH_MAX];
 	struct bpf_link *link;
 	int ret;
 
 	*out = NULL;
 	*outlen = 0;
-	snprintf(path, sizeof(path), "%s/%s/%s", PIN_ROOT, name, PIN_ITER);
+	snprintf(path, sizeof(path), PIN_CC_FMT "/" PIN_ITER, name);
 	link = bpf_link__open(path);
 	if (!link) {
 		ret = -errno;
@@ -163,20 +177,11 @@ int read_state_iter(const char *name, void **out, size_t *outlen, bool quiet)
 		}
 		return ret;
 	}
-	r.link_fd = bpf_link__fd(link);
-	r.buf = malloc(r.cap);
-	ret = r.buf ? for_each_netns(read_iter_here, &r) : -ENOMEM;
+	ret = iter_read_all(bpf_link__fd(link), out, outlen);
 	if (ret && !quiet)
-		err("%s: reading the state iterator %s: %s", name, path,
-		    strerror(ret < 0 ? -ret : EIO));
+		err("%s: reading the state iterator %s: %s", name, path, strerror(-ret));
 	bpf_link__destroy(link);	/* closes our fd; the pin stays */
-	if (ret) {
-		free(r.buf);
-		return ret < 0 ? ret : -EIO;
-	}
-	*out = r.buf;
-	*outlen = r.len;
-	return 0;
+	return ret;
 }
 
 /*
@@ -464,33 +469,32 @@ static void print_table(const struct row *rows, size_t n)
 	}
 }
 
-static void rec_to_json(struct json *j, const char *cc,
-			const struct bbr3_state_rec *r,
-			const struct bbr_swift_state_rec *sw)
+static json_t *rec_to_json(const char *cc, const struct bbr3_state_rec *r,
+			   const struct bbr_swift_state_rec *sw)
 {
 	const struct bbr3 *b = &r->st;
 	char addr[INET6_ADDRSTRLEN + 2];
 	uint32_t bw = model_bw(b);
+	json_t *j = json_object(), *sj;
 
-	json_begin_object(j);
-	json_kv_string(j, "cc", cc);
-	json_kv_u64(j, "cookie", r->cookie);
-	json_kv_u64(j, "pacing_rate_Bps", r->pacing_rate_Bps);
-	json_kv_u64(j, "version", r->version);
-	json_kv_u64(j, "snd_cwnd_pkts", r->snd_cwnd_pkts);
-	json_kv_u64(j, "inflight_pkts", r->inflight_pkts);
-	json_kv_u64(j, "mss_bytes", r->mss_bytes);
-	json_kv_u64(j, "srtt_us", r->srtt_us);
-	json_kv_u64(j, "delivered", r->delivered);
-	json_kv_u64(j, "lost", r->lost);
-	json_kv_u64(j, "delivered_ce", r->delivered_ce);
-	json_kv_u64(j, "family", r->family);
-	json_kv_u64(j, "sport", r->sport);
-	json_kv_u64(j, "dport", r->dport);
+	js_set_str(j, "cc", cc);
+	js_set_u64(j, "cookie", r->cookie);
+	js_set_u64(j, "pacing_rate_Bps", r->pacing_rate_Bps);
+	js_set_u64(j, "version", r->version);
+	js_set_u64(j, "snd_cwnd_pkts", r->snd_cwnd_pkts);
+	js_set_u64(j, "inflight_pkts", r->inflight_pkts);
+	js_set_u64(j, "mss_bytes", r->mss_bytes);
+	js_set_u64(j, "srtt_us", r->srtt_us);
+	js_set_u64(j, "delivered", r->delivered);
+	js_set_u64(j, "lost", r->lost);
+	js_set_u64(j, "delivered_ce", r->delivered_ce);
+	js_set_u64(j, "family", r->family);
+	js_set_u64(j, "sport", r->sport);
+	js_set_u64(j, "dport", r->dport);
 	fmt_addr(r, r->saddr, addr, sizeof(addr));
-	json_kv_string(j, "saddr", addr);
+	js_set_str(j, "saddr", addr);
 	fmt_addr(r, r->daddr, addr, sizeof(addr));
-	json_kv_string(j, "daddr", addr);
+	js_set_str(j, "daddr", addr);
 
 	/* struct bbr3, flattened: its member names do not collide. */
 	for (size_t i = 0; i < sizeof(bbr3_fields) / sizeof(bbr3_fields[0]); i++) {
@@ -499,69 +503,67 @@ static void rec_to_json(struct json *j, const char *cc,
 
 		if (f->name[0] == '_')
 			continue;
-		json_key(j, f->name);
 		if (f->count == 1) {
-			json_u64(j, load_uint(base, f->elem));
+			js_set_u64(j, f->name, load_uint(base, f->elem));
 			continue;
 		}
-		json_begin_array(j);
+		sj = json_array();
 		for (size_t k = 0; k < f->count; k++)
-			json_u64(j, load_uint(base + k * f->elem, f->elem));
-		json_end_array(j);
+			json_array_append_new(sj, js_u64(load_uint(base + k * f->elem, f->elem)));
+		js_set(j, f->name, sj);
 	}
 
-	json_kv_string(j, "mode_name", mode_name(b->mode));
+	js_set_str(j, "mode_name", mode_name(b->mode));
 	if (b->mode == BBR_PROBE_BW)
-		json_kv_string(j, "phase_name", phase_name(b->cycle_idx));
+		js_set_str(j, "phase_name", phase_name(b->cycle_idx));
 	else
-		json_kv_null(j, "phase_name");
-	json_kv_u64(j, "bw", bw);
-	json_kv_u64(j, "bw_bps", bw_to_bps(bw, r->mss_bytes));
+		js_set(j, "phase_name", json_null());
+	js_set_u64(j, "bw", bw);
+	js_set_u64(j, "bw_bps", bw_to_bps(bw, r->mss_bytes));
 
 	/* tcp_info's fields, read by the iterator. */
-	json_kv_u64(j, "bytes_acked", r->bytes_acked);
-	json_kv_u64(j, "bytes_retrans", r->bytes_retrans);
-	json_kv_u64(j, "total_retrans", r->total_retrans);
-	json_kv_u64(j, "retrans_out", r->retrans_out);
-	json_kv_u64(j, "lost_out", r->lost_out);
-	json_kv_u64(j, "sacked_out", r->sacked_out);
-	json_kv_u64(j, "snd_ssthresh", r->snd_ssthresh);
-	json_kv_u64(j, "rttvar_us", r->rttvar_us);
-	json_kv_u64(j, "kernel_min_rtt_us", r->kernel_min_rtt_us);
-	json_kv_u64(j, "ca_state", r->ca_state);
-	json_kv_u64(j, "loss_ppm", loss_ppm(r));
-	json_kv_u64(j, "ce_ppm", ce_ppm(r));
+	js_set_u64(j, "bytes_acked", r->bytes_acked);
+	js_set_u64(j, "bytes_retrans", r->bytes_retrans);
+	js_set_u64(j, "total_retrans", r->total_retrans);
+	js_set_u64(j, "retrans_out", r->retrans_out);
+	js_set_u64(j, "lost_out", r->lost_out);
+	js_set_u64(j, "sacked_out", r->sacked_out);
+	js_set_u64(j, "snd_ssthresh", r->snd_ssthresh);
+	js_set_u64(j, "rttvar_us", r->rttvar_us);
+	js_set_u64(j, "kernel_min_rtt_us", r->kernel_min_rtt_us);
+	js_set_u64(j, "ca_state", r->ca_state);
+	js_set_u64(j, "loss_ppm", loss_ppm(r));
+	js_set_u64(j, "ce_ppm", ce_ppm(r));
 
 	if (sw) {
-		json_key(j, "swift");
-		json_begin_object(j);
-		json_kv_u64(j, "version", sw->version);
-		json_kv_string(j, "status", swift_status_name(sw->sw.status));
-		json_kv_u64(j, "status_code", sw->sw.status);
-		json_kv_bool(j, "fallback", sw->sw.status != SWIFT_ST_ACTIVE);
-		json_kv_u64(j, "target_rtt_us", sw->sw.target_rtt_us);
-		json_kv_u64(j, "network_rtt_us", sw->sw.network_rtt_us);
-		json_kv_u64(j, "stale_us", sw->sw.stale_us);
-		json_kv_u64(j, "last_sample_ns", sw->sw.last_sample_ns);
-		json_kv_u64(j, "last_factor", sw->sw.last_factor);
-		json_kv_u64(j, "last_factor_ppm",
+		sj = json_object();
+		js_set_u64(sj, "version", sw->version);
+		js_set_str(sj, "status", swift_status_name(sw->sw.status));
+		js_set_u64(sj, "status_code", sw->sw.status);
+		js_set_bool(sj, "fallback", sw->sw.status != SWIFT_ST_ACTIVE);
+		js_set_u64(sj, "target_rtt_us", sw->sw.target_rtt_us);
+		js_set_u64(sj, "network_rtt_us", sw->sw.network_rtt_us);
+		js_set_u64(sj, "stale_us", sw->sw.stale_us);
+		js_set_u64(sj, "last_sample_ns", sw->sw.last_sample_ns);
+		js_set_u64(sj, "last_factor", sw->sw.last_factor);
+		js_set_u64(sj, "last_factor_ppm",
 			    (uint64_t)sw->sw.last_factor * 1000000 / SWIFT_FACTOR_UNIT);
-		json_kv_u64(j, "decreases", sw->sw.decreases);
-		json_kv_u64(j, "fallback_acks", sw->sw.fallback_acks);
-		json_kv_u64(j, "subpkt_cwnd_milli", sw->sw.subpkt_cwnd_milli);
-		json_kv_u64(j, "flags", sw->sw.flags);
-		json_end_object(j);
+		js_set_u64(sj, "decreases", sw->sw.decreases);
+		js_set_u64(sj, "fallback_acks", sw->sw.fallback_acks);
+		js_set_u64(sj, "subpkt_cwnd_milli", sw->sw.subpkt_cwnd_milli);
+		js_set_u64(sj, "flags", sw->sw.flags);
+		js_set(j, "swift", sj);
 	}
-	json_end_object(j);
+	return j;
 }
 
-int cmd_stat_impl(char **names, int n)
+int stat_print(char **names, int n)
 {
 	char **all = NULL;
 	int nall = 0, ret = 0;
 	struct row *rows = NULL;
 	size_t nrows = 0;
-	struct json j;
+	json_t *arr = NULL;
 	bool explicit = n > 0;
 
 	if (!explicit) {
@@ -571,10 +573,8 @@ int cmd_stat_impl(char **names, int n)
 		names = all;
 		n = nall;
 	}
-	if (g_opts.json) {
-		json_init(&j, stdout, g_opts.pretty);
-		json_begin_array(&j);
-	}
+	if (g_opts.json)
+		arr = json_array();
 	for (int i = 0; i < n; i++) {
 		char p[PATH_MAX];
 		void *buf = NULL;
@@ -585,13 +585,13 @@ int cmd_stat_impl(char **names, int n)
 			ret = -1;
 			continue;
 		}
-		snprintf(p, sizeof(p), "%s/%s", PIN_ROOT, names[i]);
+		snprintf(p, sizeof(p), PIN_CC_FMT, names[i]);
 		if (access(p, F_OK) != 0) {
 			err("%s is not loaded by bbrctl (no %s)", names[i], p);
 			ret = -1;
 			continue;
 		}
-		snprintf(p, sizeof(p), "%s/%s/%s", PIN_ROOT, names[i], PIN_ITER);
+		snprintf(p, sizeof(p), PIN_CC_FMT "/" PIN_ITER, names[i]);
 		if (!explicit && access(p, F_OK) != 0) {
 			dbg("%s: no state iterator, skipped", names[i]);
 			continue;
@@ -608,7 +608,8 @@ int cmd_stat_impl(char **names, int n)
 			for (size_t k = 0; k < cnt; k++) {
 				const struct bbr3_state_rec *r = rec_at(buf, stride, k);
 
-				rec_to_json(&j, names[i], r, swift_rec(r, stride));
+				json_array_append_new(arr, rec_to_json(names[i], r,
+								       swift_rec(r, stride)));
 			}
 		} else if (cnt) {
 			struct row *nr = realloc(rows, (nrows + cnt) * sizeof(*rows));
@@ -630,11 +631,8 @@ int cmd_stat_impl(char **names, int n)
 		free(buf);
 	}
 	if (g_opts.json) {
-		json_end_array(&j);
-		if (json_end(&j)) {
-			err("writing JSON output failed");
+		if (js_print(arr))
 			ret = -1;
-		}
 	} else if (nrows) {
 		print_table(rows, nrows);
 	} else if (ret == 0) {
@@ -642,5 +640,54 @@ int cmd_stat_impl(char **names, int n)
 	}
 	free(rows);
 	free_names(all, nall);
+	return ret;
+}
+
+/* ---- the commands --------------------------------------------------------------- */
+
+int cmd_stat(const struct cmd_opts *o, char **args, int nargs)
+{
+	(void)o;
+	if (!valid_cc_names("stat", args, nargs))
+		return EXIT_USAGE;
+	if (check_privileges("stat"))
+		return EXIT_FAIL;
+	warn_if_bpffs_hidden();
+	return stat_print(args, nargs) ? EXIT_FAIL : EXIT_OK;
+}
+
+int cmd_top(const struct cmd_opts *o, char **args, int nargs)
+{
+	uint64_t interval_us = o->interval_us ? o->interval_us : INTERVAL_DEFAULT_US;
+	struct timespec ts;
+	char when[64];
+	int ret = EXIT_OK;
+	bool tty = isatty(STDOUT_FILENO);
+
+	if (!valid_cc_names("top", args, nargs))
+		return EXIT_USAGE;
+	if (check_privileges("top"))
+		return EXIT_FAIL;
+	for (uint64_t k = 0; !o->count || k < o->count; k++) {
+		if (k) {
+			ts.tv_sec = (time_t)(interval_us / 1000000);
+			ts.tv_nsec = (long)(interval_us % 1000000) * 1000;
+			nanosleep(&ts, NULL);
+		}
+		if (!g_opts.json) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			format_unix_ns((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+				       when, sizeof(when));
+			printf("%sbbrctl top  %s  every %.1f s\n\n", tty ? "\033[H\033[2J" : "",
+			       when, interval_us / 1e6);
+		}
+		if (stat_print(args, nargs))
+			ret = EXIT_FAIL;
+		if (g_opts.json)
+			putchar('\n');
+		else if (!tty)
+			putchar('\n');
+		fflush(stdout);
+	}
 	return ret;
 }

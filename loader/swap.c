@@ -10,7 +10,7 @@
  *     holds a pointer to the old implementation, kernel-bpf-facts.md 3.2).
  *     Existing sockets keep the old programs until they close or switch.
  * (2) `bbrctl swap --from A --to B [--port N] [--cgroup PATH] [--netns NS]`:
- *     switch live sockets with the iter/tcp program bpf/cc_swap.bpf.o. The
+ *     switch live sockets with the iter/tcp program bpf/cc_swap.bpf.c. The
  *     iterator walks the reader's network namespace, so with --netns bbrctl
  *     enters /run/netns/NS (setns) before creating the iterator.
  */
@@ -30,12 +30,10 @@
 #include <bpf/libbpf.h>
 
 #include "bbrctl.h"
+#include "cc_swap.skel.h"	/* generated: build/skel (Makefile) */
 
-#define SWAP_OBJ		"cc_swap"
-#define SWAP_PROG		"cc_swap"
 #define NETNS_RUN_DIR		"/run/netns"
 #define SYSCTL_DEFAULT_CC	"/proc/sys/net/ipv4/tcp_congestion_control"
-#define CC_NAME_BUF		16	/* TCP_CA_NAME_MAX */
 
 /* ---- (2) live sockets ---- */
 
@@ -64,61 +62,61 @@ static int enter_netns(const char *name)
 	return 0;
 }
 
-static int swap_sockets(void)
+/* cc_swap with the filters in its .rodata, loaded; NULL with a message. */
+static struct cc_swap *swap_load(const struct cmd_opts *o, uint64_t cgid)
 {
-	char from[CC_NAME_BUF] = {}, to[CC_NAME_BUF] = {}, path[PATH_MAX];
+	struct cc_swap *skel = cc_swap__open();
+
+	if (!skel) {
+		err("swap: opening cc_swap failed: %s", strerror(errno));
+		return NULL;
+	}
+	snprintf(skel->rodata->from_cc, sizeof(skel->rodata->from_cc), "%s", o->from);
+	snprintf(skel->rodata->to_cc, sizeof(skel->rodata->to_cc), "%s", o->to);
+	skel->rodata->port = (uint16_t)o->port;
+	skel->rodata->cgroup_id = cgid;
+	if (cc_swap__load(skel)) {
+		err("swap: loading cc_swap failed: %s", strerror(errno));
+		cc_swap__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+static int swap_sockets(const struct cmd_opts *o)
+{
 	char cg[PATH_MAX], buf[4096], line[256];
-	uint64_t cgid = 0, *bss = NULL;
-	uint32_t zero = 0;
-	uint16_t port = (uint16_t)g_opts.port;
-	struct bpf_object *obj = NULL;
-	struct bpf_program *prog;
+	uint64_t cgid = 0;
+	struct cc_swap *skel = NULL;
 	struct bpf_link *link = NULL;
-	struct bpf_map *m, *bssmap = NULL;
-	size_t ll = 0, bsz;
+	const struct cc_swap__bss *c;
+	size_t ll = 0;
 	FILE *out = stdout;
 	int fd = -1, ret = EXIT_FAIL, tries = 0;
 	ssize_t n;
 
-	if (!valid_cc_name(g_opts.from) || !valid_cc_name(g_opts.to)) {
+	if (!valid_cc_name(o->from) || !valid_cc_name(o->to)) {
 		err("swap: invalid congestion control name");
 		return EXIT_USAGE;
 	}
-	if (g_opts.port < 0 || g_opts.port > 65535) {
-		err("swap: --port %d is out of range 1..65535", g_opts.port);
+	if (o->port < 0 || o->port > 65535) {
+		err("swap: --port %d is out of range 1..65535", o->port);
 		return EXIT_USAGE;
 	}
-	if (g_opts.cgroup && cgroup_resolve(g_opts.cgroup, cg, sizeof(cg), &cgid))
+	if (o->cgroup && cgroup_resolve(o->cgroup, cg, sizeof(cg), &cgid))
 		return EXIT_FAIL;
-	if (g_opts.netns && enter_netns(g_opts.netns))
+	if (o->netns && enter_netns(o->netns))
 		return EXIT_FAIL;
-	if (cc_available(g_opts.to) != 1) {
+	if (cc_available(o->to) != 1) {
 		err("swap: unknown congestion control \"%s\": not in %s%s%s",
-		    g_opts.to, PROC_AVAIL_CC, g_opts.netns ? " of netns " : "",
-		    g_opts.netns ? g_opts.netns : "");
+		    o->to, PROC_AVAIL_CC, o->netns ? " of netns " : "",
+		    o->netns ? o->netns : "");
 		return EXIT_FAIL;
 	}
-	snprintf(from, sizeof(from), "%s", g_opts.from);
-	snprintf(to, sizeof(to), "%s", g_opts.to);
-	snprintf(path, sizeof(path), "%s/%s" OBJ_SUFFIX, g_opts.objdir, SWAP_OBJ);
-	obj = bpf_object__open_file(path, NULL);
-	if (!obj) {
-		err("swap: cannot open %s: %s", path, strerror(errno));
+	skel = swap_load(o, cgid);
+	if (!skel)
 		return EXIT_FAIL;
-	}
-	if (set_global(obj, ".rodata", "from_cc", from, sizeof(from)) ||
-	    set_global(obj, ".rodata", "to_cc", to, sizeof(to)) ||
-	    set_global(obj, ".rodata", "port", &port, sizeof(port)) ||
-	    set_global(obj, ".rodata", "cgroup_id", &cgid, sizeof(cgid))) {
-		err("swap: %s lacks the expected .rodata filter variables", path);
-		goto out;
-	}
-	if (bpf_object__load(obj)) {
-		err("swap: loading %s failed: %s", path, strerror(errno));
-		goto out;
-	}
-	prog = bpf_object__find_program_by_name(obj, SWAP_PROG);
-	link = prog ? bpf_program__attach_iter(prog, NULL) : NULL;
+	link = bpf_program__attach_iter(skel->progs.cc_swap, NULL);
 	if (!link) {
 		err("swap: creating the TCP iterator failed: %s", strerror(errno));
 		goto out;
@@ -151,46 +149,38 @@ static int swap_sockets(void)
 			}
 		}
 	}
-	bpf_object__for_each_map(m, obj) {
-		const char *nm = bpf_map__name(m);
+	c = skel->bss;		/* the iterator's counters, mapped */
+	if (g_opts.json) {
+		json_t *j = json_object();
 
-		if (strlen(nm) >= 4 && strcmp(nm + strlen(nm) - 4, ".bss") == 0)
-			bssmap = m;
-	}
-	bsz = bssmap ? bpf_map__value_size(bssmap) : 0;
-	bss = bsz >= 5 * sizeof(uint64_t) ? calloc(1, bsz) : NULL;
-	if (!bss || bpf_map_lookup_elem(bpf_map__fd(bssmap), &zero, bss)) {
-		err("swap: cannot read the iterator's counters");
-		goto out;
-	}
-	/* .bss order: n_switched n_failed n_timewait n_reqsk n_other_cc */
-	if (g_opts.json)
-		printf("{\"from\":\"%s\",\"to\":\"%s\",\"netns\":%s%s%s,\"port\":%d,"
-		       "\"cgroup_id\":%llu,\"switched\":%llu,\"failed\":%llu,"
-		       "\"time_wait_skipped\":%llu,\"request_sock_skipped\":%llu,"
-		       "\"other_cc\":%llu}\n", from, to,
-		       g_opts.netns ? "\"" : "", g_opts.netns ? g_opts.netns : "null",
-		       g_opts.netns ? "\"" : "", g_opts.port,
-		       (unsigned long long)cgid, (unsigned long long)bss[0],
-		       (unsigned long long)bss[1], (unsigned long long)bss[2],
-		       (unsigned long long)bss[3], (unsigned long long)bss[4]);
-	else
+		js_set_str(j, "from", skel->rodata->from_cc);
+		js_set_str(j, "to", skel->rodata->to_cc);
+		js_set(j, "netns", o->netns ? js_str(o->netns) : json_null());
+		js_set_u64(j, "port", o->port);
+		js_set_u64(j, "cgroup_id", cgid);
+		js_set_u64(j, "switched", c->n_switched);
+		js_set_u64(j, "failed", c->n_failed);
+		js_set_u64(j, "time_wait_skipped", c->n_timewait);
+		js_set_u64(j, "request_sock_skipped", c->n_reqsk);
+		js_set_u64(j, "other_cc", c->n_other_cc);
+		js_print(j);
+	} else {
 		printf("swap %s -> %s: %llu switched, %llu failed, %llu TIME_WAIT "
 		       "and %llu request sockets skipped (not full sockets), "
-		       "%llu matching sockets use another CC\n", from, to,
-		       (unsigned long long)bss[0], (unsigned long long)bss[1],
-		       (unsigned long long)bss[2], (unsigned long long)bss[3],
-		       (unsigned long long)bss[4]);
-	ret = bss[1] ? EXIT_FAIL : EXIT_OK;
-	if (bss[1])
+		       "%llu matching sockets use another CC\n", skel->rodata->from_cc,
+		       skel->rodata->to_cc, (unsigned long long)c->n_switched,
+		       (unsigned long long)c->n_failed, (unsigned long long)c->n_timewait,
+		       (unsigned long long)c->n_reqsk, (unsigned long long)c->n_other_cc);
+	}
+	ret = c->n_failed ? EXIT_FAIL : EXIT_OK;
+	if (c->n_failed)
 		err("swap: %llu sockets could not be switched (see the error lines)",
-		    (unsigned long long)bss[1]);
+		    (unsigned long long)c->n_failed);
 out:
-	free(bss);
 	if (fd >= 0)
 		close(fd);
 	bpf_link__destroy(link);
-	bpf_object__close(obj);
+	cc_swap__destroy(skel);
 	return ret;
 }
 
@@ -253,7 +243,7 @@ static void refresh_all_defaults(const char *name)
 	close(self);
 }
 
-static int swap_in_place(const char *name)
+static int swap_in_place(const struct cmd_opts *o, const char *name)
 {
 	struct cc_target t;
 	char path[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
@@ -265,7 +255,7 @@ static int swap_in_place(const char *name)
 		err("swap: invalid congestion control name \"%s\"", name);
 		return EXIT_USAGE;
 	}
-	path_join(dir, sizeof(dir), PIN_ROOT, name);
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
 	path_join(p, sizeof(p), dir, PIN_LINK);
 	link = bpf_link__open(p);
 	if (!link) {
@@ -273,12 +263,12 @@ static int swap_in_place(const char *name)
 		    name, p, strerror(errno), name);
 		return EXIT_FAIL;
 	}
-	if (g_opts.nobjs > 1) {
+	if (o->nobjs > 1) {
 		err("swap: give at most one --obj");
 		goto out;
 	}
-	if (g_opts.nobjs)
-		snprintf(path, sizeof(path), "%s", g_opts.objs[0]);
+	if (o->nobjs)
+		snprintf(path, sizeof(path), "%s", o->objs[0]);
 	else
 		cc_object_path(path, sizeof(path), name);
 	if (cc_open(&t, path, name))
@@ -321,17 +311,17 @@ out:
 	return ret;
 }
 
-int cmd_swap_impl(char **args, int nargs)
+int cmd_swap(const struct cmd_opts *o, char **args, int nargs)
 {
 	if (check_privileges("swap") || check_kernel_btf())
 		return EXIT_FAIL;
-	if (g_opts.from || g_opts.to) {
-		if (!g_opts.from || !g_opts.to || nargs) {
+	if (o->from || o->to) {
+		if (!o->from || !o->to || nargs) {
 			err("swap: usage: bbrctl swap --from CC --to CC [--port N] "
 			    "[--cgroup PATH] [--netns NAME]");
 			return EXIT_USAGE;
 		}
-		return swap_sockets();
+		return swap_sockets(o);
 	}
 	if (nargs != 1) {
 		err("swap: usage: bbrctl swap [--obj PATH] NAME, or "
@@ -340,5 +330,5 @@ int cmd_swap_impl(char **args, int nargs)
 	}
 	if (check_struct_ops_cc())
 		return EXIT_FAIL;
-	return swap_in_place(args[0]);
+	return swap_in_place(o, args[0]);
 }

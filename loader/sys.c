@@ -45,44 +45,24 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
-void err(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("error: ", fmt, ap);
-	va_end(ap);
+/* err(), warn(), info(), dbg(): one line on stderr with its prefix; dbg()
+ * only with -v. Progress goes to stderr too, so stdout stays
+ * machine-readable. */
+#define MESSAGE_FN(name, prefix, min_verbose)				\
+void name(const char *fmt, ...)						\
+{									\
+	va_list ap;							\
+									\
+	if (g_opts.verbose < (min_verbose))				\
+		return;							\
+	va_start(ap, fmt);						\
+	vmsg(prefix, fmt, ap);						\
+	va_end(ap);							\
 }
-
-void warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("warning: ", fmt, ap);
-	va_end(ap);
-}
-
-/* Progress messages go to stderr too, so stdout stays machine-readable. */
-void info(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg("", fmt, ap);
-	va_end(ap);
-}
-
-void dbg(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (g_opts.verbose < 1)
-		return;
-	va_start(ap, fmt);
-	vmsg("debug: ", fmt, ap);
-	va_end(ap);
-}
+MESSAGE_FN(err, "error: ", 0)
+MESSAGE_FN(warn, "warning: ", 0)
+MESSAGE_FN(info, "", 0)
+MESSAGE_FN(dbg, "debug: ", 1)
 
 /* libbpf's warnings (including verifier logs) always; the rest with -v/-vv. */
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -296,11 +276,13 @@ bool valid_cc_name(const char *name)
 /* Every one of names[0..n) a valid name? If not, say which, for cmd. */
 bool valid_cc_names(const char *cmd, char **names, int n)
 {
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		if (!valid_cc_name(names[i])) {
-			err("%s: invalid congestion control name \"%s\"", cmd, names[i]);
+			err("%s: invalid congestion control name \"%s\" (1-%d letters, "
+			    "digits, '_', '-', '.')", cmd, names[i], CC_NAME_MAX);
 			return false;
 		}
+	}
 	return true;
 }
 

@@ -56,6 +56,7 @@ struct trace_sock {
 };
 
 static volatile sig_atomic_t trace_stop;
+static bool csv, per_ack;		/* --csv, --per-ack */
 static struct trace_sock *socks;
 static FILE *out;
 static uint64_t n_events, n_nocookie;
@@ -265,34 +266,58 @@ static void print_csv_header(void)
 	fputc('\n', out);
 }
 
+/* The JSON line of an event: one object, its members updated in place
+ * (the keys keep the order of the first event). */
+static json_t *ev_json;
+
+static int print_json(const struct trace_field *f)
+{
+	char buf[2048];
+	size_t n;
+
+	if (!ev_json)
+		ev_json = json_object();
+	for (int i = 0; i < TRACE_NFIELDS; i++) {
+		json_t *v = json_object_get(ev_json, f[i].name);
+
+		if (f[i].kind == TF_BOOL)
+			js_set_bool(ev_json, f[i].name, f[i].num);
+		else if (f[i].kind == TF_STR && json_is_string(v))
+			json_string_set(v, f[i].str);
+		else if (f[i].kind == TF_STR)
+			js_set_str(ev_json, f[i].name, f[i].str);
+		else if (json_is_integer(v) && f[i].num <= INT64_MAX)
+			json_integer_set(v, (json_int_t)f[i].num);
+		else
+			js_set_u64(ev_json, f[i].name, f[i].num);
+	}
+	n = json_dumpb(ev_json, buf, sizeof(buf) - 1, JSON_COMPACT);
+	if (!n || n >= sizeof(buf) - 1)
+		return -1;
+	buf[n++] = '\n';
+	return fwrite(buf, 1, n, out) == n ? 0 : -1;
+}
+
+static int print_csv(const struct trace_field *f)
+{
+	int n = 0;
+
+	for (int i = 0; i < TRACE_NFIELDS && n >= 0; i++) {
+		if (f[i].kind == TF_STR)
+			n = fprintf(out, "%s%s", i ? "," : "", f[i].str);
+		else
+			n = fprintf(out, "%s%llu", i ? "," : "", (unsigned long long)f[i].num);
+	}
+	return n < 0 || fputc('\n', out) == EOF ? -1 : 0;
+}
+
 static void print_event(const struct trace_cc *cc, const struct bbr_trace_ev *e)
 {
 	struct trace_rates r = event_rates(e, e->flags & BBR_TRACE_F_ROUND_START);
 	struct trace_field f[TRACE_NFIELDS];
-	int n = 0;
 
 	event_fields(f, cc, e, &r);
-	if (!g_opts.csv && fputc('{', out) == EOF)
-		n = -1;
-	for (int i = 0; i < TRACE_NFIELDS && n >= 0; i++) {
-		const char *sep = i ? "," : "";
-
-		if (!g_opts.csv)
-			n = fprintf(out, "%s\"%s\":", sep, f[i].name);
-		else
-			n = fprintf(out, "%s", sep);
-		if (n < 0)
-			break;
-		if (f[i].kind == TF_STR)
-			n = fprintf(out, g_opts.csv ? "%s" : "\"%s\"", f[i].str);
-		else if (f[i].kind == TF_BOOL && !g_opts.csv)
-			n = fprintf(out, "%s", f[i].num ? "true" : "false");
-		else
-			n = fprintf(out, "%llu", (unsigned long long)f[i].num);
-	}
-	if (n >= 0)
-		n = fprintf(out, g_opts.csv ? "\n" : "}\n");
-	if (n < 0)
+	if (csv ? print_csv(f) : print_json(f))
 		out_failed = true;
 }
 
@@ -348,7 +373,7 @@ static int claim(struct trace_cc *cc)
 		return -1;
 	}
 	cc->dropped0 = c.dropped;
-	c.flags = BBR_TRACE_CTL_ON | (g_opts.per_ack ? BBR_TRACE_CTL_PER_ACK : 0);
+	c.flags = BBR_TRACE_CTL_ON | (per_ack ? BBR_TRACE_CTL_PER_ACK : 0);
 	c.owner_pid = (uint32_t)getpid();
 	if (bpf_map_update_elem(cc->ctl_fd, &key, &c, BPF_ANY)) {
 		err("trace: %s: cannot set the control word: %s", cc->name,
@@ -385,7 +410,7 @@ static int open_cc(struct trace_cc *cc, const char *name, bool quiet)
 
 	snprintf(cc->name, sizeof(cc->name), "%s", name);
 	cc->rb_fd = cc->ctl_fd = -1;
-	snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, name);
+	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
 		if (!quiet)
 			err("trace: %s is not loaded by bbrctl (no %s)", name, dir);
@@ -412,7 +437,7 @@ static int open_cc(struct trace_cc *cc, const char *name, bool quiet)
 	return 0;
 }
 
-int cmd_trace_impl(char **names, int n)
+int cmd_trace(const struct cmd_opts *o, char **names, int n)
 {
 	struct trace_cc *ccs = NULL;
 	struct ring_buffer *rb = NULL;
@@ -421,6 +446,8 @@ int cmd_trace_impl(char **names, int n)
 	int npinned = 0, ncc = 0, ret = EXIT_FAIL;
 	uint64_t t0, deadline = 0, dropped = 0;
 
+	csv = o->csv;
+	per_ack = o->per_ack;
 	if (!valid_cc_names("trace", names, n))
 		return EXIT_USAGE;
 	if (check_privileges("trace"))
@@ -453,10 +480,10 @@ int cmd_trace_impl(char **names, int n)
 		}
 	}
 
-	if (g_opts.output) {
-		out = fopen(g_opts.output, "w");
+	if (o->output) {
+		out = fopen(o->output, "w");
 		if (!out) {
-			err("trace: cannot write %s: %s", g_opts.output, strerror(errno));
+			err("trace: cannot write %s: %s", o->output, strerror(errno));
 			goto out;
 		}
 	} else {
@@ -491,7 +518,7 @@ int cmd_trace_impl(char **names, int n)
 			goto out;
 		}
 	}
-	if (g_opts.csv)
+	if (csv)
 		print_csv_header();
 	for (int i = 0; i < ncc; i++)
 		if (claim(&ccs[i]))
@@ -500,11 +527,11 @@ int cmd_trace_impl(char **names, int n)
 		gen_cookies(&ccs[i]);
 	for (int i = 0; i < ncc; i++)
 		info("trace: tracing %s%s", ccs[i].name,
-		     g_opts.per_ack ? " (per ACK)" : "");
+		     per_ack ? " (per ACK)" : "");
 
 	t0 = mono_ns();
-	if (g_opts.duration_s > 0)
-		deadline = t0 + (uint64_t)(g_opts.duration_s * 1e9);
+	if (o->duration_us)
+		deadline = t0 + o->duration_us * 1000;
 	ret = EXIT_OK;
 	while (!trace_stop && (!deadline || mono_ns() < deadline)) {
 		int r = ring_buffer__poll(rb, TRACE_POLL_MS);
@@ -536,7 +563,7 @@ out:
 	if (out && fflush(out))
 		ret = EXIT_FAIL;
 	if (out && out != stdout && fclose(out)) {
-		err("trace: writing %s failed: %s", g_opts.output, strerror(errno));
+		err("trace: writing %s failed: %s", o->output, strerror(errno));
 		ret = EXIT_FAIL;
 	}
 	if (rb || ret == EXIT_OK)
@@ -552,6 +579,8 @@ out:
 	}
 	free(ccs);
 	free(socks);
+	json_decref(ev_json);
+	ev_json = NULL;
 	free_names(pinned, npinned);
 	return ret;
 }

@@ -6,7 +6,7 @@
 #               CE marking and random loss for selftests/lab/fastpath.py
 
 FLOWGEN     := selftests/lab/flowgen/flowgen
-FLOWGEN_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+FLOWGEN_LIBS := $(JANSSON_LIBS)
 MARKER_OBJ  := selftests/lab/marker/marker.bpf.o
 
 ALL_TARGETS += $(FLOWGEN)

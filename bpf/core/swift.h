@@ -378,8 +378,8 @@ static inline void swift_after_ack(const struct bbr3 *b,
 	bbr_signal_cap(sk, BBR_CWND_MIN_TARGET_PKTS, rate);
 }
 
-/* Target configuration in force: per-socket cfg, else cgroup, else default
- * (the glue looks them up and passes the first found, or NULL). */
+/* Target configuration in force: bbr_swift's keys of the socket's
+ * parameter set (the glue passes them; NULL: the built-in defaults). */
 static inline void swift_apply_cfg(struct swift_state *w,
 				   const struct swift_cfg *cfg, u32 round)
 {

@@ -11,8 +11,11 @@
  * spells out its programs, each a few lines that look up the socket's
  * storage and call the bbr_cc_*() function of its op below. Its runtime
  * parameter sets are the array bbr_param_sets in the section .data.params
- * (BBR_CFG for the core; bbrctl set/params rewrite it) and the hash map
- * param_cgrp (cgroup v2 id -> set) that chooses a socket's set.
+ * (BBR_CFG for the core; bbrctl set/params rewrite it), with
+ * bbr_param_groups saying which rows of include/bbr_params.h it reads
+ * (BBR_GLUE_PARAM_GROUPS, defined before including this file: the core's,
+ * by default), and the hash map param_cgrp (cgroup v2 id -> set) that
+ * chooses a socket's set.
  */
 #ifndef BBR_LIB_TCP_CC_H
 #define BBR_LIB_TCP_CC_H
@@ -60,10 +63,19 @@ struct bbr_params bbr_param_sets[BBR_PARAM_SLOTS] SEC(".data.params") = {
 	[0 ... BBR_PARAM_SLOTS - 1] = BBR_PARAMS_DEFAULT,
 };
 
+/* The rows of the table this CC reads (BBR_PARAM_GROUP_*), for bbrctl:
+ * the programs never look at it. */
+#ifndef BBR_GLUE_PARAM_GROUPS
+#define BBR_GLUE_PARAM_GROUPS	BBR_PARAM_GROUP_CORE
+#endif
+u32 bbr_param_groups SEC(".data.params") = BBR_GLUE_PARAM_GROUPS;
+
 /* cgroup v2 id -> index of its parameter set (bbrctl set --cgroup). A
- * socket whose cgroup has no entry runs with set 0. Not pinned: bbrctl
- * finds it through the struct_ops programs, and a new build starts with
- * no entries, as its parameter sets start with the defaults. */
+ * socket whose cgroup has no entry runs with set 0. bbrctl also keeps here
+ * the sets of single sockets, under BBR_PARAM_KEY_SOCKET | cookie
+ * (include/bbr_params.h). Not pinned: bbrctl finds it through the
+ * struct_ops programs, and a new build starts with no entries, as its
+ * parameter sets start with the defaults. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BBR_PARAM_SLOTS);
@@ -103,12 +115,18 @@ static __always_inline void *bbr_cc_value(void *stor, struct sock *sk,
  * Choose the socket's parameter set from its cgroup: at init, and at every
  * round start (one hash lookup per round trip), so `bbrctl set` reaches
  * live connections within a round. Per ACK the core only indexes the array.
+ * A socket with a set of its own (BBR_PARAM_SLOT_PINNED, written by
+ * bpf/param_sock.bpf.c) keeps it.
  */
 static __always_inline void bbr_cc_pick_params(struct sock *sk, struct bbr3 *b)
 {
-	u64 id = bbr_sk_cgroup_id(sk);
-	u32 *slot = bpf_map_lookup_elem(&param_cgrp, &id);
+	u64 id;
+	u32 *slot;
 
+	if (b->param_slot & BBR_PARAM_SLOT_PINNED)
+		return;
+	id = bbr_sk_cgroup_id(sk);
+	slot = bpf_map_lookup_elem(&param_cgrp, &id);
 	bbr_core_set_param_slot(b, slot ? *slot : BBR_PARAM_SLOT_DEFAULT);
 }
 

@@ -12,6 +12,7 @@ nothing it created may remain - struct_ops maps, CCs, namespaces or pins.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +34,22 @@ MAKE_TIMEOUT_S = 120
 # anything a leak.
 LEAK_SETTLE_S = 3.0
 REQUIRED_TOOLS = ("ip", "tc", "ethtool", "bpftool", "mount")
+
+
+def pin_layout(header=REPO / "include" / "bbr_pins.h"):
+    """The string macros of include/bbr_pins.h, the bpffs layout bbrctl and the
+    BPF objects use: {"PIN_ROOT": "/sys/fs/bpf/bbr-bpf", "PIN_LINK": "link", ...}.
+    Each is a sequence of string literals and earlier macros, as in C."""
+    pins = {}
+    for name, body in re.findall(r"^#define[ \t]+(\w+)[ \t]+(.+?)[ \t]*(?:/\*.*)?$",
+                                 header.read_text(), re.M):
+        parts = re.findall(r'"([^"]*)"|(\w+)', body)
+        if parts and all(lit or ref in pins for lit, ref in parts):
+            pins[name] = "".join(lit or pins[ref] for lit, ref in parts)
+    return pins
+
+
+PINS = pin_layout()
 
 
 @pytest.fixture(scope="session", autouse=True)

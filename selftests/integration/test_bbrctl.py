@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 
 import netlab
-from conftest import REPO, TEST_CC_NAME
+from conftest import PINS, REPO, TEST_CC_NAME
 
 BBRCTL = REPO / "loader" / "bbrctl"
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
-PIN_ROOT = Path("/sys/fs/bpf/bbr-bpf")
+PIN_ROOT = Path(PINS["PIN_ROOT"])          # include/bbr_pins.h
 CLANG = os.environ.get("CLANG", "clang-19")
 MAKE_TIMEOUT_S = 300
 CMD_TIMEOUT_S = 30
@@ -232,7 +232,7 @@ def cleanup():
 def test_help_documents_commands_and_layout():
     out = bbrctl("--help", check=0).stdout
     for word in ("load", "unload", "list", "stat", "params", "--objdir", "--obj", "--json",
-                 "/sys/fs/bpf/bbr-bpf/NAME/link", "/sys/fs/bpf/bbr-bpf/NAME/state_iter"):
+                 f"{PIN_ROOT}/NAME/{PINS['PIN_LINK']}", f"{PIN_ROOT}/NAME/{PINS['PIN_ITER']}"):
         assert word in out, f"--help does not mention {word}"
     for cmd in ("load", "unload", "list", "stat", "params"):
         assert bbrctl(cmd, "--help", check=0).stdout.startswith(f"Usage: bbrctl {cmd}")
@@ -323,7 +323,8 @@ def test_test_cc_object_by_path(test_cc_obj):
 
 def test_unload_all(cc_objs):
     # cgroup/ and shared/ are bbrctl's reserved directories, not CCs.
-    if PIN_ROOT.is_dir() and any(p.name not in ("cgroup", "shared") for p in PIN_ROOT.iterdir()):
+    not_ccs = (PINS["PIN_CGROUP_DIR"], PINS["PIN_SHARED_DIR"])
+    if PIN_ROOT.is_dir() and any(p.name not in not_ccs for p in PIN_ROOT.iterdir()):
         busy_elsewhere("other CCs are loaded by bbrctl; `unload all` would remove them")
     assert "nothing to unload" in bbrctl("unload", "all", check=0).stdout
     names = [cc_objs(tag)[0] for tag in ("d", "e")]
@@ -503,7 +504,8 @@ def bbr3_loaded():
 
 def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
     assert bbr3_loaded["state_iter"], "bbr3.bpf.o has no state iterator"
-    assert sorted(p.name for p in pin_dir("bbr3").iterdir()) == ["link", "state_iter", "trace_ctl", "trace_rb"]
+    assert sorted(p.name for p in pin_dir("bbr3").iterdir()) == \
+        sorted(PINS[k] for k in ("PIN_LINK", "PIN_ITER", "PIN_TRACE_CTL", "PIN_TRACE_RB"))
     assert isinstance(json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout), list)
 
     def sample():

@@ -21,10 +21,11 @@ from pathlib import Path
 import pytest
 
 import netlab
+from conftest import PINS
 from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, busy_elsewhere, cc_objs, make_target, \
     struct_ops_maps, unique, wait_for  # noqa: F401 (cc_objs is a fixture)
 
-PIN_CGROUP = PIN_ROOT / "cgroup"
+PIN_CGROUP = Path(PINS["PIN_CGROUP"])
 PORT = 5301
 
 # A process in the netns (and cgroup) that listens, connects, accepts and
@@ -219,7 +220,7 @@ def test_swap_errors():
 
 def link_map_id(name):
     cp = subprocess.run(["bpftool", "-j", "link", "show", "pinned",
-                         str(PIN_ROOT / name / "link")], capture_output=True, text=True)
+                         str(PIN_ROOT / name / PINS["PIN_LINK"])], capture_output=True, text=True)
     # bpftool 7.5 exits 255 after printing a struct_ops link: trust the JSON
     assert cp.stdout.strip(), f"bpftool link show: {cp.stderr}"
     return json.loads(cp.stdout)["map_id"]

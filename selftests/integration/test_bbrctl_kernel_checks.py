@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import netlab
+from conftest import PINS
 from test_bbrctl import BBRCTL, CLANG, PIN_ROOT, bbrctl, busy_elsewhere, make_target
 from test_bbrctl_attach import cgroup2_root, cgroup_progs
 
@@ -107,7 +108,7 @@ def test_attach_without_btf_or_struct_ops(fake_btf):
         assert cp.returncode == 1
         assert "unknown congestion control" in cp.stderr and NO_STRUCT_OPS in cp.stderr
         assert cgroup_progs(cg) == [], "something was attached"
-        assert not (PIN_ROOT / "cgroup" / str(cg.stat().st_ino)).exists()
+        assert not (Path(PINS["PIN_CGROUP"]) / str(cg.stat().st_ino)).exists()
     finally:
         bbrctl("detach", "--cgroup", cg)
         cg.rmdir()

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-"""bbrctl set / params: per-cgroup runtime parameters.
+"""bbrctl set / params: runtime parameters per cgroup, per socket, default.
 
 A loaded bbr3 keeps 64 parameter sets; `bbrctl set --cgroup P bbr3 k=v`
 gives cgroup P its own set and its sockets pick it at creation and at every
-round start. These tests check the command's success and error paths (every
-error exits 2 and changes nothing) and that two cgroups at once run with
-different parameters: a socket of a cgroup with ecn_enable=1 becomes
-ECN-eligible (visible in the state record), a socket of the other does not
-until `set` changes its cgroup while it runs.
+round start; `set --socket COOKIE` gives one live socket a set of its own.
+These tests check the command's success and error paths (every error exits
+2 and changes nothing) and that two cgroups at once run with different
+parameters: a socket of a cgroup with ecn_enable=1 becomes ECN-eligible
+(visible in the state record), a socket of the other does not until `set`
+changes its cgroup, or the socket, while it runs.
 
 Each test creates its own cgroups (cts<pid>...) and network namespace
 (cts<pid>...) with 198.18.250.1 on its loopback, and removes them, and
@@ -20,10 +21,12 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 import netlab
+from conftest import PINS
 from test_bbrctl import bbrctl, make_target, list_json, pin_dir, busy_elsewhere, \
     struct_ops_maps, wait_for
 from test_bbrctl_attach import cgroup2_root
@@ -192,43 +195,71 @@ def test_two_cgroups_run_different_parameters(bbr3):
         bbrctl("set", "--cgroup", cgb, "bbr3", "--reset", check=0)
 
 
-# ---- bbr_swift: target_RTT in swift_cgrp_cfg, parameters in its own sets -----------
+# ---- one socket -------------------------------------------------------------------
 
-SWIFT_CFG_PIN = "/sys/fs/bpf/bbr-bpf/shared/swift_cgrp_cfg"   # include/bbr_swift.h
+PINNED = 0x80                   # BBR_PARAM_SLOT_PINNED, include/bbr_params.h
 
 
-def swift_entry(cgroup_id):
-    """struct swift_cfg of key cgroup_id in the pinned map, or None."""
-    key = [str(b) for b in cgroup_id.to_bytes(8, "little")]
-    cp = subprocess.run(["bpftool", "-j", "map", "lookup", "pinned", SWIFT_CFG_PIN,
-                         "key", *key], capture_output=True, text=True)
-    if cp.returncode != 0:
-        return None
-    val = bytes(int(b, 16) for b in json.loads(cp.stdout)["value"])
-    return dict(zip(("target_rtt_us", "stale_us", "flags"),
-                    (int.from_bytes(val[i:i + 4], "little") for i in (0, 4, 8))))
+def test_socket_has_its_own_set(bbr3):
+    """`set --socket COOKIE bbr3`: the live socket runs with a set of its own
+    at once, its cgroup's later sets do not move it, --reset hands it back to
+    its cgroup's set; the set of a closed socket is free again."""
+    with cgroup("o") as cg, netns() as ns, peer(ns, cg, PORT + 4) as p:
+        cookie = record(p)["cookie"]
+        s = set_json("--socket", str(cookie), "bbr3", "ecn_enable=1")
+        print("socket set:", s["slot"], s["params_from"], s["cgroup_id"])
+        assert s["scope"] == "socket" and s["params_from"] == "socket" and s["slot"] >= 1
+        assert s["cookie"] == cookie and s["cgroup_id"] == cg.stat().st_ino
+        own = s["slot"]
+        r = settle(p, lambda r: r["ecn_eligible"] == 1)
+        assert r["param_slot"] == own | PINNED and r["ecn_eligible"] == 1
+        # the cgroup's own set does not reach a socket with its own
+        c = set_json("--cgroup", cg, "bbr3", "beta=100")
+        assert c["slot"] not in (0, own)
+        assert settle(p, lambda r: False)["param_slot"] == own | PINNED
+        s = set_json("--socket", str(cookie), "bbr3", "--reset")
+        assert s["params_from"] == "cgroup" and s["slot"] == c["slot"]
+        assert settle(p, lambda r: r["param_slot"] == c["slot"])["param_slot"] == c["slot"]
+        s = set_json("--socket", str(cookie), "bbr3", "beta=90")
+        assert s["params_from"] == "socket" and s["params"]["beta"] == 90
+        own = s["slot"]
+        assert settle(p, lambda r: r["param_slot"] & PINNED)["param_slot"] == own | PINNED
+        assert own < c["slot"]
+    # The socket closed with its set, its cgroup is gone: the next write
+    # drops both entries and hands out the lowest free set, the socket's.
+    cp = bbrctl("set", "--socket", str(cookie), "bbr3", check=1)
+    assert f"no bbr3 socket with cookie {cookie}" in cp.stderr
+    with cgroup("q") as cg2:
+        c2 = set_json("--cgroup", cg2, "bbr3", "beta=80")
+        print("after close: the socket's set", own, "-> cgroup", c2["slot"])
+        assert c2["slot"] == own
+        bbrctl("set", "--cgroup", cg2, "bbr3", "--reset", check=0)
 
+
+# ---- bbr_swift: its target keys are rows of its parameter sets ---------------------
 
 def test_swift_target_rtt_per_cgroup():
     make_target("bpf/bbr_swift.bpf.o")
     with loaded("bbr_swift"), cgroup("s") as cg:
-        cid = cg.stat().st_ino
         s = set_json("--cgroup", cg, "bbr_swift", "target_rtt_us=100", "keep_ecn=1",
                      "ecn_enable=1")
         print("bbr_swift set:", s["slot"], s["swift"])
         assert s["swift"] == {"target_rtt_us": 100, "stale_us": 0, "keep_ecn": 1,
                               "flags": 1, "from": "cgroup"}
         assert s["slot"] >= 1 and s["params"]["ecn_enable"] == 1
-        assert swift_entry(cid) == {"target_rtt_us": 100, "stale_us": 0, "flags": 1}
+        # one configuration path: no map of bbr_swift's own any more
+        shared = Path(PINS["PIN_SHARED"])
+        assert not (shared / "swift_cgrp_cfg").exists() and not (shared / "swift_sk_cfg").exists()
         # flags is struct swift_cfg's own name for keep_ecn
         s = set_json("--cgroup", cg, "bbr_swift", "flags=0", "target_rtt_us=250")
-        assert swift_entry(cid) == {"target_rtt_us": 250, "stale_us": 0, "flags": 0}
+        assert s["slot"] >= 1 and s["swift"] == {"target_rtt_us": 250, "stale_us": 0,
+                                                  "keep_ecn": 0, "flags": 0, "from": "cgroup"}
         cp = bbrctl("set", "--cgroup", cg, "bbr_swift", "target_rtt_us=3600000001", check=2)
         assert "out of range" in cp.stderr
-        assert swift_entry(cid)["target_rtt_us"] == 250
+        assert set_json("--cgroup", cg, "bbr_swift")["swift"]["target_rtt_us"] == 250
         bbrctl("set", "--cgroup", cg, "bbr_swift", "--reset", check=0)
-        assert swift_entry(cid) is None
-        assert set_json("--cgroup", cg, "bbr_swift")["slot"] == 0
+        s = set_json("--cgroup", cg, "bbr_swift")
+        assert s["slot"] == 0 and s["swift"]["from"] == "default"
 
 
 def test_swift_target_rtt_per_socket():
@@ -237,7 +268,6 @@ def test_swift_target_rtt_per_socket():
     ETS peer, so a target in force shows as status no_ets (fallback to
     BBRv3), no target as no_target."""
     make_target("bpf/bbr_swift.bpf.o")
-    make_target("bpf/swift_sk_set.bpf.o")
     with loaded("bbr_swift"), cgroup("k") as cg, netns() as ns, \
             peer(ns, cg, PORT + 2, cc="bbr_swift") as p, peer(ns, cg, PORT + 3, cc="bbr_swift") as q:
         try:
@@ -250,8 +280,9 @@ def test_swift_target_rtt_per_socket():
             assert s["cgroup_id"] == cg.stat().st_ino
             assert s["swift"]["from"] == "cgroup" and s["swift"]["target_rtt_us"] == 1000
 
+            # its own set: a copy of its cgroup's, stale_us as there (0 = 100 ms)
             s = set_json("--socket", str(cookie), "bbr_swift", "target_rtt_us=250")
-            assert s["swift"] == {"target_rtt_us": 250, "stale_us": 100000, "keep_ecn": 0,
+            assert s["swift"] == {"target_rtt_us": 250, "stale_us": 0, "keep_ecn": 0,
                                   "flags": 0, "from": "socket"}
             r = settle(p, lambda r: r["swift"]["target_rtt_us"] == 250)
             print("after set:", r["swift"])
@@ -276,8 +307,11 @@ def test_swift_target_rtt_per_socket():
             assert r["swift"]["target_rtt_us"] == 0 and r["swift"]["status"] == "no_target"
             assert set_json("--socket", str(cookie), "bbr_swift")["swift"]["from"] == "cgroup"
 
+            # every key per socket, those of the BBRv3 core too
+            s = set_json("--socket", str(cookie), "bbr_swift", "beta=100")
+            assert s["params_from"] == "socket" and s["params"]["beta"] == 100
+            bbrctl("set", "--socket", str(cookie), "bbr_swift", "--reset", check=0)
             for args, code, words in [
-                (("--socket", str(cookie), "bbr_swift", "beta=100"), 2, "beta is per cgroup"),
                 (("--socket", str(cookie), "bbr_swift", "target_rtt_us=-1"), 2,
                  "not a non-negative integer"),
                 (("--socket", "0", "bbr_swift"), 2, "a socket cookie"),
@@ -394,8 +428,8 @@ def test_set_usage_errors(bbr3):
     assert "bad cgroup path" in cp.stderr
     cp = bbrctl("set", "--default", "nosuchcc", check=1)
     assert "not loaded" in cp.stderr
-    cp = bbrctl("set", "--socket", "1", "bbr3", check=2)
-    assert "bbr3 has no per-socket configuration" in cp.stderr
+    cp = bbrctl("set", "--socket", "1", "bbr3", check=1)
+    assert "no bbr3 socket with cookie 1" in cp.stderr
 
 
 def test_set_help_documents_keys():

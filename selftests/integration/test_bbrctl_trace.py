@@ -30,6 +30,7 @@ import time
 import pytest
 
 import netlab
+from conftest import PINS
 from test_bbrctl import BBRCTL, PIN_ROOT, REPO, bbrctl, busy_elsewhere, make_target
 
 sys.path.insert(0, str(REPO / "selftests" / "lab"))
@@ -114,7 +115,7 @@ def bbr3_loaded():
 def trace_ctl(name="bbr3"):
     """The control word of NAME's trace ring, as bpftool prints it."""
     cp = subprocess.run(["bpftool", "-j", "map", "dump", "pinned",
-                         str(PIN_ROOT / name / "trace_ctl")],
+                         str(PIN_ROOT / name / PINS["PIN_TRACE_CTL"])],
                         capture_output=True, text=True, timeout=10, check=True)
     return json.loads(cp.stdout)[0]["formatted"]["value"]
 

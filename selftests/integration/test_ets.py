@@ -25,13 +25,14 @@ from pathlib import Path
 import pytest
 
 import netlab
+from conftest import PINS
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "selftests" / "lab"))
 
 ETS_OBJ = REPO / "bpf" / "ets.bpf.o"
 ETS_ATTACH = REPO / "selftests" / "integration" / "ets_attach"
-PIN_PARENT = Path("/sys/fs/bpf/bbr-bpf")
+PIN_PARENT = Path(PINS["PIN_ROOT"])          # include/bbr_pins.h
 NS_PREFIX = f"ets{os.getpid()}"
 ADDR_A, ADDR_B = "198.18.200.1", "198.18.200.2"
 PORT = 5301

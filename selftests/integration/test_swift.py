@@ -9,20 +9,19 @@ emulator (labkit.EmulatedPath, linkem, deep buffer), first bbr3, then
 bbr_swift with ETS on both ends (`bbrctl attach --cgroup CG --cc NAME` on a
 cgroup this test creates for client and server; for bbr_swift bbrctl
 attaches the ETS sockops program alongside) and a target_RTT between the
-base RTT and base RTT + bbr3's queue, written into the pinned
-swift_cgrp_cfg map for that cgroup. Asserts the bottleneck queue (linkem's
+base RTT and base RTT + bbr3's queue, set for that cgroup with `bbrctl set
+--cgroup CG bbr_swift target_rtt_us=N`. Asserts the bottleneck queue (linkem's
 per-packet log) shrinks against bbr3's and the mean Network_RTT (the
 client's ets_sk_stor entry, the value bbr_swift reads) settles near the
 target.
 
-bpftool registers without a pin root, so the object's pinned-by-name maps
-(ets_sk_stor, swift_cgrp_cfg, swift_sk_cfg) land in /sys/fs/bpf/; the
-tests remove the ones they created and leave any that were there before.
+bpftool registers without a pin root, so the object's pinned-by-name map
+ets_sk_stor lands in /sys/fs/bpf/; the tests remove it if they created it
+and leave it if it was there before.
 """
 
 import json
 import os
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +29,7 @@ from pathlib import Path
 import pytest
 
 import netlab
-from conftest import REPO
+from conftest import PINS, REPO
 
 sys.path.insert(0, str(REPO / "selftests" / "lab"))
 
@@ -38,7 +37,7 @@ SWIFT_OBJ = REPO / "bpf" / "bbr_swift.bpf.o"
 DCTCP_OBJ = REPO / "bpf" / "dctcp_bpf.bpf.o"
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
 BPFFS = Path("/sys/fs/bpf")
-SWIFT_PINNED_MAPS = ("ets_sk_stor", "swift_cgrp_cfg", "swift_sk_cfg")
+SWIFT_PINNED_MAPS = ("ets_sk_stor",)
 
 RATE_MBIT = 100
 PAYLOAD_MBIT = RATE_MBIT * 1448 / 1514
@@ -94,24 +93,19 @@ class _OwnPins:
         return False
 
 
-# The fallback test gives bbr_swift a target (default entry) but no ETS:
-# every ACK must take the NO_ETS path, which is plain BBRv3.
+# The fallback test gives bbr_swift a target (its default parameter set) but
+# no ETS: every ACK must take the NO_ETS path, which is plain BBRv3. The
+# default set is bbrctl's to write, so that run registers through bbrctl.
 FALLBACK_TARGET_US = 100
 
 
 def _transfer(cc, obj, cc_name, default_target_us=0):
-    with _OwnPins() as pins, netlab.register_cc(obj, cc_name, loader="bpftool"), \
+    loader = "bbrctl" if default_target_us else "bpftool"
+    with _OwnPins(), netlab.register_cc(obj, cc_name, loader=loader), \
             netlab.Topology(rate_mbit=RATE_MBIT) as topo:
         if default_target_us:
-            cfg_map = BPFFS / "swift_cgrp_cfg"
-            if "swift_cgrp_cfg" in pins.before:
-                pytest.fail(f"{cfg_map} existed before the test (a leftover "
-                            "bpftool registration): remove it")
-            subprocess.run(["bpftool", "map", "update", "pinned", str(cfg_map),
-                            "key", *_hexbytes(struct.pack("<Q", 0)),
-                            "value", *_hexbytes(struct.pack("<IIII", default_target_us,
-                                                            0, 0, 0))],
-                           check=True, capture_output=True, timeout=30)
+            _run([str(BBRCTL), "set", "--default", cc_name,
+                  f"target_rtt_us={default_target_us}"])
         res = netlab.run_transfer(topo, cc, nbytes=TRANSFER_BYTES)
     assert res["cc"] == cc, res
     assert res["bytes_received"] == TRANSFER_BYTES, res
@@ -125,10 +119,6 @@ def test_registers_and_carries_a_transfer(cc, obj):
     print(f"{cc}: {res['mbps']:.1f} Mbit/s of {PAYLOAD_MBIT:.1f} "
           f"(utilisation {util:.3f}), retransmits {res['tcp_info'].get('retransmits')}")
     assert util >= MIN_UTILISATION
-
-
-def _hexbytes(b):
-    return ["hex"] + [f"{x:02x}" for x in b]
 
 
 def test_without_ets_bbr_swift_matches_bbr3():
@@ -145,7 +135,7 @@ def test_without_ets_bbr_swift_matches_bbr3():
 # ---- target tracking through the emulator ----------------------------------
 
 BBRCTL = REPO / "loader" / "bbrctl"
-SHARED_PINS = Path("/sys/fs/bpf/bbr-bpf/shared")     # SWIFT_PIN_ROOT, ETS_PIN_ROOT
+SHARED_PINS = Path(PINS["PIN_SHARED"])          # ETS_PIN_ROOT
 TT_PORT = 5401
 # The path: 50 Mbit/s, 10 ms base RTT, a deep buffer (8 BDP = 80 ms) so
 # that the queue is the CC's choice, not the buffer's.
@@ -285,40 +275,19 @@ class _TestCgroup:
 
 
 class _SwiftTarget:
-    """swift_cgrp_cfg[cgroup id] = {target_rtt_us}, removed on exit.
-
-    `bbrctl set --cgroup CG bbr_swift target_rtt_us=N` when bbrctl has it,
-    else the pinned map through bpftool."""
+    """`bbrctl set --cgroup CG bbr_swift target_rtt_us=N`, reset on exit."""
 
     def __init__(self, cg, target_us):
         self.cg, self.target_us = cg, target_us
-        self.map = SHARED_PINS / "swift_cgrp_cfg"
-        self.via_set = subprocess.run([str(BBRCTL), "help", "set"], capture_output=True,
-                                      text=True, timeout=30).returncode == 0
 
     def __enter__(self):
-        if self.via_set:
-            _run([str(BBRCTL), "set", "--cgroup", str(self.cg.path), "bbr_swift",
-                  f"target_rtt_us={self.target_us}"])
-        else:
-            assert self.map.exists(), f"{self.map} not pinned: bbr_swift loaded by bbrctl?"
-            _run(["bpftool", "map", "update", "pinned", str(self.map),
-                  "key", *self._hex(struct.pack("<Q", self.cg.id)),
-                  "value", *self._hex(struct.pack("<IIII", self.target_us, 0, 0, 0))])
+        _run([str(BBRCTL), "set", "--cgroup", str(self.cg.path), "bbr_swift",
+              f"target_rtt_us={self.target_us}"])
         return self
 
-    @staticmethod
-    def _hex(b):
-        return ["hex"] + [f"{x:02x}" for x in b]
-
     def __exit__(self, *exc):
-        if self.via_set:
-            subprocess.run([str(BBRCTL), "set", "--cgroup", str(self.cg.path), "bbr_swift",
-                            "--reset"], capture_output=True, timeout=30)
-        elif self.map.exists():
-            subprocess.run(["bpftool", "map", "delete", "pinned", str(self.map),
-                            "key", *self._hex(struct.pack("<Q", self.cg.id))],
-                           capture_output=True, timeout=30)
+        subprocess.run([str(BBRCTL), "set", "--cgroup", str(self.cg.path), "bbr_swift",
+                        "--reset"], capture_output=True, timeout=30)
         return False
 
 
@@ -365,8 +334,7 @@ def _bulk_through_emulator(cc, target_us=None):
     t_rel = (t_ns.astype("int64") - int(t_ns[0])) / 1e9
     res["queue_us"] = qd_us[(t_rel >= TT_WARMUP_S) & (t_rel <= TT_DURATION_S)]
     res["mbps"] = res["sent"] * 8 / res["elapsed"] / 1e6
-    res["target_via"] = (("bbrctl set" if target.via_set else "bpftool map update")
-                         if target else "-")
+    res["target_via"] = "bbrctl set" if target else "-"
     fwd = linkem_log.forwarded(log, linkem_log.DIR_FWD)
     span_s = (int(fwd["t_depart_ns"].max()) - int(fwd["t_depart_ns"].min())) / 1e9
     res["link_mbps"] = float(fwd["size"].sum()) * 8 / span_s / 1e6

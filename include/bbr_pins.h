@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Where bbr-bpf keeps its objects on bpffs: everything under PIN_ROOT.
+ * One place for the loader (bbrctl), the BPF objects (the pin_root_path
+ * their pinned-by-name maps go to) and the tests, which read the strings
+ * below from this file (selftests/integration/conftest.py, pin_layout()).
+ * docs/bbrctl.md, "bpffs layout", describes what each pin holds.
+ *
+ *   PIN_ROOT/                       created by the first load, removed when empty
+ *   PIN_ROOT/NAME/                  one directory per loaded CC (PIN_CC_FMT)
+ *   PIN_ROOT/NAME/link              its struct_ops link: NAME stays registered
+ *   PIN_ROOT/NAME/state_iter        its state iterator link (if it has one)
+ *   PIN_ROOT/NAME/trace_rb          its trace ring (bpf/lib/trace.h)
+ *   PIN_ROOT/NAME/trace_ctl         the ring's control word
+ *   PIN_ROOT/cgroup/ID/select       `bbrctl attach`: the cc_select link of
+ *   PIN_ROOT/cgroup/ID/ets          cgroup ID, and the ETS program's link
+ *   PIN_ROOT/shared/                maps pinned by name (LIBBPF_PIN_BY_NAME)
+ *                                   and shared between objects: ets_sk_stor
+ *
+ * "cgroup" and "shared" are therefore not available as CC names.
+ * Only string literals here: no types, so any C file can include it.
+ */
+#ifndef BBR_PINS_H
+#define BBR_PINS_H
+
+#define BPFFS_MOUNT		"/sys/fs/bpf"
+#define PIN_ROOT		BPFFS_MOUNT "/bbr-bpf"
+
+/* A CC's directory: printf format with the CC name. */
+#define PIN_CC_FMT		PIN_ROOT "/%s"
+#define PIN_LINK		"link"
+#define PIN_ITER		"state_iter"
+#define PIN_TRACE_RB		"trace_rb"
+#define PIN_TRACE_CTL		"trace_ctl"
+
+/* cgroup attachments: PIN_CGROUP/<cgroup id>/{select,ets} */
+#define PIN_CGROUP_DIR		"cgroup"
+#define PIN_CGROUP		PIN_ROOT "/" PIN_CGROUP_DIR
+#define PIN_SELECT		"select"
+#define PIN_ETS			"ets"
+
+/* The pin_root_path bbrctl opens every object with: maps declared
+ * LIBBPF_PIN_BY_NAME are pinned (or reused) here. */
+#define PIN_SHARED_DIR		"shared"
+#define PIN_SHARED		PIN_ROOT "/" PIN_SHARED_DIR
+
+#endif /* BBR_PINS_H */
