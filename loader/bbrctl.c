@@ -30,7 +30,7 @@ struct common_opts g_opts;
 enum opt_id {
 	O_OBJ, O_CGROUP, O_CC, O_FROM, O_TO, O_PORT, O_NETNS, O_INTERVAL,
 	O_COUNT, O_PER_ACK, O_CSV, O_DURATION, O_OUTPUT, O_DEFAULT, O_RESET,
-	O_SOCKET, N_OPTS
+	O_SOCKET, O_NAME, N_OPTS
 };
 #define O(id)		(1u << O_##id)
 #define OPT_BASE	256		/* getopt_long's value of option id */
@@ -52,6 +52,7 @@ static const struct option cmd_options[N_OPTS] = {
 	[O_DEFAULT]  = { "default",  no_argument,       NULL, OPT_BASE + O_DEFAULT },
 	[O_RESET]    = { "reset",    no_argument,       NULL, OPT_BASE + O_RESET },
 	[O_SOCKET]   = { "socket",   required_argument, NULL, OPT_BASE + O_SOCKET },
+	[O_NAME]     = { "name",     required_argument, NULL, OPT_BASE + O_NAME },
 };
 
 /* The options of every command, before or after its name. */
@@ -90,6 +91,7 @@ static int set_cmd_opt(enum opt_id id, const char *arg, struct cmd_opts *o)
 		return 0;
 	case O_CGROUP:	 o->cgroup = arg; return 0;
 	case O_CC:	 o->cc = arg; return 0;
+	case O_NAME:	 o->name = arg; return 0;
 	case O_FROM:	 o->from = arg; return 0;
 	case O_TO:	 o->to = arg; return 0;
 	case O_NETNS:	 o->netns = arg; return 0;
@@ -140,9 +142,11 @@ static const struct command commands[] = {
 	{ "load",
 "  load NAME... | all     load NAME.bpf.o from the object directory, register\n"
 "                         the congestion control and pin it (all or nothing)\n"
-"  load --obj PATH...     the same for explicit object files\n",
+"  load --obj PATH...     the same for explicit object files\n"
+"  load --name NEW NAME   load NAME's object registered as NEW\n",
 "Usage: bbrctl load [--objdir DIR] NAME... | all\n"
 "       bbrctl load --obj PATH [--obj PATH...] [NAME...]\n"
+"       bbrctl load --name NEW (NAME | --obj PATH)\n"
 "\n"
 "Open each object, load its programs (the verifier's log is shown if the\n"
 "kernel rejects one), register the congestion control by attaching its\n"
@@ -154,10 +158,15 @@ static const struct command commands[] = {
 "that holds a congestion control. Several congestion controls are loaded\n"
 "all or nothing: if one fails, those loaded before it are unloaded again.\n"
 "\n"
+"--name NEW registers the one congestion control given under the name NEW\n"
+"(at most 15 characters: letters, digits, '_', '-', '.'): a second copy\n"
+"beside NAME, with its own programs, state, parameter sets and pins under\n"
+PIN_ROOT "/NEW; every other command then takes NEW.\n"
+"\n"
 "Fails if NAME is already loaded by bbrctl, if a congestion control of\n"
 "that name is registered by the kernel or another loader, if the object\n"
 "is missing, or if the kernel refuses it.\n",
-	  O(OBJ), false, NULL, cmd_load },
+	  O(OBJ) | O(NAME), false, NULL, cmd_load },
 	{ "unload",
 "  unload NAME... | all   unregister and remove the pins\n",
 "Usage: bbrctl unload NAME... | all\n"

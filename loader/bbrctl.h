@@ -60,6 +60,7 @@ struct cmd_opts {
 	int nobjs;
 	const char *cgroup;		/* --cgroup PATH */
 	const char *cc;			/* --cc NAME */
+	const char *name;		/* load --name: register as this */
 	const char *from, *to;		/* swap --from/--to */
 	const char *netns;		/* swap --netns NAME */
 	int port;			/* swap --port N (0: any) */
@@ -131,7 +132,9 @@ int path_join(char *buf, size_t len, const char *a, const char *b);
 
 /* ---- loading and unloading (cc.c) ---- */
 struct cc_target {
-	char name[CC_NAME_MAX + 1];	/* the CC's .name */
+	char name[CC_NAME_MAX + 1];	/* the .name it registers under */
+	char obj_name[CC_NAME_MAX + 1];	/* its .name in the object, which
+					 * names the object's maps and iterator */
 	char path[PATH_MAX];		/* object file */
 	struct bpf_object *obj;
 	struct bpf_map *st_map;		/* the .struct_ops.link map */
@@ -144,8 +147,10 @@ struct cc_target {
 	bool dir_created, link_pinned, iter_pinned, trace_pinned;
 };
 
-/* Open (not load) an object; want_name may be NULL with an explicit path. */
-int cc_open(struct cc_target *t, const char *path, const char *want_name);
+/* Open (not load) an object; want_name may be NULL with an explicit path.
+ * as_name: register it under this name instead of its own (NULL: its own). */
+int cc_open(struct cc_target *t, const char *path, const char *want_name,
+	    const char *as_name);
 /* objdir/name.bpf.o, or its build for the running kernel's ops
  * (kfeat.h) if there is one; -1 if the path does not fit. */
 int cc_object_path(char *out, size_t len, const char *name);

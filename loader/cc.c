@@ -58,68 +58,95 @@ static const struct btf_type *st_ops_struct(const struct btf *btf,
 	return NULL;
 }
 
-/* The .name of the tcp_congestion_ops a struct_ops map will register. */
-static int st_ops_cc_name(struct cc_target *t, char *out, size_t outlen)
+/*
+ * The .name of the tcp_congestion_ops a struct_ops map will register: its
+ * bytes in the map's initial value (which libbpf copies into the kernel's
+ * at load, so a write before loading renames the CC). NULL after a message.
+ */
+static char *st_ops_name_field(struct cc_target *t)
 {
 	const struct btf *btf = bpf_object__btf(t->obj);
 	const char *map_name = bpf_map__name(t->st_map);
 	const struct btf_type *st;
 	const struct btf_member *m;
-	const char *tname, *data;
+	const char *tname;
+	char *data;
 	size_t size;
 
 	if (!btf) {
 		err("%s: object has no BTF", t->path);
-		return -EINVAL;
+		return NULL;
 	}
 	st = st_ops_struct(btf, map_name);
 	if (!st || !btf_is_struct(st)) {
 		err("%s: cannot find the type of struct_ops map %s in the "
 		    "object's BTF", t->path, map_name);
-		return -EINVAL;
+		return NULL;
 	}
 	tname = btf__name_by_offset(btf, st->name_off);
 	if (!tname || strcmp(tname, CC_STRUCT) != 0) {
 		err("%s: struct_ops map %s is a struct %s, not a congestion "
 		    "control (struct " CC_STRUCT ")", t->path, map_name,
 		    tname ? tname : "?");
-		return -EINVAL;
+		return NULL;
 	}
 	data = bpf_map__initial_value(t->st_map, &size);
 	if (!data) {
 		err("%s: cannot read the initial value of struct_ops map %s",
 		    t->path, map_name);
-		return -EINVAL;
+		return NULL;
 	}
 	m = btf_members(st);
 	for (int i = 0; i < btf_vlen(st); i++, m++) {
 		const char *mname = btf__name_by_offset(btf, m->name_off);
 		size_t off = btf_member_bit_offset(st, i) / 8;
-		size_t n;
 
 		if (!mname || strcmp(mname, "name") != 0)
 			continue;
 		if (off + CC_NAME_MAX + 1 > size)
 			break;
-		n = strnlen(data + off, CC_NAME_MAX + 1);
-		if (n == 0) {
-			err("%s: the congestion control in map %s has an "
-			    "empty .name", t->path, map_name);
-			return -EINVAL;
-		}
-		if (n > CC_NAME_MAX || n >= outlen) {
-			err("%s: the .name of map %s is longer than %d "
-			    "characters; the kernel would refuse it", t->path,
-			    map_name, CC_NAME_MAX);
-			return -EINVAL;
-		}
-		memcpy(out, data + off, n);
-		out[n] = '\0';
-		return 0;
+		return data + off;
 	}
 	err("%s: struct " CC_STRUCT " in the object has no usable .name "
 	    "member", t->path);
-	return -EINVAL;
+	return NULL;
+}
+
+/* Read the CC's name into t->obj_name; rename it to as_name if given. */
+static int st_ops_cc_name(struct cc_target *t, const char *as_name)
+{
+	const char *map_name = bpf_map__name(t->st_map);
+	char *field = st_ops_name_field(t);
+	size_t n;
+
+	if (!field)
+		return -EINVAL;
+	n = strnlen(field, CC_NAME_MAX + 1);
+	if (n == 0) {
+		err("%s: the congestion control in map %s has an empty .name",
+		    t->path, map_name);
+		return -EINVAL;
+	}
+	if (n > CC_NAME_MAX) {
+		err("%s: the .name of map %s is longer than %d characters; the "
+		    "kernel would refuse it", t->path, map_name, CC_NAME_MAX);
+		return -EINVAL;
+	}
+	memcpy(t->obj_name, field, n);
+	t->obj_name[n] = '\0';
+	if (!as_name) {
+		memcpy(t->name, t->obj_name, n + 1);
+		return 0;
+	}
+	if (!valid_cc_name(as_name) || strlen(as_name) > CC_NAME_MAX) {
+		err("--name %s: a congestion control name is 1 to %d of letters, "
+		    "digits, '_', '-', '.'", as_name, CC_NAME_MAX);
+		return -EINVAL;
+	}
+	memset(field, 0, CC_NAME_MAX + 1);
+	memcpy(field, as_name, strlen(as_name));
+	snprintf(t->name, sizeof(t->name), "%s", as_name);
+	return 0;
 }
 
 int cc_object_path(char *out, size_t len, const char *name)
@@ -135,7 +162,8 @@ int cc_object_path(char *out, size_t len, const char *name)
 	       (int)len ? 0 : -1;
 }
 
-int cc_open(struct cc_target *t, const char *path, const char *want_name)
+int cc_open(struct cc_target *t, const char *path, const char *want_name,
+	    const char *as_name)
 {
 	struct bpf_map *map, *chosen = NULL, *last = NULL;
 	char buf[64];
@@ -202,7 +230,7 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name)
 		ret = -EINVAL;
 		goto fail;
 	}
-	ret = st_ops_cc_name(t, t->name, sizeof(t->name));
+	ret = st_ops_cc_name(t, as_name);
 	if (ret)
 		goto fail;
 	if (!valid_cc_name(t->name)) {
@@ -211,45 +239,47 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name)
 		ret = -EINVAL;
 		goto fail;
 	}
-	if (want_name && strcmp(t->name, want_name) != 0) {
+	if (want_name && strcmp(t->obj_name, want_name) != 0) {
 		err("%s: the congestion control in it is named \"%s\", not \"%s\"",
-		    path, t->name, want_name);
+		    path, t->obj_name, want_name);
 		ret = -EINVAL;
 		goto fail;
 	}
-	if (strcmp(t->name, bpf_map__name(chosen)) != 0)
+	if (strcmp(t->obj_name, bpf_map__name(chosen)) != 0)
 		warn("%s: map %s registers a congestion control named %s; by "
 		     "convention the two names are equal", path,
-		     bpf_map__name(chosen), t->name);
+		     bpf_map__name(chosen), t->obj_name);
 
-	snprintf(buf, sizeof(buf), "dump_%s_state", t->name);
+	/* the object's maps and iterator are named after its own name */
+	snprintf(buf, sizeof(buf), "dump_%s_state", t->obj_name);
 	t->iter_prog = bpf_object__find_program_by_name(t->obj, buf);
-	snprintf(buf, sizeof(buf), "%s_sk_stor", t->name);
+	snprintf(buf, sizeof(buf), "%s_sk_stor", t->obj_name);
 	t->stor_map = bpf_object__find_map_by_name(t->obj, buf);
-	snprintf(buf, sizeof(buf), "%s_trace_rb", t->name);
+	snprintf(buf, sizeof(buf), "%s_trace_rb", t->obj_name);
 	t->trace_rb = bpf_object__find_map_by_name(t->obj, buf);
-	snprintf(buf, sizeof(buf), "%s_trace_ctl", t->name);
+	snprintf(buf, sizeof(buf), "%s_trace_ctl", t->obj_name);
 	t->trace_ctl = bpf_object__find_map_by_name(t->obj, buf);
 	if (!t->trace_rb != !t->trace_ctl) {
 		err("%s: has only one of the maps %s_trace_rb and %s_trace_ctl",
-		    path, t->name, t->name);
+		    path, t->obj_name, t->obj_name);
 		ret = -EINVAL;
 		goto fail;
 	}
 	if (t->iter_prog && !t->stor_map) {
 		err("%s: has iterator dump_%s_state but no map %s to attach it to",
-		    path, t->name, buf);
+		    path, t->obj_name, buf);
 		ret = -EINVAL;
 		goto fail;
 	}
 	if (t->iter_prog && bpf_program__type(t->iter_prog) != BPF_PROG_TYPE_TRACING) {
 		err("%s: dump_%s_state is not an iterator program "
-		    "(SEC(\"iter/bpf_sk_storage_map\"))", path, t->name);
+		    "(SEC(\"iter/tcp\"))", path, t->obj_name);
 		ret = -EINVAL;
 		goto fail;
 	}
-	dbg("%s: congestion control %s, map %s, iterator %s", path, t->name,
-	    bpf_map__name(chosen), t->iter_prog ? bpf_program__name(t->iter_prog) : "none");
+	dbg("%s: congestion control %s (%s in the object), map %s, iterator %s",
+	    path, t->name, t->obj_name, bpf_map__name(chosen),
+	    t->iter_prog ? bpf_program__name(t->iter_prog) : "none");
 	return 0;
 fail:
 	bpf_object__close(t->obj);
@@ -702,6 +732,11 @@ int cmd_load(const struct cmd_opts *o, char **args, int nargs)
 		err("load: with --obj, give either no NAMEs or one NAME per --obj");
 		return EXIT_USAGE;
 	}
+	if (o->name && (all || o->nobjs + (o->nobjs ? 0 : nargs) != 1)) {
+		err("load: --name registers one congestion control: give one NAME "
+		    "or one --obj");
+		return EXIT_USAGE;
+	}
 	if (check_privileges("load") || check_kernel_btf() ||
 	    check_struct_ops_cc())
 		return EXIT_FAIL;
@@ -726,7 +761,7 @@ int cmd_load(const struct cmd_opts *o, char **args, int nargs)
 		const char *want = !all && i < nargs && o->nobjs == nargs ?
 				   args[i] : NULL;
 
-		if (cc_open(&t[nt], o->objs[i], want))
+		if (cc_open(&t[nt], o->objs[i], want, o->name))
 			goto out;
 		nt++;
 	}
@@ -750,7 +785,7 @@ int cmd_load(const struct cmd_opts *o, char **args, int nargs)
 				hint_objdir();
 				goto out;
 			}
-			if (cc_open(&t[nt], path, name))
+			if (cc_open(&t[nt], path, name, o->name))
 				goto out;
 			nt++;
 		}

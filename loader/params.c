@@ -86,6 +86,48 @@ static const struct key_spec keys[] = {
 #undef SWIFT_KEY
 #define N_KEYS	(sizeof(keys) / sizeof(keys[0]))
 
+/* The profiles (include/bbr_params.h): `profile=NAME` sets every key a
+ * profile names, to that profile's value or else to the key's default. */
+static const char *const profile_names[] = BBR_PROFILE_NAMES;
+#define N_PROFILES	(sizeof(profile_names) / sizeof(profile_names[0]))
+
+#define PROFILE_ROW(prof, key, val)	\
+	{ BBR_PROFILE_##prof, offsetof(struct bbr_params, key), val },
+static const struct { u32 profile; size_t off; u32 value; } profile_rows[] = {
+	BBR_PROFILE_TABLE(PROFILE_ROW)
+};
+#undef PROFILE_ROW
+#define N_PROFILE_ROWS	(sizeof(profile_rows) / sizeof(profile_rows[0]))
+
+static const struct key_spec *key_at(size_t off)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (keys[i].off == off && !keys[i].alias_of)
+			return &keys[i];
+	return NULL;
+}
+
+/* The value key `off` has under profile p. */
+static u32 profile_value(u32 p, size_t off)
+{
+	const struct key_spec *k = key_at(off);
+	u32 v = k ? k->def : 0;
+
+	for (size_t i = 0; i < N_PROFILE_ROWS; i++)
+		if (profile_rows[i].off == off && profile_rows[i].profile == p)
+			v = profile_rows[i].value;
+	return v;
+}
+
+/* Whether profile row i is the first that names its key. */
+static bool first_row_of_key(size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (profile_rows[j].off == profile_rows[i].off)
+			return false;
+	return true;
+}
+
 static const char *group_name(unsigned int group)
 {
 	return group == BBR_PARAM_GROUP_SWIFT ? "bbr_swift" : "BBRv3 core";
@@ -94,6 +136,16 @@ static const char *group_name(unsigned int group)
 void print_param_keys(FILE *f)
 {
 	unsigned int last = 0;
+
+	fprintf(f, "profile=NAME (bbr3 and bbr_swift) sets these keys at once:\n");
+	for (size_t p = 0; p < N_PROFILES; p++) {
+		fprintf(f, "  %s:", profile_names[p]);
+		for (size_t i = 0; i < N_PROFILE_ROWS; i++)
+			if (first_row_of_key(i))
+				fprintf(f, " %s=%u", key_at(profile_rows[i].off)->name,
+					profile_value((u32)p, profile_rows[i].off));
+		fputc('\n', f);
+	}
 
 	for (size_t i = 0; i < N_KEYS; i++) {
 		const struct key_spec *k = &keys[i];
@@ -572,6 +624,21 @@ static int find_socket(struct cc_params *c, struct scope *sc)
 
 /* ---- output ------------------------------------------------------------------------ */
 
+/* The name of the profile set `slot` matches exactly, or "custom". */
+static const char *profile_of(struct cc_params *c, int slot)
+{
+	for (size_t p = 0; p < N_PROFILES; p++) {
+		bool all = true;
+
+		for (size_t i = 0; i < N_PROFILE_ROWS && all; i++)
+			all = *param_field(c, slot, profile_rows[i].off) ==
+			      profile_value((u32)p, profile_rows[i].off);
+		if (all)
+			return profile_names[p];
+	}
+	return "custom";
+}
+
 static void show(struct cc_params *c, const struct scope *sc)
 {
 	static const char *const whose[] = { "the default", "its cgroup's", "its own" };
@@ -595,6 +662,8 @@ static void show(struct cc_params *c, const struct scope *sc)
 		js_set_u64(j, "slot", slot);
 		js_set_str(j, "params_from", from);
 		js_set_u64(j, "data_map_id", c->data_id);
+		if (c->groups & BBR_PARAM_GROUP_CORE)
+			js_set_str(j, "profile", profile_of(c, slot));
 		for (size_t i = 0; i < N_KEYS; i++)
 			if (keys[i].group == BBR_PARAM_GROUP_CORE)
 				js_set_u64(pj, keys[i].name, *param_field(c, slot, keys[i].off));
@@ -622,6 +691,8 @@ static void show(struct cc_params *c, const struct scope *sc)
 		printf("%s, socket %llu (cgroup id %llu): parameter set %d (%s)\n", c->cc,
 		       (unsigned long long)sc->cookie, (unsigned long long)sc->cgroup_id,
 		       slot, set_of);
+	if (c->groups & BBR_PARAM_GROUP_CORE)
+		printf("%-24s %s\n", "profile", profile_of(c, slot));
 	for (size_t i = 0; i < N_KEYS; i++)
 		if ((keys[i].group & c->groups) && !keys[i].alias_of)
 			printf("%-24s %u\n", keys[i].name, *param_field(c, slot, keys[i].off));
@@ -633,6 +704,39 @@ struct pair {
 	const struct key_spec *key;
 	u32 value;
 };
+
+/* "profile=NAME": a pair for every key a profile names, appended at
+ * p[*n]; EXIT_USAGE with a message if NAME is not a profile. */
+static int parse_profile(const struct cc_params *c, const char *name,
+			 struct pair *p, int *n)
+{
+	if (!(c->groups & BBR_PARAM_GROUP_CORE)) {
+		err("set: %s has no BBRv3 core: profile is for bbr3 and bbr_swift", c->cc);
+		return EXIT_USAGE;
+	}
+	for (size_t q = 0; q < N_PROFILES; q++) {
+		if (strcmp(name, profile_names[q]))
+			continue;
+		for (size_t i = 0; i < N_PROFILE_ROWS; i++) {
+			if (!first_row_of_key(i))
+				continue;
+			p[*n].key = key_at(profile_rows[i].off);
+			p[*n].value = profile_value((u32)q, profile_rows[i].off);
+			(*n)++;
+		}
+		return 0;
+	}
+	{
+		char list[128] = "";
+
+		for (size_t q = 0; q < N_PROFILES; q++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list),
+				 "%s%s", q ? ", " : "", profile_names[q]);
+		err("set: profile=%s: no such profile (there are %s; `bbrctl help "
+		    "keys` lists what each sets)", name, list);
+	}
+	return EXIT_USAGE;
+}
 
 /* Parse "key=value" for c; EXIT_USAGE with a message if it is not valid. */
 static int parse_pair(const struct cc_params *c, const char *arg, struct pair *p)
@@ -744,7 +848,7 @@ static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
 	struct scope sc = { .kind = SC_DEFAULT };
 	struct cc_params c;
 	struct pair *pairs = NULL;
-	int ret = EXIT_USAGE, lock = -1, npairs = nargs - 1;
+	int ret = EXIT_USAGE, lock = -1, npairs = nargs - 1, n = 0;
 
 	if (nargs < 1) {
 		err("%s: name one congestion control", cmd);
@@ -778,15 +882,21 @@ static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
 	}
 	if (cc_params_open(args[0], &c))
 		return EXIT_FAIL;
-	pairs = calloc(npairs + 1, sizeof(*pairs));
+	/* a profile=NAME argument stands for N_PROFILE_ROWS pairs at most */
+	pairs = calloc((size_t)npairs * N_PROFILE_ROWS + 1, sizeof(*pairs));
 	if (!pairs) {
 		err("out of memory");
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	for (int i = 0; i < npairs; i++)
-		if (parse_pair(&c, args[i + 1], &pairs[i]))
+	n = 0;
+	for (int i = 0; i < npairs; i++) {
+		/* in argument order: keys after a profile override it */
+		if (!strncmp(args[i + 1], "profile=", 8) ?
+		    parse_profile(&c, args[i + 1] + 8, pairs, &n) :
+		    parse_pair(&c, args[i + 1], &pairs[n++]))
 			goto out;	/* EXIT_USAGE, nothing written */
+	}
 	ret = EXIT_FAIL;
 	if (npairs || o->set_reset) {
 		lock = open(SET_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -798,7 +908,7 @@ static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
 	}
 	if (sc.kind == SC_SOCKET && find_socket(&c, &sc))
 		goto out;
-	if (o->set_reset ? reset(&c, &sc) : npairs ? write_pairs(&c, &sc, pairs, npairs) : 0)
+	if (o->set_reset ? reset(&c, &sc) : n ? write_pairs(&c, &sc, pairs, n) : 0)
 		goto out;
 	show(&c, &sc);
 	ret = EXIT_OK;

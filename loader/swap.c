@@ -271,13 +271,11 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 		snprintf(path, sizeof(path), "%s", o->objs[0]);
 	else
 		cc_object_path(path, sizeof(path), name);
-	if (cc_open(&t, path, name))
+	/* With --obj, its CC takes the loaded one's name (loaded with
+	 * `load --name`, the two differ): the kernel replaces a CC only by one
+	 * of the same name. */
+	if (cc_open(&t, path, o->nobjs ? NULL : name, o->nobjs ? name : NULL))
 		goto out;
-	if (strcmp(t.name, name)) {
-		err("swap: %s holds congestion control \"%s\", not \"%s\": the "
-		    "kernel replaces only a CC of the same name", path, t.name, name);
-		goto out;
-	}
 	if (bpf_object__load(t.obj)) {
 		err("swap: loading %s failed: %s", path, strerror(errno));
 		goto out;

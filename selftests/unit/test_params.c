@@ -244,6 +244,38 @@ TEST(profiles_set_their_keys_and_v3_restores_the_reference)
 	ASSERT_EQ(p.cwnd_gain, BBR_UNIT);
 	ASSERT_EQ(p.cwnd_headroom_us, 10000);
 
+	/* docs/bbrctl.md's profile table: the same six values */
+	{
+		static const char *const names[] = BBR_PROFILE_NAMES;
+		char line[512], name[32];
+		u32 v[6], rows = 0, k;
+		FILE *f = fopen("docs/bbrctl.md", "r");
+
+		ASSERT_TRUE(f);
+		while (fgets(line, sizeof(line), f)) {
+			struct bbr_params q = ref;
+			u32 prof;
+
+			if (sscanf(line, "| `%31[a-z0-9]` (%*[^)]) | %u | %u | %u | %u | %u | %u |",
+				   name, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 7)
+				continue;
+			for (prof = 0; prof < 2 && strcmp(names[prof], name); prof++)
+				;
+			ASSERT_LT(prof, 2);
+			bbr_params_set_profile(&q, prof);
+			k = 0;
+			ASSERT_EQ(v[k++], q.cwnd_gain);
+			ASSERT_EQ(v[k++], q.bw_probe_cwnd_gain);
+			ASSERT_EQ(v[k++], q.cwnd_headroom_us);
+			ASSERT_EQ(v[k++], q.probe_headroom_us);
+			ASSERT_EQ(v[k++], q.loss_queue_thresh);
+			ASSERT_EQ(v[k++], q.random_loss_max);
+			rows++;
+		}
+		fclose(f);
+		ASSERT_EQ(rows, 2);
+	}
+
 	p.beta = 100;		/* a key outside every profile: left alone */
 	bbr_params_set_profile(&p, BBR_PROFILE_v3);
 	ASSERT_EQ(p.beta, 100);
