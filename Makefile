@@ -120,14 +120,22 @@ unit: $(UNIT_BIN)
 	./$(UNIT_BIN)
 
 # A short fuzz run belongs to the suite: it is where overflow and division
-# bugs in the core show up first. `make fuzz` runs longer.
+# bugs in the core show up first. It replays the inputs that once failed
+# (selftests/fuzz/regressions/core/), then fuzzes; a failure fails make,
+# and the input that caused it lands in selftests/fuzz/ (crash-*).
+# `make fuzz` runs longer.
+FUZZ_ARTIFACTS := -artifact_prefix=selftests/fuzz/
 fuzz-core-short: $(FUZZ_BIN)
-	./$(FUZZ_BIN) -runs=200000 -seed=1 -max_len=4096 2>&1 | tail -3
+	./$(FUZZ_BIN) $(FUZZ_ARTIFACTS) selftests/fuzz/regressions/core/* \
+		>$(FUZZ_BIN).short.log 2>&1 && \
+	./$(FUZZ_BIN) $(FUZZ_ARTIFACTS) -runs=200000 -seed=1 -max_len=4096 \
+		>>$(FUZZ_BIN).short.log 2>&1; \
+		rc=$$?; tail -3 $(FUZZ_BIN).short.log; exit $$rc
 
 fuzz-short: $(FUZZ_SHORT)
 
 fuzz: $(FUZZ_BIN)
-	./$(FUZZ_BIN) -max_total_time=300 -max_len=4096
+	./$(FUZZ_BIN) $(FUZZ_ARTIFACTS) -max_total_time=300 -max_len=4096
 
 integration: all
 	$(PYTHON) -m pytest -q $(PYTEST_DIRS)

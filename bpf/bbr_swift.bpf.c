@@ -9,12 +9,12 @@
  * set: include/bbr_params.h) and its latest Network_RTT from the ETS
  * sockops program (ets_sk_stor, include/ets_shared.h).
  *
- * ets_sk_stor is pinned by name. Its directory is the object's
- * pin_root_path: bbrctl opens this object with PIN_SHARED (the ETS
- * directory, include/bbr_pins.h), so it is the very map the sockops
- * program fills. `bpftool struct_ops register` has no pin-root option and
- * pins under /sys/fs/bpf/: loaded that way bbr_swift sees no ETS samples
- * and runs as BBRv3 (status SWIFT_ST_NO_ETS). See docs/bbr_swift.md.
+ * ets_sk_stor declares no pinning: bbrctl gives it the pin path
+ * PIN_SHARED/ets_sk_stor (include/bbr_pins.h) before loading, so it is the
+ * very map the sockops program fills. Registered with plain `bpftool
+ * struct_ops register`, the object pins nothing and its ets_sk_stor stays
+ * empty: bbr_swift then runs as BBRv3 (status SWIFT_ST_NO_ETS). See
+ * docs/bbr_swift.md.
  */
 /* bbr_swift reads the core's parameters and its own (bbrctl takes both). */
 #define BBR_GLUE_PARAM_GROUPS	(BBR_PARAM_GROUP_CORE | BBR_PARAM_GROUP_SWIFT)
@@ -51,7 +51,6 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct ets_sk);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } ets_sk_stor SEC(".maps");
 
 static __always_inline struct bbr_swift_sk *swift_sk(struct sock *sk)

@@ -60,7 +60,6 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct ets_sk);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } ets_sk_stor SEC(".maps");
 
 struct {
@@ -68,7 +67,6 @@ struct {
 	__uint(max_entries, ETS_STATS_MAX_NETNS);
 	__type(key, u64);
 	__type(value, struct ets_stats);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } ets_stats SEC(".maps");
 
 struct {
@@ -76,7 +74,6 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, u32);
 	__type(value, struct ets_cfg);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } ets_cfg SEC(".maps");
 
 #define CNT(st, field)	do { if (st) __sync_fetch_and_add(&(st)->field, 1); } while (0)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Where bbr-bpf keeps its objects on bpffs: everything under PIN_ROOT.
- * One place for the loader (bbrctl), the BPF objects (the pin_root_path
- * their pinned-by-name maps go to) and the tests, which read the strings
+ * One place for the loader (bbrctl), the BPF objects (where their shared
+ * maps are pinned) and the tests, which read the strings
  * below from this file (selftests/integration/conftest.py, pin_layout()).
  * docs/bbrctl.md, "bpffs layout", describes what each pin holds.
  *
@@ -14,8 +14,8 @@
  *   PIN_ROOT/NAME/trace_ctl         the ring's control word
  *   PIN_ROOT/cgroup/ID/select       `bbrctl attach`: the cc_select link of
  *   PIN_ROOT/cgroup/ID/ets          cgroup ID, and the ETS program's link
- *   PIN_ROOT/shared/                maps pinned by name (LIBBPF_PIN_BY_NAME)
- *                                   and shared between objects: ets_sk_stor
+ *   PIN_ROOT/shared/                maps shared between objects
+ *                                   (PIN_SHARED_MAPS): ets_sk_stor...
  *
  * "cgroup" and "shared" are therefore not available as CC names.
  * Only string literals here: no types, so any C file can include it.
@@ -39,9 +39,13 @@
 #define PIN_SELECT		"select"
 #define PIN_ETS			"ets"
 
-/* The pin_root_path bbrctl opens every object with: maps declared
- * LIBBPF_PIN_BY_NAME are pinned (or reused) here. */
+/* bbrctl pins (or reuses) an object's shared maps here. Every directory
+ * under PIN_ROOT must be root's and writable by root only (bbrctl checks:
+ * bpffs is mode 1777). */
 #define PIN_SHARED_DIR		"shared"
 #define PIN_SHARED		PIN_ROOT "/" PIN_SHARED_DIR
+/* The maps pinned there: the ETS program's; bbr_swift reads the first. */
+#define PIN_ETS_SK_STOR		"ets_sk_stor"
+#define PIN_SHARED_MAPS		{ PIN_ETS_SK_STOR, "ets_stats", "ets_cfg" }
 
 #endif /* BBR_PINS_H */

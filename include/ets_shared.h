@@ -3,8 +3,9 @@
  * The contract between the ETS sockops program (bpf/ets.bpf.c) and the
  * congestion controls that consume its delay signal (bbr_swift): one
  * BPF_MAP_TYPE_SK_STORAGE map, ETS_SK_MAP_NAME, declared identically in
- * every object that uses it and pinned by name (LIBBPF_PIN_BY_NAME) under
- * ETS_PIN_ROOT, so separately loaded objects share one map.
+ * every object that uses it; bbrctl pins (or reuses) it at
+ * ETS_PIN_ROOT/ETS_SK_MAP_NAME for each object it loads (PIN_SHARED_MAPS),
+ * so separately loaded objects share one map.
  *
  * The sockops program is the only writer of the "sender view" fields; a CC
  * only reads them. For one incoming ACK the sockops PARSE_HDR_OPT callback
@@ -21,9 +22,9 @@
  * ets_sk.missing_run, ets_stats.missing_closing. */
 #define ETS_SHARED_VERSION	3
 
-#define ETS_SK_MAP_NAME		"ets_sk_stor"
-/* bpffs directory the shared map is pinned in (the object's pin_root_path). */
+/* bpffs directory the shared map is pinned in, and its name there. */
 #include "bbr_pins.h"
+#define ETS_SK_MAP_NAME		PIN_ETS_SK_STOR
 #define ETS_PIN_ROOT		PIN_SHARED
 
 /* ets_sk.flags */

@@ -17,8 +17,11 @@
  * any other PATH is relative to the cgroup2 root (CGROUP2_PURE if that is
  * cgroup2, else CGROUP2_HYBRID, mounted there if nothing is).
  */
+#define _GNU_SOURCE		/* nftw */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,15 +167,18 @@ static struct cc_select *select_load(const char *cc)
 	return skel;
 }
 
-/* The ETS program, its maps pinned by name in PIN_SHARED (where the CCs
- * that read them find them), loaded. */
+/* The ETS program, its maps pinned in PIN_SHARED (where the CCs that read
+ * them find them), loaded. */
 static struct ets *ets_load(void)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = PIN_SHARED);
-	struct ets *skel = ets__open_opts(&oo);
+	struct ets *skel = ets__open();
 
 	if (!skel) {
 		err("opening the ETS program failed: %s", strerror(errno));
+		return NULL;
+	}
+	if (shared_map_pins(skel->obj)) {
+		ets__destroy(skel);
 		return NULL;
 	}
 	if (ets__load(skel)) {
@@ -183,9 +189,47 @@ static struct ets *ets_load(void)
 	return skel;
 }
 
+/*
+ * Does the CC read the ETS program's storage (bbr_swift, whatever name it
+ * was loaded under)? Its programs use a map of that name. A CC that bbrctl
+ * did not load cannot be asked: by name then.
+ */
 static bool cc_needs_ets(const char *cc)
 {
-	return strcmp(cc, "bbr_swift") == 0;
+	uint32_t progs[32], maps[16];
+	struct cc_info ci;
+	bool yes = false;
+	int np;
+
+	if (cc_get_info(cc, &ci) || !ci.map_id)
+		return strcmp(cc, "bbr_swift") == 0;
+	np = struct_ops_prog_ids(ci.map_id, progs, 32);
+	for (int i = 0; i < np && !yes; i++) {
+		struct bpf_prog_info pi;
+		uint32_t len = sizeof(pi);
+		int pfd = bpf_prog_get_fd_by_id(progs[i]);
+
+		if (pfd < 0)
+			continue;
+		memset(&pi, 0, sizeof(pi));
+		pi.nr_map_ids = 16;
+		pi.map_ids = (uintptr_t)maps;
+		if (!bpf_prog_get_info_by_fd(pfd, &pi, &len))
+			for (uint32_t k = 0; k < pi.nr_map_ids && k < 16 && !yes; k++) {
+				struct bpf_map_info mi;
+				uint32_t mlen = sizeof(mi);
+				int mfd = bpf_map_get_fd_by_id(maps[k]);
+
+				if (mfd < 0)
+					continue;
+				memset(&mi, 0, sizeof(mi));
+				yes = !bpf_map_get_info_by_fd(mfd, &mi, &mlen) &&
+				      !strcmp(mi.name, PIN_ETS_SK_STOR);
+				close(mfd);
+			}
+		close(pfd);
+	}
+	return yes;
 }
 
 static int cg_pin_dir(uint64_t id, char *buf, size_t len)
@@ -231,21 +275,18 @@ int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
 		return EXIT_FAIL;
 	if (cg_pin_dir(id, dir, sizeof(dir)))
 		return EXIT_FAIL;
-	snprintf(p, sizeof(p), "%s", PIN_CGROUP);
-	if ((mkdir(PIN_ROOT, 0700) && errno != EEXIST) ||
-	    (mkdir(p, 0700) && errno != EEXIST)) {
-		err("cannot create %s: %s", p, strerror(errno));
+	attachments_of(NULL, false);	/* drop those of removed cgroups */
+	if (secure_pin_dirs(PIN_CGROUP))
 		return EXIT_FAIL;
-	}
-	if (mkdir(dir, 0700)) {
-		if (errno == EEXIST)
+	ret = secure_dir(dir, true);
+	if (ret) {
+		if (ret == -EEXIST)
 			err("attach: %s already has a congestion control attached "
 			    "by bbrctl (%s); run `bbrctl detach --cgroup %s` first",
 			    cg, dir, o->cgroup);
-		else
-			err("cannot create %s: %s", dir, strerror(errno));
 		return EXIT_FAIL;
 	}
+	ret = EXIT_FAIL;
 	cgfd = open(cg, O_RDONLY | O_DIRECTORY);
 	if (cgfd < 0) {
 		err("cannot open %s: %s", cg, strerror(errno));
@@ -284,10 +325,171 @@ out:
 	return ret;
 }
 
+/* ---- the attachments bbrctl has pinned ---------------------------------------------- */
+
+/*
+ * The CC a cgroup attachment selects: the cc_name in the .rodata of the
+ * cc_select instance behind the link pinned at select_pin. Also says
+ * whether the link still has its cgroup (the kernel detaches a link whose
+ * cgroup was removed; its pin stays until someone removes it).
+ */
+static int attachment_cc(const char *select_pin, char *cc, size_t len, bool *live)
+{
+	struct bpf_link_info li;
+	struct bpf_prog_info pi;
+	uint32_t maps[8], n, li_len = sizeof(li), pi_len = sizeof(pi);
+	int lfd, pfd, ret = -ENOENT;
+
+	*cc = '\0';
+	*live = false;
+	lfd = bpf_obj_get(select_pin);
+	if (lfd < 0)
+		return -errno;
+	memset(&li, 0, sizeof(li));
+	if (bpf_link_get_info_by_fd(lfd, &li, &li_len)) {
+		ret = -errno;
+		goto out;
+	}
+	*live = li.type == BPF_LINK_TYPE_CGROUP && li.cgroup.cgroup_id != 0;
+	pfd = bpf_prog_get_fd_by_id(li.prog_id);
+	if (pfd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	memset(&pi, 0, sizeof(pi));
+	pi.nr_map_ids = 8;
+	pi.map_ids = (uintptr_t)maps;
+	if (!bpf_prog_get_info_by_fd(pfd, &pi, &pi_len)) {
+		n = pi.nr_map_ids < 8 ? pi.nr_map_ids : 8;
+		for (uint32_t i = 0; i < n && ret; i++) {
+			struct bpf_map_info mi;
+			uint32_t mi_len = sizeof(mi), key = 0;
+			struct cc_select__rodata ro;
+			size_t nl;
+			int mfd = bpf_map_get_fd_by_id(maps[i]);
+
+			if (mfd < 0)
+				continue;
+			memset(&mi, 0, sizeof(mi));
+			nl = 0;
+			if (!bpf_map_get_info_by_fd(mfd, &mi, &mi_len))
+				nl = strlen(mi.name);
+			if (nl > 7 && !strcmp(mi.name + nl - 7, ".rodata") &&
+			    mi.value_size == sizeof(ro) &&
+			    !bpf_map_lookup_elem(mfd, &key, &ro)) {
+				snprintf(cc, len, "%.*s", (int)sizeof(ro.cc_name),
+					 ro.cc_name);
+				ret = 0;
+			}
+			close(mfd);
+		}
+	}
+	close(pfd);
+out:
+	close(lfd);
+	return ret;
+}
+
+/* Remove an attachment's pins (its select and ets links go with them). */
+static int attachment_remove(const char *dir)
+{
+	char p[PATH_MAX];
+	int ret = 0;
+
+	for (const char *f = PIN_SELECT; f; f = f == (const char *)PIN_SELECT ? PIN_ETS : NULL) {
+		path_join(p, sizeof(p), dir, f);
+		if (unlink(p) && errno != ENOENT) {
+			err("cannot remove %s: %s", p, strerror(errno));
+			ret = -1;
+		}
+	}
+	if (rmdir(dir) && errno != ENOENT) {
+		err("cannot remove %s: %s", dir, strerror(errno));
+		ret = -1;
+	}
+	rmdir(PIN_CGROUP);	/* only if empty */
+	return ret;
+}
+
+static uint64_t path_id_want;
+static char *path_id_out;
+static size_t path_id_len;
+
+static int path_id_visit(const char *path, const struct stat *st, int type,
+			 struct FTW *f)
+{
+	(void)f;
+	if (type == FTW_D && st->st_ino == path_id_want) {
+		snprintf(path_id_out, path_id_len, "%s", path);
+		return 1;
+	}
+	return 0;
+}
+
+/* The path of the cgroup with id `id`, or "" when there is none. */
+static void cgroup_path_of(uint64_t id, char *out, size_t len)
+{
+	const char *root = is_cgroup2(CGROUP2_PURE) ? CGROUP2_PURE :
+			   is_cgroup2(CGROUP2_HYBRID) ? CGROUP2_HYBRID : NULL;
+
+	*out = '\0';
+	if (!root)
+		return;
+	path_id_want = id;
+	path_id_out = out;
+	path_id_len = len;
+	nftw(root, path_id_visit, 16, FTW_PHYS | FTW_MOUNT);
+}
+
+int attachments_of(const char *cc, bool detach)
+{
+	char dir[PATH_MAX], p[PATH_MAX], name[CC_NAME_MAX + 1], cg[PATH_MAX];
+	struct dirent *de;
+	int found = 0;
+	bool live;
+	DIR *d = opendir(PIN_CGROUP);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		uint64_t id;
+		char *end;
+
+		if (de->d_name[0] == '.')
+			continue;
+		id = strtoull(de->d_name, &end, 10);
+		if (*end || path_join(dir, sizeof(dir), PIN_CGROUP, de->d_name) ||
+		    path_join(p, sizeof(p), dir, PIN_SELECT))
+			continue;
+		if (attachment_cc(p, name, sizeof(name), &live) || !live) {
+			/* its cgroup is gone (or the pin is broken): nothing
+			 * selects through it any more */
+			dbg("removing the stale attachment %s", dir);
+			attachment_remove(dir);
+			continue;
+		}
+		if (!cc || strcmp(name, cc))
+			continue;
+		found++;
+		cgroup_path_of(id, cg, sizeof(cg));
+		if (!detach) {
+			err("%s is attached to cgroup %s (id %llu): `bbrctl detach "
+			    "--cgroup %s` first, or unload --force to detach it", cc,
+			    *cg ? cg : "?", (unsigned long long)id, *cg ? cg : "PATH");
+			continue;
+		}
+		if (!attachment_remove(dir))
+			info("%s: detached from cgroup %s (id %llu)", cc,
+			     *cg ? cg : "?", (unsigned long long)id);
+	}
+	closedir(d);
+	return found;
+}
+
 int cmd_detach(const struct cmd_opts *o, char **args, int nargs)
 {
 	(void)args;
-	char cg[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
+	char cg[PATH_MAX], dir[PATH_MAX];
 	uint64_t id;
 	int ret = EXIT_OK;
 
@@ -304,19 +506,8 @@ int cmd_detach(const struct cmd_opts *o, char **args, int nargs)
 		err("detach: nothing attached by bbrctl to %s (no %s)", cg, dir);
 		return EXIT_FAIL;
 	}
-	for (const char *f = PIN_SELECT; f; f = f == (const char *)PIN_SELECT ? PIN_ETS : NULL) {
-		path_join(p, sizeof(p), dir, f);
-		if (unlink(p) && errno != ENOENT) {
-			err("cannot remove %s: %s", p, strerror(errno));
-			ret = EXIT_FAIL;
-		}
-	}
-	if (rmdir(dir) && errno != ENOENT) {
-		err("cannot remove %s: %s", dir, strerror(errno));
+	if (attachment_remove(dir))
 		ret = EXIT_FAIL;
-	}
-	snprintf(p, sizeof(p), "%s", PIN_CGROUP);
-	rmdir(p);	/* only if empty */
 	if (ret == EXIT_OK)
 		info("detached: %s (cgroup id %llu)", cg, (unsigned long long)id);
 	return ret;

@@ -30,7 +30,7 @@ struct common_opts g_opts;
 enum opt_id {
 	O_OBJ, O_CGROUP, O_CC, O_FROM, O_TO, O_PORT, O_NETNS, O_INTERVAL,
 	O_COUNT, O_PER_ACK, O_CSV, O_DURATION, O_OUTPUT, O_DEFAULT, O_RESET,
-	O_SOCKET, O_NAME, N_OPTS
+	O_SOCKET, O_NAME, O_FORCE, N_OPTS
 };
 #define O(id)		(1u << O_##id)
 #define OPT_BASE	256		/* getopt_long's value of option id */
@@ -53,6 +53,7 @@ static const struct option cmd_options[N_OPTS] = {
 	[O_RESET]    = { "reset",    no_argument,       NULL, OPT_BASE + O_RESET },
 	[O_SOCKET]   = { "socket",   required_argument, NULL, OPT_BASE + O_SOCKET },
 	[O_NAME]     = { "name",     required_argument, NULL, OPT_BASE + O_NAME },
+	[O_FORCE]    = { "force",    no_argument,       NULL, OPT_BASE + O_FORCE },
 };
 
 /* The options of every command, before or after its name. */
@@ -92,6 +93,7 @@ static int set_cmd_opt(enum opt_id id, const char *arg, struct cmd_opts *o)
 	case O_CGROUP:	 o->cgroup = arg; return 0;
 	case O_CC:	 o->cc = arg; return 0;
 	case O_NAME:	 o->name = arg; return 0;
+	case O_FORCE:	 o->force = true; return 0;
 	case O_FROM:	 o->from = arg; return 0;
 	case O_TO:	 o->to = arg; return 0;
 	case O_NETNS:	 o->netns = arg; return 0;
@@ -134,6 +136,8 @@ struct command {
 	bool json;			/* it prints JSON with --json */
 	const char *hint;		/* added to "--x is only for ..." */
 	int (*run)(const struct cmd_opts *o, char **args, int nargs);
+	bool changes;			/* changes pins, registrations or sets:
+					 * runs under BBRCTL_LOCK */
 };
 
 static int cmd_help(const struct cmd_opts *o, char **args, int nargs);
@@ -166,18 +170,23 @@ PIN_ROOT "/NEW; every other command then takes NEW.\n"
 "Fails if NAME is already loaded by bbrctl, if a congestion control of\n"
 "that name is registered by the kernel or another loader, if the object\n"
 "is missing, or if the kernel refuses it.\n",
-	  O(OBJ) | O(NAME), false, NULL, cmd_load },
+	  O(OBJ) | O(NAME), false, NULL, cmd_load, true },
 	{ "unload",
 "  unload NAME... | all   unregister and remove the pins\n",
-"Usage: bbrctl unload NAME... | all\n"
+"Usage: bbrctl unload [--force] NAME... | all\n"
 "\n"
 "Detach the struct_ops link (the congestion control leaves\n"
 PROC_AVAIL_CC "),\n"
 "remove the pins and " PIN_ROOT "/NAME, and check that the name is gone.\n"
 "Sockets that use NAME keep running its programs until they close; the\n"
 "kernel frees the programs after the last one. `unload all` with nothing\n"
-"loaded succeeds.\n",
-	  0, false, NULL, cmd_unload },
+"loaded succeeds.\n"
+"\n"
+"A CC that `bbrctl attach` gives a cgroup's sockets is not unloaded: new\n"
+"sockets there would silently get the namespace's default instead. bbrctl\n"
+"names the cgroups and unloads nothing; --force detaches them first, each\n"
+"reported.\n",
+	  O(FORCE), false, NULL, cmd_unload, true },
 	{ "list",
 "  list                   the congestion controls bbrctl has loaded\n",
 "Usage: bbrctl list [--json]\n"
@@ -258,7 +267,7 @@ PIN_ROOT "/NAME/" PIN_TRACE_RB "; events lost to a full ring are counted\n"
 "in a cgroup with its own set (`bbrctl set --cgroup`) do not see it.\n"
 "See `bbrctl help set` for the keys and their ranges.\n",
 	  0, true, "params always works on the default set; use `bbrctl set "
-	  "--cgroup PATH NAME` for a cgroup", cmd_params },
+	  "--cgroup PATH NAME` for a cgroup", cmd_params, true },
 	{ "set",
 "  set --cgroup P|--default|--socket COOKIE NAME [KEY=VALUE...|--reset]\n"
 "                         runtime parameters per cgroup, of the default set\n"
@@ -297,7 +306,7 @@ PIN_ROOT "/NAME/" PIN_TRACE_RB "; events lost to a full ring are counted\n"
 "  bbrctl set --cgroup lab/run1 bbr3 ecn_enable=1 beta=128\n"
 "  bbrctl set --cgroup lab/run1 bbr_swift target_rtt_us=100\n"
 "  bbrctl set --socket 4099 bbr_swift target_rtt_us=250\n",
-	  O(CGROUP) | O(DEFAULT) | O(SOCKET) | O(RESET), true, NULL, cmd_set },
+	  O(CGROUP) | O(DEFAULT) | O(SOCKET) | O(RESET), true, NULL, cmd_set, true },
 	{ "attach",
 "  attach --cgroup P --cc NAME   new TCP sockets in cgroup P use NAME\n",
 "Usage: bbrctl attach --cgroup PATH --cc NAME\n"
@@ -317,14 +326,14 @@ PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
 "(" CGROUP2_PURE " if it is cgroup2, else " CGROUP2_HYBRID ", which bbrctl\n"
 "mounts if nothing is mounted there). Fails (nothing attached) for a bad\n"
 "path, a CC that is not registered, or a cgroup that already has one.\n",
-	  O(CGROUP) | O(CC), false, NULL, cmd_attach },
+	  O(CGROUP) | O(CC), false, NULL, cmd_attach, true },
 	{ "detach",
 "  detach --cgroup P      undo attach\n",
 "Usage: bbrctl detach --cgroup PATH\n"
 "\n"
 "Remove what `bbrctl attach` put on cgroup PATH. Sockets keep the CC they\n"
 "already have; new ones get the namespace default again.\n",
-	  O(CGROUP), false, NULL, cmd_detach },
+	  O(CGROUP), false, NULL, cmd_detach, true },
 	{ "swap",
 "  swap [--obj PATH] NAME replace a loaded CC in place with a new build\n"
 "  swap --from A --to B [--port N] [--cgroup P] [--netns NS]\n"
@@ -346,7 +355,7 @@ PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
 "summary: switched, failed, TIME_WAIT and request sockets skipped (they are\n"
 "not full sockets and cannot be switched). Exit 1 if any switch failed.\n",
 	  O(OBJ) | O(FROM) | O(TO) | O(PORT) | O(CGROUP) | O(NETNS), true, NULL,
-	  cmd_swap },
+	  cmd_swap, true },
 	{ "hwtstamp",
 "  hwtstamp enable|disable|status IFACE   NIC RX hardware timestamps (ETS)\n",
 "Usage: bbrctl hwtstamp enable|disable|status IFACE\n"
@@ -618,6 +627,8 @@ int main(int argc, char **argv)
 	if (!g_opts.objdir)
 		g_opts.objdir = resolve_objdir();
 	setup_libbpf_logging();
+	if (cmd->changes && bbrctl_lock(cmd->name))
+		return EXIT_FAIL;
 	ret = cmd->run(&o, argv + optind, argc - optind);
 	free(o.objs);
 	return ret;

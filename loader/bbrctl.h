@@ -61,6 +61,7 @@ struct cmd_opts {
 	const char *cgroup;		/* --cgroup PATH */
 	const char *cc;			/* --cc NAME */
 	const char *name;		/* load --name: register as this */
+	bool force;			/* unload --force: detach cgroups too */
 	const char *from, *to;		/* swap --from/--to */
 	const char *netns;		/* swap --netns NAME */
 	int port;			/* swap --port N (0: any) */
@@ -202,6 +203,20 @@ int trace_pin_maps(struct cc_target *t, const char *dir);
 void trace_unpin_maps(const char *dir);
 
 /* ---- cgroup attachment and live swap (attach.c, swap.c) ---- */
+/* The cgroups bbrctl attached cc to (cc NULL: none), each reported as an
+ * error, or detached when detach is set; stale attachments (cgroup removed)
+ * are removed on the way. Returns how many were found. */
+int attachments_of(const char *cc, bool detach);
+/* ---- safe pin directories and the lock (sys.c) ---- */
+#define BBRCTL_RUN_DIR		"/run/bbr-bpf"
+#define BBRCTL_LOCK		BBRCTL_RUN_DIR "/bbrctl.lock"
+#define BBRCTL_LOCK_WAIT_S	60
+int secure_dir(const char *path, bool exclusive);
+int secure_pin_dirs(const char *sub);
+/* Pin paths of the object's maps that are shared (PIN_SHARED_MAPS). */
+int shared_map_pins(struct bpf_object *obj);
+int bbrctl_lock(const char *cmd);
+
 /* Resolve --cgroup PATH (absolute, or relative to the cgroup2 root). */
 int cgroup_resolve(const char *arg, char *out, size_t len, uint64_t *id);
 

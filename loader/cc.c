@@ -183,11 +183,7 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name,
 			err("object not found: %s: %s", path, strerror(errno));
 		return ret;
 	}
-	/* Maps pinned by name (bbr_swift's ETS storage and target config)
-	 * live under the shared directory the ETS program pins into, never
-	 * in the bpffs root. */
-	LIBBPF_OPTS(bpf_object_open_opts, oopts, .pin_root_path = PIN_SHARED);
-	t->obj = bpf_object__open_file(path, &oopts);
+	t->obj = bpf_object__open_file(path, NULL);
 	if (!t->obj) {
 		ret = -errno;
 		err("cannot open BPF object %s: %s", path, strerror(-ret));
@@ -311,25 +307,42 @@ static void pin_dir(const struct cc_target *t, char *buf, size_t len)
 	snprintf(buf, len, PIN_CC_FMT, t->name);
 }
 
-/* libbpf pins maps declared LIBBPF_PIN_BY_NAME (bbr_swift's ETS storage and
- * target config) into the object's pin_root_path but does not create that
- * directory: on a machine where no ETS attach made it yet, the load failed
- * with ENOENT. */
-static int make_shared_pin_dir(struct bpf_object *obj)
+/*
+ * The maps an object shares with others (PIN_SHARED_MAPS: bbr_swift reads
+ * the ETS program's socket storage) are pinned, or reused, at
+ * PIN_SHARED/<name>. bbrctl sets these paths itself; the objects declare
+ * no pinning, so a plain `bpftool struct_ops register` pins nothing by
+ * name at the bpffs root.
+ */
+int shared_map_pins(struct bpf_object *obj)
 {
+	static const char *const shared[] = PIN_SHARED_MAPS;
+	char p[PATH_MAX];
 	struct bpf_map *map;
+	bool any = false;
+	int ret;
 
+	bpf_object__for_each_map(map, obj)
+		for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
+			if (!strcmp(bpf_map__name(map), shared[i]))
+				any = true;
+	if (!any)
+		return 0;
+	ret = secure_pin_dirs(PIN_SHARED);
+	if (ret)
+		return ret;
 	bpf_object__for_each_map(map, obj) {
-		if (!bpf_map__pin_path(map))
-			continue;
-		if ((mkdir(PIN_ROOT, 0700) && errno != EEXIST) ||
-		    (mkdir(PIN_SHARED, 0700) && errno != EEXIST)) {
-			int e = errno;
-
-			err("cannot create %s: %s", PIN_SHARED, strerror(e));
-			return -e;
+		for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+			if (strcmp(bpf_map__name(map), shared[i]))
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", PIN_SHARED, shared[i]);
+			ret = bpf_map__set_pin_path(map, p);
+			if (ret) {
+				err("%s: setting the pin path %s: %s",
+				    bpf_map__name(map), p, strerror(-ret));
+				return ret;
+			}
 		}
-		break;
 	}
 	return 0;
 }
@@ -355,7 +368,7 @@ int cc_attach(struct cc_target *t)
 	char dir[PATH_MAX];
 	int ret;
 
-	ret = make_shared_pin_dir(t->obj);
+	ret = shared_map_pins(t->obj);
 	if (ret)
 		return ret;
 	if (bpf_object__load(t->obj)) {
@@ -368,25 +381,15 @@ int cc_attach(struct cc_target *t)
 	}
 
 	pin_dir(t, dir, sizeof(dir));
-	/* mkdir of dir is also our lock against a concurrent load of the same
-	 * name. A concurrent unload may remove an empty PIN_ROOT between our
-	 * two mkdirs: then try again. */
-	for (int tries = 0;; tries++) {
-		if (mkdir(PIN_ROOT, 0700) != 0 && errno != EEXIST) {
-			ret = -errno;
-			err("cannot create %s: %s", PIN_ROOT, strerror(errno));
-			return ret;
-		}
-		ret = mkdir(dir, 0700) == 0 ? 0 : -errno;
-		if (ret != -ENOENT || tries == 3)
-			break;
-	}
+	/* A new directory of our own (bbrctl_lock() keeps other bbrctl runs
+	 * out meanwhile), under a pin root nobody else can write. */
+	ret = secure_pin_dirs(NULL);
+	if (!ret)
+		ret = secure_dir(dir, true);
 	if (ret) {
 		if (ret == -EEXIST)
 			err("%s: already loaded by bbrctl (%s exists); run "
 			    "`bbrctl unload %s` first", t->name, dir, t->name);
-		else
-			err("cannot create %s: %s", dir, strerror(-ret));
 		rmdir(PIN_ROOT);	/* only if empty */
 		return ret;
 	}
@@ -848,8 +851,8 @@ out:
 /* ---- unload: the command ------------------------------------------------------ */
 
 /*
- * Maps pinned by name under PIN_ROOT/shared (the ETS storage and Swift's
- * target config) are shared by the CC objects and the ETS sockops program.
+ * The maps pinned under PIN_ROOT/shared (PIN_SHARED_MAPS: the ETS storage)
+ * are shared by the CC objects and the ETS sockops program.
  * Once no CC is loaded by bbrctl and no cgroup attachment remains, nothing
  * can use them any more: unpin them so an unload leaves bpffs clean.
  */
@@ -884,13 +887,26 @@ static void release_shared_pins(void)
 	rmdir(PIN_ROOT);		/* fails harmlessly when not empty */
 }
 
+/*
+ * Unloading a CC that cgroups are attached to would leave their new
+ * sockets on the namespace default without a word: refuse, naming them
+ * (true), or with --force detach them first.
+ */
+static bool attached_refusal(const struct cmd_opts *o, char **names, int n)
+{
+	int found = 0;
+
+	for (int i = 0; i < n; i++)
+		found += attachments_of(names[i], o->force);
+	return found && !o->force;
+}
+
 int cmd_unload(const struct cmd_opts *o, char **args, int nargs)
 {
 	char **names = NULL;
 	int n = 0, ret = EXIT_OK, i;
 	bool all = nargs == 1 && strcmp(args[0], "all") == 0;
 
-	(void)o;
 	if (nargs == 0) {
 		err("unload: name a congestion control or `all`");
 		return EXIT_USAGE;
@@ -907,6 +923,10 @@ int cmd_unload(const struct cmd_opts *o, char **args, int nargs)
 			return EXIT_FAIL;
 		if (n == 0)
 			printf("nothing to unload\n");
+		if (attached_refusal(o, names, n)) {
+			free_names(names, n);
+			return EXIT_FAIL;
+		}
 		for (i = 0; i < n; i++)
 			if (cc_unload_pinned(names[i]))
 				ret = EXIT_FAIL;
@@ -930,8 +950,8 @@ int cmd_unload(const struct cmd_opts *o, char **args, int nargs)
 			err("%s is not loaded (no %s)", args[i], dir);
 		ret = EXIT_FAIL;
 	}
-	if (ret != EXIT_OK)
-		return ret;
+	if (ret != EXIT_OK || attached_refusal(o, args, nargs))
+		return EXIT_FAIL;
 	for (i = 0; i < nargs; i++)
 		if (cc_unload_pinned(args[i]))
 			ret = EXIT_FAIL;

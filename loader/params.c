@@ -56,7 +56,6 @@
 #define SETS_VAR		"bbr_param_sets"	/* lib/tcp_cc.h */
 #define GROUPS_VAR		"bbr_param_groups"
 #define PARAM_CGRP_MAP		"param_cgrp"
-#define SET_LOCK_FILE		"/run/bbrctl-set.lock"
 
 /* ---- the keys ------------------------------------------------------------------ */
 
@@ -848,7 +847,7 @@ static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
 	struct scope sc = { .kind = SC_DEFAULT };
 	struct cc_params c;
 	struct pair *pairs = NULL;
-	int ret = EXIT_USAGE, lock = -1, npairs = nargs - 1, n = 0;
+	int ret = EXIT_USAGE, npairs = nargs - 1, n = 0;
 
 	if (nargs < 1) {
 		err("%s: name one congestion control", cmd);
@@ -898,14 +897,8 @@ static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
 			goto out;	/* EXIT_USAGE, nothing written */
 	}
 	ret = EXIT_FAIL;
-	if (npairs || o->set_reset) {
-		lock = open(SET_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		if (lock < 0 || flock(lock, LOCK_EX)) {
-			err("%s: lock %s: %s", cmd, SET_LOCK_FILE, strerror(errno));
-			goto out;
-		}
-		tidy(&c);
-	}
+	if (npairs || o->set_reset)
+		tidy(&c);	/* under bbrctl_lock(), as every change */
 	if (sc.kind == SC_SOCKET && find_socket(&c, &sc))
 		goto out;
 	if (o->set_reset ? reset(&c, &sc) : n ? write_pairs(&c, &sc, pairs, n) : 0)
@@ -913,8 +906,6 @@ static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
 	show(&c, &sc);
 	ret = EXIT_OK;
 out:
-	if (lock >= 0)
-		close(lock);
 	free(pairs);
 	cc_params_close(&c);
 	return ret;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -526,4 +527,96 @@ out:
 		close(self);
 	free(seen);
 	return ret;
+}
+
+/* ---- directories bbrctl pins into, and its lock ---------------------------- */
+
+/*
+ * Make path a directory bbrctl may pin into, or accept it if it exists:
+ * bpffs is mode 1777, so anyone could have made it first and could follow
+ * or swap what bbrctl pins there. Only a real directory (not a symlink)
+ * that root owns and nobody else may write is accepted. exclusive: it must
+ * be new (-EEXIST, quietly: the caller says what that means). Otherwise
+ * -errno after a message.
+ */
+int secure_dir(const char *path, bool exclusive)
+{
+	struct stat st;
+
+	if (mkdir(path, 0700) == 0)
+		return 0;
+	if (errno != EEXIST) {
+		int e = errno;
+
+		err("cannot create %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (exclusive)
+		return -EEXIST;
+	if (lstat(path, &st)) {
+		int e = errno;
+
+		err("cannot stat %s: %s", path, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
+		err("refusing to use %s: it is %s; bbrctl pins only into "
+		    "directories root owns and only root may write (someone else "
+		    "created it? remove it with `rm -r %s` and run bbrctl again)",
+		    path, S_ISLNK(st.st_mode) ? "a symbolic link" :
+		    !S_ISDIR(st.st_mode) ? "not a directory" :
+		    st.st_uid != 0 ? "not owned by root" :
+		    "writable by group or others", path);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* The pin root and one directory under it (NULL: the root only). */
+int secure_pin_dirs(const char *sub)
+{
+	int ret = secure_dir(PIN_ROOT, false);
+
+	return ret ? ret : sub ? secure_dir(sub, false) : 0;
+}
+
+/*
+ * One bbrctl at a time changes pins, registrations and parameter sets:
+ * parallel runs (ten `unload bbr3` at once) otherwise race on the same pins
+ * and print errors for what another run just did. Held until exit.
+ */
+int bbrctl_lock(const char *cmd)
+{
+	struct timespec t0, t;
+	bool told = false;
+	int fd;
+
+	if ((mkdir(BBRCTL_RUN_DIR, 0755) && errno != EEXIST) ||
+	    (fd = open(BBRCTL_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+		       0600)) < 0) {
+		err("%s: cannot open the lock %s: %s", cmd, BBRCTL_LOCK,
+		    strerror(errno));
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK) {
+			err("%s: lock %s: %s", cmd, BBRCTL_LOCK, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= BBRCTL_LOCK_WAIT_S) {
+			err("%s: another bbrctl has held %s for %d s; giving up",
+			    cmd, BBRCTL_LOCK, BBRCTL_LOCK_WAIT_S);
+			close(fd);
+			return -1;
+		}
+		if (!told && t.tv_sec - t0.tv_sec >= 1) {
+			info("%s: waiting for another bbrctl (%s)", cmd, BBRCTL_LOCK);
+			told = true;
+		}
+		usleep(20000);
+	}
+	return 0;	/* fd stays open: the lock goes with the process */
 }

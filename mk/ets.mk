@@ -17,7 +17,7 @@ $(FUZZ_ETS_BIN): selftests/fuzz/fuzz_ets.c bpf/core/ets_opt.h bpf/core/types.h
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ibpf -o $@ $<
 
 fuzz-ets-short: $(FUZZ_ETS_BIN)
-	./$(FUZZ_ETS_BIN) -runs=200000 -seed=1 -max_len=96 >$(FUZZ_ETS_BIN).short.log 2>&1; \
+	./$(FUZZ_ETS_BIN) $(FUZZ_ARTIFACTS) -runs=200000 -seed=1 -max_len=96 >$(FUZZ_ETS_BIN).short.log 2>&1; \
 		rc=$$?; tail -2 $(FUZZ_ETS_BIN).short.log; exit $$rc
 
 fuzz-ets-long: $(FUZZ_ETS_BIN)

@@ -14,11 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One parameter set: the fuzzer varies its fields, not the selection. */
+#define BBR_PARAM_SLOTS		1
+
 #include "core/types.h"
 #include "bbr3_state.h"
 
-/* One parameter set: the fuzzer varies its fields, not the selection. */
-#define BBR_PARAM_SLOTS		1
 static struct bbr_params fuzz_param_sets[BBR_PARAM_SLOTS];
 #define fuzz_params		fuzz_param_sets[0]
 static u64 fuzz_rand_state;
@@ -67,8 +68,10 @@ static bool gain_is_configured(const struct bbr3 *b)
 	case BBR_STARTUP:
 		return b->pacing_gain == (u16)p->startup_pacing_gain &&
 		       b->cwnd_gain == (u16)p->startup_cwnd_gain;
-	case BBR_DRAIN:
-		return b->pacing_gain == (u16)p->drain_gain &&
+	case BBR_DRAIN:		/* drain_gain 0: the generation's */
+		return b->pacing_gain == (u16)(p->drain_gain ? :
+					       bbr_gen_2026(b) ? BBR_DRAIN_GAIN_2026 :
+								 BBR_DRAIN_GAIN_2023) &&
 		       b->cwnd_gain == (u16)p->startup_cwnd_gain;
 	case BBR_PROBE_RTT:
 		return b->pacing_gain == BBR_UNIT && b->cwnd_gain == BBR_UNIT;
