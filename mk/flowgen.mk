@@ -3,7 +3,7 @@
 # Flow generator and kernel fast path of the lab (selftests/lab/flowgen/README.md):
 #   flowgen     one-process epoll TCP flow generator, CC per socket, TCP_INFO CSV
 #   marker      clsact egress cls_bpf program: virtual-queue step / phantom-queue
-#               CE marking and random loss for selftests/lab/fastpath.py
+#               CE marking and random loss for the fast path (labkit/fastpath.py)
 
 FLOWGEN     := selftests/lab/flowgen/flowgen
 MARKER_OBJ  := selftests/lab/marker/marker.bpf.o

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-import netlab
+import bbrtest
 from conftest import PINS, REPO, TEST_CC_NAME
 
 BBRCTL = REPO / "loader" / "bbrctl"
@@ -128,13 +128,13 @@ def wait_for(pred, timeout_s=FREE_TIMEOUT_S):
     while not pred():
         if time.monotonic() >= deadline:
             return False
-        time.sleep(netlab.POLL_S)
+        time.sleep(bbrtest.POLL_S)
     return True
 
 
 def assert_gone(name, map_ids=()):
     """name is unregistered, unpinned, and its struct_ops maps are freed."""
-    assert name not in netlab.available_ccs()
+    assert name not in bbrtest.available_ccs()
     assert not pin_dir(name).exists(), f"{pin_dir(name)} left behind"
     assert wait_for(lambda: not (set(map_ids) & set(struct_ops_maps()))), \
         f"struct_ops map(s) {sorted(set(map_ids) & set(struct_ops_maps()))} of {name} " \
@@ -253,12 +253,12 @@ def test_usage_errors(args):
 
 def test_load_list_unload(cc_objs):
     name, obj = cc_objs("a")
-    assert name not in netlab.available_ccs()
+    assert name not in bbrtest.available_ccs()
     maps_before = struct_ops_maps()
 
     out = bbrctl("load", "--obj", obj, check=0).stdout
     assert f"loaded {name}" in out
-    assert name in netlab.available_ccs()
+    assert name in bbrtest.available_ccs()
     assert sorted(p.name for p in pin_dir(name).iterdir()) == ["link"]   # no iterator
 
     entries = [e for e in list_json() if e["name"] == name]
@@ -290,17 +290,17 @@ def test_load_by_name_from_objdir_and_all(cc_objs, tmp_path):
     (tmp_path / "notes.txt").write_text("not an object\n")
 
     bbrctl("--objdir", tmp_path, "load", names[0], check=0)
-    assert names[0] in netlab.available_ccs()
+    assert names[0] in bbrtest.available_ccs()
     cp = bbrctl("--objdir", tmp_path, "load", "all", check=1)     # names[0] is loaded
     assert "already loaded" in cp.stderr
-    assert names[1] not in netlab.available_ccs(), "load all was not all or nothing"
+    assert names[1] not in bbrtest.available_ccs(), "load all was not all or nothing"
     bbrctl("unload", names[0], check=0)
 
     bbrctl("--objdir", tmp_path, "load", "all", check=0)
     listed = {e["name"]: e for e in list_json()}
     ids = []
     for name in names:
-        assert name in netlab.available_ccs()
+        assert name in bbrtest.available_ccs()
         assert listed[name]["registered"]
         ids.append(listed[name]["struct_ops_map_id"])
     bbrctl("unload", *names, check=0)
@@ -310,7 +310,7 @@ def test_load_by_name_from_objdir_and_all(cc_objs, tmp_path):
 
 def test_test_cc_object_by_path(test_cc_obj):
     busy = f"{TEST_CC_NAME} is registered by someone else right now"
-    if TEST_CC_NAME in netlab.available_ccs():
+    if TEST_CC_NAME in bbrtest.available_ccs():
         busy_elsewhere(busy)
     cp = bbrctl("load", "--obj", test_cc_obj)
     if cp.returncode == 1 and "already registered" in cp.stderr:
@@ -365,7 +365,7 @@ def test_double_load_keeps_the_first(cc_objs):
     same = ("link_id", "struct_ops_map_id", "prog_id", "state", "registered")
     assert {k: again[k] for k in same} == {k: first[k] for k in same}, \
         "the failed second load disturbed the first"
-    assert name in netlab.available_ccs()
+    assert name in bbrtest.available_ccs()
     bbrctl("unload", name, check=0)
     assert_gone(name, [first["struct_ops_map_id"]])
 
@@ -395,14 +395,14 @@ def test_name_clash_with_kernel_cc(cc_objs):
     cp = bbrctl("load", "--obj", obj, check=1)
     assert "already registered" in cp.stderr and "reno" in cp.stderr
     assert not pin_dir("reno").exists()
-    assert "reno" in netlab.available_ccs()
+    assert "reno" in bbrtest.available_ccs()
     assert not [i for i, n in struct_ops_maps().items() if n == "reno" and i not in maps_before]
 
 
 def test_unload_not_ours():
     cp = bbrctl("unload", "reno", check=1)
     assert "not loaded by bbrctl" in cp.stderr
-    assert "reno" in netlab.available_ccs()
+    assert "reno" in bbrtest.available_ccs()
 
 
 def test_all_or_nothing(cc_objs):
@@ -426,7 +426,7 @@ def test_stale_pins(cc_objs):
     (e,) = [e for e in list_json() if e["name"] == name]
     subprocess.run(["bpftool", "link", "detach", "id", str(e["link_id"])], check=True,
                    capture_output=True, timeout=CMD_TIMEOUT_S)
-    assert wait_for(lambda: name not in netlab.available_ccs())
+    assert wait_for(lambda: name not in bbrtest.available_ccs())
 
     (e2,) = [e for e in list_json() if e["name"] == name]
     assert e2["state"] == "detached" and not e2["registered"]
@@ -461,7 +461,7 @@ def test_not_root(cc_objs, how, prefix):
     for cmd in (["unload", "all"], ["list"], ["stat"]):
         cp = bbrctl(*cmd, prefix=prefix, check=1)
         assert "permission denied" in cp.stderr, (cmd, cp.stderr)
-    assert name not in netlab.available_ccs()
+    assert name not in bbrtest.available_ccs()
     assert not pin_dir(name).exists()
     assert not [i for i, n in struct_ops_maps().items() if n == name and i not in maps_before]
 
@@ -471,16 +471,16 @@ def test_not_root_as_nobody(cc_objs):
     name, obj = cc_objs("q")
     cp = bbrctl("load", "--obj", obj, user=65534, group=65534, extra_groups=[], check=1)
     assert "must run as root" in cp.stderr, cp.stderr
-    assert name not in netlab.available_ccs()
+    assert name not in bbrtest.available_ccs()
 
 
 def test_refuses_private_mount_namespace(cc_objs, topo):
     """Under `ip netns exec` a bpffs mounted by bbrctl would vanish with it."""
     name, obj = cc_objs("n")
-    cp = netlab.netns_exec(topo.snd_ns, [str(BBRCTL), "load", "--obj", str(obj)], check=False)
+    cp = bbrtest.netns_exec(topo.snd_ns, [str(BBRCTL), "load", "--obj", str(obj)], check=False)
     assert cp.returncode == 1, cp
     assert "nsenter" in cp.stderr, cp.stderr
-    assert name not in netlab.available_ccs()
+    assert name not in bbrtest.available_ccs()
 
 
 # ---- bbr3: load, stat during a transfer, unload -----------------------------------------
@@ -489,7 +489,7 @@ def test_refuses_private_mount_namespace(cc_objs, topo):
 def bbr3_loaded():
     make_target("bpf/bbr3.bpf.o")
     busy = "bbr3 is registered by someone else right now"
-    if "bbr3" in netlab.available_ccs():
+    if "bbr3" in bbrtest.available_ccs():
         busy_elsewhere(busy)
     cp = bbrctl("load", "bbr3")
     if cp.returncode == 1 and "already registered" in cp.stderr:
@@ -513,7 +513,7 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
         listed = {e["name"]: e for e in list_json()}
         return recs, listed["bbr3"]["sockets"], bbrctl("stat", "bbr3", check=0).stdout
 
-    res = netlab.run_transfer(topo, "bbr3", seconds=STAT_SECONDS, sample_cb=sample,
+    res = bbrtest.run_transfer(topo, "bbr3", seconds=STAT_SECONDS, sample_cb=sample,
                               sample_interval=STAT_INTERVAL_S)
     assert res["cc"] == "bbr3"
     assert res["bytes_received"] == res["bytes_sent"] > 0

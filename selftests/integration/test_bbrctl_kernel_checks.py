@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-import netlab
+import bbrtest
 from conftest import PINS
 from test_bbrctl import BBRCTL, CLANG, PIN_ROOT, bbrctl, busy_elsewhere, make_target
 from test_bbrctl_attach import cgroup2_root, cgroup_progs
@@ -69,12 +69,12 @@ def fake_btf_setup(btf):
 
 
 def assert_nothing_left(name="bbr3"):
-    assert name not in netlab.available_ccs(), f"{name} got registered"
+    assert name not in bbrtest.available_ccs(), f"{name} got registered"
     assert not (PIN_ROOT / name).exists(), f"{PIN_ROOT / name} left behind"
 
 
 def test_load_without_btf():
-    if "bbr3" in netlab.available_ccs():
+    if "bbr3" in bbrtest.available_ccs():
         busy_elsewhere("bbr3 is registered by someone else right now")
     cp = in_fake_kernel(HIDE_BTF, "load", "bbr3")
     print(cp.stderr.strip())
@@ -83,7 +83,7 @@ def test_load_without_btf():
 
 
 def test_load_and_swap_without_struct_ops(fake_btf):
-    if "bbr3" in netlab.available_ccs():
+    if "bbr3" in bbrtest.available_ccs():
         busy_elsewhere("bbr3 is registered by someone else right now")
     for args in (("load", "bbr3"), ("swap", "bbr3")):
         cp = in_fake_kernel(fake_btf_setup(fake_btf), *args)
