@@ -13,7 +13,7 @@ from .base import BBRCTL, BbrtestError, run, wait_for
 
 __all__ = ["available_ccs", "struct_ops_ids", "ensure_bpffs", "StructOpsRegistration",
            "BbrctlRegistration", "register_cc", "bbrctl_can_load", "RegistrationError",
-           "BPFFS_ROOT", "CC_LIST_PATH"]
+           "BPFFS_ROOT", "CC_LIST_PATH", "renamed_copy"]
 
 BPFFS_ROOT = Path("/sys/fs/bpf")
 BBRCTL_PIN_ROOT = BPFFS_ROOT / "bbr-bpf"        # where bbrctl pins (docs/bbrctl.md)
@@ -224,3 +224,23 @@ def register_cc(obj, cc_name=None, loader="auto", bbrctl=BBRCTL):
         return StructOpsRegistration(obj, cc_name)
     raise ValueError(f"unknown loader {loader!r} (bbrctl, bpftool or auto)")
 
+
+def renamed_copy(obj, old_name, new_name, dst):
+    """Copy BPF object obj to dst with its CC old_name renamed new_name.
+
+    For objects built for the purpose (selftests/progs/bbrbpf_test_cc.bpf.c):
+    the CC's name is both its struct_ops variable and its .name, and no
+    other string in the object equals it. Every NUL-delimited occurrence -
+    the symbol, the BTF and DWARF strings, the .name field - is overwritten
+    in place, NUL-padded, so no offset moves: new_name may not be longer.
+    Returns dst (a Path)."""
+    old, new = old_name.encode(), new_name.encode()
+    if not new or len(new) > len(old):
+        raise ValueError(f"{new_name!r}: 1 to {len(old)} characters, to fit {old_name!r}")
+    data = Path(obj).read_bytes()
+    pattern = b"\0" + old + b"\0"
+    if pattern not in data:
+        raise RegistrationError(f"{obj}: no CC named {old_name!r} to rename")
+    dst = Path(dst)
+    dst.write_bytes(data.replace(pattern, b"\0" + new.ljust(len(old), b"\0") + b"\0"))
+    return dst

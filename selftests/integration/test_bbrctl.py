@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """bbrctl, the operator tool: load / list / stat / unload and their errors.
 
-Most tests use tiny Reno congestion controls compiled here from SOURCE,
-each with a name unique to this process (bc<pid><tag>), so that they never
-collide with another session's CCs and so that objects which must fail
-(no ssthresh, a name the kernel already has) exist without being committed.
+Most tests use the tiny Reno congestion control of
+selftests/progs/bbrbpf_test_cc.bpf.c, copied under a name unique to this
+process (bc<pid><tag>), so that they never collide with another suite's CCs
+and so that objects which must fail (no ssthresh: bbrbpf_test_nossthresh;
+a name the kernel already has) exist without being committed.
 The bbr3 tests use bpf/bbr3.bpf.o through `bbrctl load bbr3`.
 
 Every test leaves nothing behind: the cleanup fixture unloads what the test
@@ -22,13 +23,12 @@ from pathlib import Path
 import pytest
 
 import bbrtest
-from conftest import PINS, REPO, TEST_CC_NAME
+from conftest import PINS, REPO, TEST_CC_NAME, TEST_CC_OBJ, make_target
 
 BBRCTL = REPO / "loader" / "bbrctl"
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
+NO_SSTHRESH_OBJ = REPO / "selftests" / "progs" / "bbrbpf_test_nossthresh.bpf.o"
 PIN_ROOT = Path(PINS["PIN_ROOT"])          # include/bbr_pins.h
-CLANG = os.environ.get("CLANG", "clang-19")
-MAKE_TIMEOUT_S = 300
 CMD_TIMEOUT_S = 30
 FREE_TIMEOUT_S = 2.0            # struct_ops maps are freed asynchronously
 LOAD_TIME_SLACK_S = 120         # list's load time vs. the wall clock
@@ -36,48 +36,6 @@ STAT_SECONDS = 3.0              # bbr3 transfer watched by `bbrctl stat`
 STAT_INTERVAL_S = 0.25
 MODES = {"STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT"}
 PHASES = {"UP", "DOWN", "CRUISE", "REFILL"}
-
-# A minimal CC: Reno through the kernel's kfuncs. -DCC_NAME=... sets both the
-# map (variable) name and .name; -DNO_SSTHRESH leaves out a required op, so
-# the kernel refuses the registration at attach time (after a clean load).
-SOURCE = r"""
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-
-char _license[] SEC("license") = "GPL";
-
-extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
-extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
-extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
-
-#define STR2(x) #x
-#define STR(x) STR2(x)
-
-#ifndef NO_SSTHRESH
-SEC("struct_ops")
-__u32 BPF_PROG(t_ssthresh, struct sock *sk) { return tcp_reno_ssthresh(sk); }
-#endif
-SEC("struct_ops")
-void BPF_PROG(t_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
-{
-	tcp_reno_cong_avoid(sk, ack, acked);
-}
-SEC("struct_ops")
-__u32 BPF_PROG(t_undo_cwnd, struct sock *sk) { return tcp_reno_undo_cwnd(sk); }
-
-SEC(".struct_ops.link")
-struct tcp_congestion_ops CC_NAME = {
-#ifndef NO_SSTHRESH
-	.ssthresh	= (void *)t_ssthresh,
-#endif
-	.cong_avoid	= (void *)t_cong_avoid,
-	.undo_cwnd	= (void *)t_undo_cwnd,
-	.flags		= 0x1,	/* TCP_CONG_NON_RESTRICTED */
-	.name		= STR(CC_NAME),
-};
-"""
-
 
 # ---- helpers ------------------------------------------------------------------
 
@@ -124,12 +82,7 @@ def struct_ops_maps():
 
 
 def wait_for(pred, timeout_s=FREE_TIMEOUT_S):
-    deadline = time.monotonic() + timeout_s
-    while not pred():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(bbrtest.POLL_S)
-    return True
+    return bbrtest.wait_for(pred, timeout_s)
 
 
 def assert_gone(name, map_ids=()):
@@ -147,13 +100,6 @@ def assert_gone(name, map_ids=()):
                 if n == name and i not in _maps_at_test_start]
     assert wait_for(lambda: not leftover()), \
         f"struct_ops maps named {name} created during the test still exist: {leftover()}"
-
-
-def make_target(target):
-    cp = subprocess.run(["make", "-C", str(REPO), "--no-print-directory", target],
-                        capture_output=True, text=True, timeout=MAKE_TIMEOUT_S)
-    if cp.returncode != 0:
-        pytest.fail(f"`make {target}` failed:\n{cp.stdout}{cp.stderr}", pytrace=False)
 
 
 # ---- fixtures -------------------------------------------------------------------
@@ -176,27 +122,23 @@ def built():
 
 @pytest.fixture(scope="module")
 def cc_objs(tmp_path_factory):
-    """compile(tag, name=None, **defines) -> (name, path) of a test CC object."""
+    """named(tag, name=None, no_ssthresh=False) -> (name, path) of a test CC
+    object: the built bbrbpf_test (or its variant without ssthresh) renamed
+    name, by default unique(tag)."""
+    make_target(*(str(o.relative_to(REPO)) for o in (TEST_CC_OBJ, NO_SSTHRESH_OBJ)))
     out = tmp_path_factory.mktemp("bbrctl-objs")
-    src = out / "cc.bpf.c"
-    src.write_text(SOURCE)
     cache = {}
 
-    def compile_cc(tag, name=None, no_ssthresh=False):
+    def named(tag, name=None, no_ssthresh=False):
         name = name or unique(tag)
         key = (name, no_ssthresh)
         if key not in cache:
-            obj = out / f"{tag}.bpf.o"
-            argv = [CLANG, "-g", "-O2", "-target", "bpf", "-mcpu=v3", f"-I{REPO / 'bpf'}",
-                    f"-DCC_NAME={name}", "-c", str(src), "-o", str(obj)]
-            if no_ssthresh:
-                argv.insert(1, "-DNO_SSTHRESH")
-            cp = subprocess.run(argv, capture_output=True, text=True, timeout=MAKE_TIMEOUT_S)
-            assert cp.returncode == 0, f"compiling the test CC failed:\n{cp.stderr}"
+            obj = bbrtest.cc.renamed_copy(NO_SSTHRESH_OBJ if no_ssthresh else TEST_CC_OBJ,
+                                          TEST_CC_NAME, name, out / f"{tag}.bpf.o")
             cache[key] = (name, obj)
         return cache[key]
 
-    return compile_cc
+    return named
 
 
 @pytest.fixture(autouse=True)
@@ -514,7 +456,7 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
         return recs, listed["bbr3"]["sockets"], bbrctl("stat", "bbr3", check=0).stdout
 
     res = bbrtest.run_transfer(topo, "bbr3", seconds=STAT_SECONDS, sample_cb=sample,
-                              sample_interval=STAT_INTERVAL_S)
+                               sample_interval=STAT_INTERVAL_S)
     assert res["cc"] == "bbr3"
     assert res["bytes_received"] == res["bytes_sent"] > 0
 

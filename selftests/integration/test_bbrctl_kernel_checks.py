@@ -4,8 +4,8 @@
 The kernel cannot be changed under a test, so each case runs bbrctl in a
 private mount namespace (unshare -m) where /sys/kernel/btf/vmlinux is
 hidden (a tmpfs over /sys/kernel/btf) or replaced (a bind mount of a tiny
-BTF blob, built here from a one-struct C file, that has no
-bpf_struct_ops_tcp_congestion_ops). bpffs and the cgroup tree stay the
+BTF blob, the .BTF of selftests/progs/fake_vmlinux_btf.bpf.o: one struct,
+no bpf_struct_ops_tcp_congestion_ops). bpffs and the cgroup tree stay the
 host's. Each command must fail with the message that names the cause,
 exit 1, and leave nothing behind (no pin, no registered CC, nothing on the
 cgroup). The mount namespace disappears with the command.
@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 import bbrtest
-from conftest import PINS
-from test_bbrctl import BBRCTL, CLANG, PIN_ROOT, bbrctl, busy_elsewhere, make_target
+from conftest import PINS, REPO
+from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, busy_elsewhere, make_target
 from test_bbrctl_attach import cgroup2_root, cgroup_progs
 
 NO_BTF = "/sys/kernel/btf/vmlinux: No such file or directory; struct_ops congestion " \
@@ -39,18 +39,20 @@ def built():
             pytest.fail(f"{tool} is needed to simulate the kernel")
 
 
+FAKE_BTF_OBJ = "selftests/progs/fake_vmlinux_btf.bpf.o"
+
+
 @pytest.fixture(scope="module")
 def fake_btf():
     """Raw BTF with one struct and nothing of struct_ops."""
     objcopy = shutil.which("llvm-objcopy-19") or shutil.which("llvm-objcopy")
     if not objcopy:
         pytest.fail("llvm-objcopy(-19) is needed to build a fake vmlinux BTF")
+    make_target(FAKE_BTF_OBJ)
     with tempfile.TemporaryDirectory(prefix="cts") as d:
-        src, obj, btf = Path(d, "fake.c"), Path(d, "fake.o"), Path(d, "vmlinux")
-        src.write_text("struct cts_fake { int a; };\nstruct cts_fake cts_fake_var;\n")
-        subprocess.run([CLANG, "-g", "-target", "bpf", "-c", str(src), "-o", str(obj)],
+        btf = Path(d, "vmlinux")
+        subprocess.run([objcopy, f"--dump-section=.BTF={btf}", str(REPO / FAKE_BTF_OBJ)],
                        check=True)
-        subprocess.run([objcopy, f"--dump-section=.BTF={btf}", str(obj)], check=True)
         yield btf
 
 
