@@ -451,12 +451,17 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
     assert isinstance(json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout), list)
 
     def sample():
-        recs = json.loads(bbrctl("stat", "--json", check=0).stdout)
+        # The table first, the records last, and only once the socket is
+        # connected: a socket in the records was there for the other two
+        # calls as well, also when the flow closes during the sample.
+        table = bbrctl("stat", "bbr3", check=0).stdout
         listed = {e["name"]: e for e in list_json()}
-        return recs, listed["bbr3"]["sockets"], bbrctl("stat", "bbr3", check=0).stdout
+        recs = json.loads(bbrctl("stat", "--json", check=0).stdout)
+        return recs, listed["bbr3"]["sockets"], table
 
-    res = bbrtest.run_transfer(topo, "bbr3", seconds=STAT_SECONDS, sample_cb=sample,
-                               sample_interval=STAT_INTERVAL_S)
+    with bbrtest.Transfer(topo, "bbr3", seconds=STAT_SECONDS) as t:
+        t.connected()
+        res = t.result(sample_cb=sample, sample_interval=STAT_INTERVAL_S)
     assert res["cc"] == "bbr3"
     assert res["bytes_received"] == res["bytes_sent"] > 0
 
