@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .base import BbrtestError, run
+from .base import BbrtestError, SetupClose, run
 
 ADDR_SPACE = ipaddress.ip_network("198.18.0.0/15")
 NETNS_RUN_DIR = Path("/run/netns")
@@ -74,17 +74,22 @@ def delete_netns(ns):
         raise BbrtestError(f"cannot delete namespace {ns}: {cp.stderr.strip()}")
 
 
-class Namespaces:
+class Namespaces(SetupClose):
     """Namespaces created together and deleted together (newest first).
 
-        nss = Namespaces()
-        nss.add("x1"); nss.add("x2")
-        ...
-        nss.close()         # also after a failed add; safe to call twice
+        with Namespaces("x1", "x2") as nss:     # or nss = Namespaces();
+            ...                                 # nss.add("x1"); ...; nss.close()
+
+    close() also works after a failed add and is safe to call twice.
     """
 
-    def __init__(self):
+    def __init__(self, *names):
+        self.names = names
         self.created = []
+
+    def _setup(self):
+        for ns in self.names:
+            self.add(ns)
 
     def add(self, ns):
         add_netns(ns)

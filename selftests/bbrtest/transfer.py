@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from . import netns
-from .base import POLL_S, BbrtestError, read_line
+from .base import POLL_S, BbrtestError, SetupClose, read_line
 
 XFER_SCRIPT = Path(__file__).resolve().with_name("xfer.py")
 TRANSFER_GRACE_S = 30.0         # on top of the expected transfer time
@@ -43,7 +43,7 @@ class TransferError(BbrtestError):
         self.stage = stage
 
 
-class Transfer:
+class Transfer(SetupClose):
     """One bulk transfer from path's sender to its receiver, running while
     the with-block runs; see the module doc. Exactly one of nbytes (send
     that many bytes) or seconds (send for that long) must be given; timeout
@@ -66,22 +66,13 @@ class Transfer:
         self._first = ""            # the client's lines already read
         self._result = None
 
-    def __enter__(self):
-        try:
-            common = ["--addr", self.rcv_addr, "--port", str(self.port),
-                      "--timeout", str(self.timeout)]
-            self.server = _spawn_xfer(self.rcv_ns, ["server", *common])
-            self.client = _spawn_xfer(self.snd_ns, ["client", *common, "--cc", self.cc,
-                                                    *self.amount])
-            self.deadline = time.monotonic() + self.timeout
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
+    def _setup(self):
+        common = ["--addr", self.rcv_addr, "--port", str(self.port),
+                  "--timeout", str(self.timeout)]
+        self.server = _spawn_xfer(self.rcv_ns, ["server", *common])
+        self.client = _spawn_xfer(self.snd_ns, ["client", *common, "--cc", self.cc,
+                                                *self.amount])
+        self.deadline = time.monotonic() + self.timeout
 
     def connected(self):
         """{"cookie", "sport"} of the sending socket once it is connected;
@@ -113,6 +104,7 @@ class Transfer:
         return self._result
 
     def close(self):
+        """Stop both sides (if still running); safe to call twice."""
         for proc in (self.client, self.server):
             _reap(proc)
 

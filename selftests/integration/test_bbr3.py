@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 import bbrtest
-from conftest import REPO
+from conftest import REPO, make_target
 
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
 BBRCTL = REPO / "loader" / "bbrctl"
@@ -46,10 +46,7 @@ def _sender_records(samples, dport):
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    cp = subprocess.run(["make", "-C", str(REPO), "bpf/bbr3.bpf.o", "loader/bbrctl",
-                         "selftests/tools/verifier_stats"],
-                        capture_output=True, text=True, timeout=300)
-    assert cp.returncode == 0, cp.stdout + cp.stderr
+    make_target("bpf/bbr3.bpf.o", "loader/bbrctl", "selftests/tools/verifier_stats")
 
 
 def test_verifier_accepts_every_program_within_budget():

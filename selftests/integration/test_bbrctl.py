@@ -116,8 +116,7 @@ def maps_at_test_start():
 @pytest.fixture(scope="module", autouse=True)
 def built():
     """bbrctl and vmlinux.h, (re)built through the Makefile."""
-    make_target("loader/bbrctl")
-    make_target("bpf/vmlinux.h")
+    make_target("loader/bbrctl", "bpf/vmlinux.h")
 
 
 @pytest.fixture(scope="module")

@@ -70,12 +70,8 @@ def cgroup(tag):
 
 @contextmanager
 def netns(tag):
-    name = f"ctl{os.getpid()}{tag}"
-    bbrtest.add_netns(name)
-    try:
-        yield name
-    finally:
-        bbrtest.delete_netns(name)
+    with bbrtest.Namespaces(f"ctl{os.getpid()}{tag}") as nss:
+        yield nss.names[0]
 
 
 @contextmanager
@@ -104,9 +100,7 @@ def cgroup_progs(cg):
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    make_target("loader/bbrctl")
-    make_target("bpf/cc_select.bpf.o")
-    make_target("bpf/cc_swap.bpf.o")
+    make_target("loader/bbrctl", "bpf/cc_select.bpf.o", "bpf/cc_swap.bpf.o")
 
 
 # ---- attach / detach --------------------------------------------------------------

@@ -32,8 +32,7 @@ NO_STRUCT_OPS = "this kernel cannot register BPF congestion controls: no struct_
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    make_target("loader/bbrctl")
-    make_target("bpf/bbr3.bpf.o")
+    make_target("loader/bbrctl", "bpf/bbr3.bpf.o")
     for tool in ("unshare", "mount"):
         if not shutil.which(tool):
             pytest.fail(f"{tool} is needed to simulate the kernel")

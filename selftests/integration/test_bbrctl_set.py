@@ -56,8 +56,7 @@ for line in sys.stdin:
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    make_target("loader/bbrctl")
-    make_target("bpf/bbr3.bpf.o")
+    make_target("loader/bbrctl", "bpf/bbr3.bpf.o")
 
 
 @contextmanager
@@ -97,15 +96,12 @@ def cgroup(tag):
 
 @contextmanager
 def netns():
-    name = f"cts{os.getpid()}"
-    bbrtest.add_netns(name)
-    try:
+    with bbrtest.Namespaces(f"cts{os.getpid()}") as nss:
+        name = nss.names[0]
         bbrtest.netns.add_addr(name, "lo", f"{ADDR}/32")
         # ECN negotiated on every connection: ecn_enable decides the rest.
         bbrtest.netns.sysctl(name, {"net.ipv4.tcp_ecn": 1})
         yield name
-    finally:
-        bbrtest.delete_netns(name)
 
 
 @contextmanager

@@ -116,10 +116,8 @@ print("done", flush=True)
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    make_target("loader/bbrctl")
-    make_target("bpf/bbr3.bpf.o")
-    make_target("bpf/cc_swap.bpf.o")
-    make_target("selftests/lab/linkem/linkem")
+    make_target("loader/bbrctl", "bpf/bbr3.bpf.o", "bpf/cc_swap.bpf.o",
+                "selftests/lab/linkem/linkem")
 
 
 @pytest.fixture

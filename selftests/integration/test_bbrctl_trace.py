@@ -65,9 +65,7 @@ CONTRACT_FIELDS = ["t_ns", "cookie", "cc", "ev", "mode", "phase", "bw_bps", "pac
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    make_target("loader/bbrctl")
-    make_target("bpf/bbr3.bpf.o")
-    make_target("selftests/lab/linkem/linkem")
+    make_target("loader/bbrctl", "bpf/bbr3.bpf.o", "selftests/lab/linkem/linkem")
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 import bbrtest
-from conftest import PINS, REPO
+from conftest import PINS, REPO, make_target
 from labkit import linkem_log
 from labkit.path import EmulatedPath, linkem_available
 
@@ -52,11 +52,8 @@ SAME_GOODPUT_TOLERANCE = 0.15
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    cp = subprocess.run(["make", "-C", str(REPO), "bpf/bbr_swift.bpf.o",
-                         "bpf/dctcp_bpf.bpf.o", "bpf/bbr3.bpf.o",
-                         "selftests/tools/verifier_stats"],
-                        capture_output=True, text=True, timeout=300)
-    assert cp.returncode == 0, cp.stdout + cp.stderr
+    make_target("bpf/bbr_swift.bpf.o", "bpf/dctcp_bpf.bpf.o", "bpf/bbr3.bpf.o",
+                "selftests/tools/verifier_stats")
 
 
 # bbr_swift_main verifies in ~35k steps (bbr3_main's ~25k plus the Swift
