@@ -113,8 +113,11 @@ $(UNIT_BIN): $(UNIT_SRCS) loader/kfeat.c loader/num.c $(wildcard selftests/unit/
 $(FUZZ_BIN): selftests/fuzz/fuzz_core.c $(CORE_HDRS)
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ibpf -o $@ $<
 
+# The Python entry points (scripts/demo, selftests/lab/run, selftests/bench/run)
+# start through selftests/pyrun, which puts the test toolkit and the lab on
+# the path; PYTHON is passed on.
 run: all
-	$(PYTHON) scripts/demo.py
+	PYTHON=$(PYTHON) scripts/demo
 
 unit: $(UNIT_BIN)
 	./$(UNIT_BIN)

@@ -3,10 +3,9 @@
 # Flow generator and kernel fast path of the lab (selftests/lab/flowgen/README.md):
 #   flowgen     one-process epoll TCP flow generator, CC per socket, TCP_INFO CSV
 #   marker      clsact egress cls_bpf program: virtual-queue step / phantom-queue
-#               CE marking and random loss for selftests/lab/fastpath.py
+#               CE marking and random loss for the fast path (labkit/fastpath.py)
 
 FLOWGEN     := selftests/lab/flowgen/flowgen
-FLOWGEN_LIBS := $(JANSSON_LIBS)
 MARKER_OBJ  := selftests/lab/marker/marker.bpf.o
 
 ALL_TARGETS += $(FLOWGEN)
@@ -14,7 +13,7 @@ CLEAN_FILES += $(FLOWGEN)
 PYTEST_DIRS := $(filter-out selftests/lab/tests,$(PYTEST_DIRS)) selftests/lab/tests
 
 $(FLOWGEN): selftests/lab/flowgen/flowgen.c
-	$(CC) $(USER_CFLAGS) -o $@ $< $(FLOWGEN_LIBS)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(JANSSON_LIBS)
 
 # Outside bpf/ and selftests/progs/, so not caught by the Makefile's pattern
 # rule: same compiler and flags, and vmlinux.h from bpf/.

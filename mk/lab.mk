@@ -13,10 +13,10 @@ PYTEST_DIRS := $(filter-out selftests/lab/tests,$(PYTEST_DIRS)) selftests/lab/te
 lab: all
 	@mkdir -p $(LAB_RESULTS)
 	@echo "make lab: every scenario under each of its CCs; estimated time:"
-	@$(PYTHON) $(LAB_RUN) --estimate $(LAB_SCENARIOS) | tail -1
+	@PYTHON=$(PYTHON) $(LAB_RUN) --estimate $(LAB_SCENARIOS) | tail -1
 	@failed=""; for s in $(LAB_SCENARIOS); do \
 		echo "== $$s"; \
-		$(PYTHON) $(LAB_RUN) $$s --out $(LAB_RESULTS)/$$(basename $$s .toml) \
+		PYTHON=$(PYTHON) $(LAB_RUN) $$s --out $(LAB_RESULTS)/$$(basename $$s .toml) \
 			|| failed="$$failed $$(basename $$s .toml)"; \
 	done; \
 	echo "reports: $(LAB_RESULTS)/*/report.md"; \

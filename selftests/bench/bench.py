@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """make bench: what running BBR in BPF costs, measured against the kernel's CCs.
 
@@ -21,11 +20,14 @@ One run, one machine, six sections (docs/performance.md explains each):
             same after closing (back to the baseline).
   profile   perf cpu-clock samples (when perf works): share of CPU in the CC
   verifier  instructions processed and program size (selftests/tools/verifier_stats)
-  emulator  selftests/lab/linkem/bench.py when it exists, else "not available"
+  emulator  the lab's linkem benchmark (labkit.linkem_bench)
 
 Every figure with repeats is reported as min/median/max. The whole run holds
 flock /tmp/bbrbpf-kernel.lock (registering CCs and bpf_stats_enabled are
 shared kernel state). --quick: one short repeat, for development.
+
+Run it as selftests/bench/run (or `make bench`): the toolkit (bbrtest) and
+the lab (labkit) are on the path then.
 """
 
 import argparse
@@ -41,15 +43,14 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "selftests"))
-import netlab  # noqa: E402
+import bbrtest
+from bbrtest.netns import popen_in, set_offloads as _set_offloads
 
+ROOT = bbrtest.REPO
 KERNEL_LOCK = Path("/tmp/bbrbpf-kernel.lock")
 BPF_STATS_SYSCTL = Path("/proc/sys/kernel/bpf_stats_enabled")
 OPENER = Path(__file__).resolve().with_name("opener.py")
 VERIFIER_STATS = ROOT / "selftests/tools/verifier_stats"
-LINKEM_BENCH = ROOT / "selftests/lab/linkem/bench.py"
 BBRCTL = ROOT / "loader/bbrctl"
 DEFAULT_JSON = ROOT / "build/bench/bench.json"
 
@@ -59,7 +60,7 @@ KERNEL_CCS = ["bbr", "cubic"]
 VERIFIED_OBJS = ["bpf/bbr3.bpf.o", "bpf/bbr_swift.bpf.o", "bpf/dctcp_bpf.bpf.o",
                  "bpf/ets.bpf.o", "bpf/cc_select.bpf.o", "bpf/cc_swap.bpf.o"]
 
-NS_PREFIX = "bch"               # briefing: the bench area's namespace prefix
+NS_PREFIX = "bch"               # the bench's namespace prefix
 IPERF_PORT = 5301
 OPENER_PORT = 5401
 FULL = {"repeats": 5, "seconds": 5, "conns": [1, 1000, 10000], "bpf_seconds": 5}
@@ -77,7 +78,7 @@ GOAL_CONG_CONTROL_NS = 150
 GOAL_BYTES_PER_SOCKET = 256
 
 
-class BenchError(RuntimeError):
+class BenchError(bbrtest.BbrtestError):
     pass
 
 
@@ -95,11 +96,7 @@ def summary(values):
 
 
 def run(argv, timeout=60, check=True):
-    cp = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    if check and cp.returncode != 0:
-        raise BenchError(f"`{' '.join(map(str, argv))}` failed ({cp.returncode}): "
-                         f"{cp.stderr.strip() or cp.stdout.strip()}")
-    return cp
+    return bbrtest.run(argv, timeout=timeout, check=check)
 
 
 # ---- machine ---------------------------------------------------------------------
@@ -137,22 +134,21 @@ def proc_stat_cpu():
 # ---- cpu: bulk transfers ------------------------------------------------------
 
 def set_offloads(topo, on):
-    val = "on" if on else "off"
     for ns, dev in ((topo.snd_ns, topo.SND_DEV), (topo.rcv_ns, topo.RCV_DEV)):
-        netlab.netns_exec(ns, ["ethtool", "-K", dev, "tso", val, "gso", val, "gro", val])
+        _set_offloads(ns, dev, on, ("tso", "gso", "gro"))
 
 
 def iperf_run(topo, cc, seconds):
     """One iperf3 transfer snd -> rcv with CC cc; returns the figures."""
-    server = subprocess.Popen(["ip", "netns", "exec", topo.rcv_ns, "iperf3", "-s", "-1",
-                               "-B", topo.rcv_addr, "-p", str(IPERF_PORT)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    server = popen_in(topo.rcv_ns, ["iperf3", "-s", "-1", "-B", topo.rcv_addr,
+                                    "-p", IPERF_PORT], stdout=subprocess.DEVNULL)
     try:
         for _ in range(IPERF_CONNECT_RETRIES):
             before = proc_stat_cpu()
-            cp = run(["ip", "netns", "exec", topo.snd_ns, "iperf3", "-c", topo.rcv_addr,
-                      "-p", str(IPERF_PORT), "-t", str(seconds), "-C", cc, "-J"],
-                     timeout=seconds + 30, check=False)
+            cp = bbrtest.netns_exec(topo.snd_ns, ["iperf3", "-c", topo.rcv_addr,
+                                                  "-p", str(IPERF_PORT), "-t", str(seconds),
+                                                  "-C", cc, "-J"],
+                                    timeout=seconds + 30, check=False)
             after = proc_stat_cpu()
             res = json.loads(cp.stdout or "{}")
             err = res.get("error", "")
@@ -195,7 +191,7 @@ def bench_cpu(ccs, repeats, seconds):
     for offload in (True, False):
         key = "offloads_on" if offload else "offloads_off"
         runs = {cc: [] for cc in ccs}
-        with netlab.Topology(prefix=NS_PREFIX) as topo:
+        with bbrtest.Topology(prefix=NS_PREFIX) as topo:
             set_offloads(topo, offload)
             for rep in range(repeats):
                 for cc in ccs:
@@ -256,7 +252,7 @@ def bench_bpf(ccs, seconds):
         for offload in (True, False):
             key = "offloads_on" if offload else "offloads_off"
             out[key] = {}
-            with netlab.Topology(prefix=NS_PREFIX) as topo:
+            with bbrtest.Topology(prefix=NS_PREFIX) as topo:
                 set_offloads(topo, offload)
                 for cc in bpf_ccs:
                     before = bpf_progs()
@@ -318,11 +314,8 @@ def slab_kb():
 
 
 def _opener(ns, mode, addr, count, cc):
-    p = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, str(OPENER), mode,
-                          "--addr", addr, "--port", str(OPENER_PORT), "--count", str(count),
-                          "--cc", cc], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    return p
+    return popen_in(ns, [sys.executable, OPENER, mode, "--addr", addr, "--port", OPENER_PORT,
+                         "--count", count, "--cc", cc], stdin=subprocess.PIPE)
 
 
 def _expect(proc, key, what):
@@ -416,10 +409,10 @@ def bench_memory(conns):
     if m:
         out["bbr3_alloc_per_socket"] = storage_alloc_bytes(m["bytes_value"])
     rows = []
-    with netlab.Topology(prefix=NS_PREFIX) as topo:
-        netlab.netns_exec(topo.rcv_ns, ["sysctl", "-q", "-w", f"net.core.somaxconn={SOMAXCONN}",
+    with bbrtest.Topology(prefix=NS_PREFIX) as topo:
+        bbrtest.netns_exec(topo.rcv_ns, ["sysctl", "-q", "-w", f"net.core.somaxconn={SOMAXCONN}",
                                         f"net.ipv4.tcp_max_syn_backlog={SOMAXCONN}"])
-        netlab.netns_exec(topo.snd_ns, ["sysctl", "-q", "-w",
+        bbrtest.netns_exec(topo.snd_ns, ["sysctl", "-q", "-w",
                                         "net.ipv4.ip_local_port_range=10000 65000"])
         for n in conns:
             for cc in ("bbr3", "cubic"):
@@ -498,7 +491,7 @@ def bench_profile(ccs, seconds):
     out = {"status": "ok", "note": ("perf cpu-clock samples of the iperf3 processes "
                                     "(their softirq work included), offloads off")}
     data = DEFAULT_JSON.with_name("perf.data")
-    with netlab.Topology(prefix=NS_PREFIX) as topo:
+    with bbrtest.Topology(prefix=NS_PREFIX) as topo:
         set_offloads(topo, False)
         for cc in ccs:
             perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F",
@@ -529,15 +522,15 @@ def bench_profile(ccs, seconds):
 
 
 def bench_emulator(quick):
-    if not LINKEM_BENCH.is_file():
-        return {"status": "not available", "reason": f"{LINKEM_BENCH.relative_to(ROOT)} missing"}
-    out_json = DEFAULT_JSON.with_name("linkem.json")
-    secs = 3 if quick else 10
-    cp = run([sys.executable, str(LINKEM_BENCH), "--rates", "50,500,1000", "--seconds",
-              str(secs), "--json", str(out_json)], check=False, timeout=secs * 3 * 4 + 120)
-    if cp.returncode != 0:
-        return {"status": "failed", "error": (cp.stderr or cp.stdout).strip()[-2000:]}
-    return {"status": "ok", "result": json.loads(out_json.read_text())}
+    from labkit import linkem_available, linkem_bench
+    if not linkem_available():
+        return {"status": "not available", "reason": "linkem not built (run `make`)"}
+    try:
+        result = linkem_bench.run([50, 500, 1000], 3 if quick else 10)
+    except bbrtest.BbrtestError as e:
+        return {"status": "failed", "error": str(e)[-2000:]}
+    DEFAULT_JSON.with_name("linkem.json").write_text(json.dumps(result, indent=2) + "\n")
+    return {"status": "ok", "result": result}
 
 
 # ---- report --------------------------------------------------------------------------
@@ -643,7 +636,7 @@ def print_table(res):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__,
+    ap = argparse.ArgumentParser(prog="selftests/bench/run", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="one short repeat (development)")
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"default {DEFAULT_JSON}")
@@ -684,7 +677,7 @@ def main():
             ccs = []
             for cc, obj in BPF_CCS.items():
                 if obj.is_file():
-                    regs.enter_context(netlab.register_cc(obj, cc))
+                    regs.enter_context(bbrtest.register_cc(obj, cc))
                     ccs.append(cc)
                     log(f"registered {cc}")
             ccs += KERNEL_CCS
@@ -710,6 +703,6 @@ def main():
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except (BenchError, netlab.NetlabError, subprocess.TimeoutExpired) as e:
+    except (bbrtest.BbrtestError, subprocess.TimeoutExpired) as e:
         print(f"bench: {e}", file=sys.stderr)
         sys.exit(1)

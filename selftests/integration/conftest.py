@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-"""Fixtures for the integration tests, all built on selftests/netlab.py.
+"""Fixtures for the integration tests, all built on the toolkit (selftests/bbrtest).
 
   topo          an unshaped sender/receiver namespace pair
   make_topo     factory: make_topo(rate_mbit=50) -> Topology, closed after the test
@@ -15,20 +15,15 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "selftests"))
-
-import netlab  # noqa: E402
+import bbrtest
+from bbrtest import REPO
 
 TEST_CC_NAME = "bbrbpf_test"
 TEST_CC_OBJ = REPO / "selftests" / "progs" / "bbrbpf_test_cc.bpf.o"
-MAKE_TIMEOUT_S = 120
 # struct_ops maps, CCs and namespaces go away asynchronously (RCU, the netns
 # cleanup workqueue, sockets closing): give them this long before calling
 # anything a leak.
@@ -64,16 +59,16 @@ def environment():
         problems.append(f"missing tools: {', '.join(missing)} (run `make setup`)")
     if not problems:
         try:
-            netlab.ensure_bpffs()
-        except netlab.NetlabError as e:
-            problems.append(f"no bpffs on {netlab.BPFFS_ROOT}: {e}")
+            bbrtest.ensure_bpffs()
+        except bbrtest.BbrtestError as e:
+            problems.append(f"no bpffs on {bbrtest.BPFFS_ROOT}: {e}")
     if problems:
         pytest.fail("integration tests cannot run here:\n  " + "\n  ".join(problems),
                     pytrace=False)
 
 
 def _own_tag():
-    """netlab puts <pid>- into every namespace and pin directory it names."""
+    """bbrtest puts <pid>- into every namespace and pin directory it names."""
     return f"{os.getpid()}-"
 
 
@@ -81,10 +76,10 @@ def _snapshot():
     # CCs and struct_ops maps cannot be told apart by creator; namespaces and
     # pins can, so another suite running at the same time is not blamed here.
     return {
-        "struct_ops map ids": netlab.struct_ops_ids(),
-        "congestion controls": set(netlab.available_ccs()),
-        "namespaces of this process": {ns for ns in netlab.list_netns() if _own_tag() in ns},
-        "pins of this process": {p.name for p in netlab.BPFFS_ROOT.glob(f"*-{_own_tag()}*")},
+        "struct_ops map ids": bbrtest.struct_ops_ids(),
+        "congestion controls": set(bbrtest.available_ccs()),
+        "namespaces of this process": {ns for ns in bbrtest.list_netns() if _own_tag() in ns},
+        "pins of this process": {p.name for p in bbrtest.BPFFS_ROOT.glob(f"*-{_own_tag()}*")},
     }
 
 
@@ -102,7 +97,7 @@ def no_leaks(environment):
     deadline = time.monotonic() + LEAK_SETTLE_S
     leaks = _leaks(before)
     while leaks and time.monotonic() < deadline:
-        time.sleep(netlab.POLL_S)
+        time.sleep(bbrtest.POLL_S)
         leaks = _leaks(before)
     if leaks:
         _remove_own_leftovers(leaks)
@@ -117,36 +112,37 @@ def _remove_own_leftovers(leaks):
     for ns in leaks.get("namespaces of this process", []):
         subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=10)
     for name in leaks.get("pins of this process", []):
-        pin_dir = netlab.BPFFS_ROOT / name
+        pin_dir = bbrtest.BPFFS_ROOT / name
         for pin in pin_dir.iterdir():
             pin.unlink()
         pin_dir.rmdir()
 
 
+def make_target(*targets):
+    """(Re)build targets through the Makefile; the test fails with make's output."""
+    try:
+        bbrtest.make(*targets)
+    except bbrtest.BbrtestError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def test_cc_obj(environment):
     """The bbrbpf_test object, (re)built through the Makefile if needed."""
-    target = str(TEST_CC_OBJ.relative_to(REPO))
-    try:
-        cp = subprocess.run(["make", "-C", str(REPO), "--no-print-directory", target],
-                            capture_output=True, text=True, timeout=MAKE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"`make {target}` took longer than {MAKE_TIMEOUT_S} s", pytrace=False)
-    if cp.returncode != 0:
-        pytest.fail(f"`make {target}` failed:\n{cp.stdout}{cp.stderr}", pytrace=False)
+    make_target(str(TEST_CC_OBJ.relative_to(REPO)))
     return TEST_CC_OBJ
 
 
 @pytest.fixture
 def test_cc(test_cc_obj):
     """bbrbpf_test registered for the duration of the test."""
-    with netlab.StructOpsRegistration(test_cc_obj, cc_name=TEST_CC_NAME) as reg:
+    with bbrtest.StructOpsRegistration(test_cc_obj, cc_name=TEST_CC_NAME) as reg:
         yield reg
 
 
 @pytest.fixture
 def topo():
-    with netlab.Topology() as t:
+    with bbrtest.Topology() as t:
         yield t
 
 
@@ -156,7 +152,7 @@ def make_topo():
     made = []
 
     def make(**kw):
-        t = netlab.Topology(**kw)
+        t = bbrtest.Topology(**kw)
         made.append(t)
         return t.__enter__()
 
@@ -165,7 +161,7 @@ def make_topo():
     for t in reversed(made):
         try:
             t.close()
-        except netlab.NetlabError as e:
+        except bbrtest.BbrtestError as e:
             errors.append(str(e))
     if errors:
         pytest.fail("; ".join(errors), pytrace=False)

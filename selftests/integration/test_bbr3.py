@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
-import netlab
-from conftest import REPO
+import bbrtest
+from conftest import REPO, make_target
 
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
 BBRCTL = REPO / "loader" / "bbrctl"
@@ -46,10 +46,7 @@ def _sender_records(samples, dport):
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    cp = subprocess.run(["make", "-C", str(REPO), "bpf/bbr3.bpf.o", "loader/bbrctl",
-                         "selftests/tools/verifier_stats"],
-                        capture_output=True, text=True, timeout=300)
-    assert cp.returncode == 0, cp.stdout + cp.stderr
+    make_target("bpf/bbr3.bpf.o", "loader/bbrctl", "selftests/tools/verifier_stats")
 
 
 def test_verifier_accepts_every_program_within_budget():
@@ -69,16 +66,16 @@ def test_verifier_accepts_every_program_within_budget():
 def test_registers_with_plain_bpftool_and_carries_traffic():
     # conftest's no_leaks fixture compares `bpftool struct_ops show` before
     # and after every test: unregistering must leave no struct_ops map.
-    with netlab.StructOpsRegistration(BBR3_OBJ) as reg, \
-            netlab.Topology(rate_mbit=RATE_MBIT) as topo:
+    with bbrtest.StructOpsRegistration(BBR3_OBJ) as reg, \
+            bbrtest.Topology(rate_mbit=RATE_MBIT) as topo:
         assert reg.cc_name == "bbr3"
-        assert "bbr3" in netlab.available_ccs()
-        res = netlab.run_transfer(topo, "bbr3", nbytes=TRANSFER_BYTES)
+        assert "bbr3" in bbrtest.available_ccs()
+        res = bbrtest.run_transfer(topo, "bbr3", nbytes=TRANSFER_BYTES)
     assert res["cc"] == "bbr3"
     assert res["bytes_received"] == res["bytes_sent"] == TRANSFER_BYTES
     # A paced flow fills the bottleneck: at least 85 % of what fits.
     assert res["mbps"] >= 0.85 * PAYLOAD_MBIT, res
-    assert "bbr3" not in netlab.available_ccs()
+    assert "bbr3" not in bbrtest.available_ccs()
 
 
 def _model_pacing_Bps(rec):
@@ -91,9 +88,9 @@ def test_paces_at_the_model_rate():
     """sk_pacing_rate, which TCP's internal pacing enforces, is the model's
     pacing_gain x bw (less the 1 % margin) once the pipe has been filled."""
     port = 5302
-    with netlab.BbrctlRegistration(BBR3_OBJ), \
-            netlab.Topology(rate_mbit=RATE_MBIT) as topo:
-        res = netlab.run_transfer(topo, "bbr3", seconds=2, port=port,
+    with bbrtest.BbrctlRegistration(BBR3_OBJ), \
+            bbrtest.Topology(rate_mbit=RATE_MBIT) as topo:
+        res = bbrtest.run_transfer(topo, "bbr3", seconds=2, port=port,
                                   sample_cb=_stat, sample_interval=SAMPLE_INTERVAL_S)
     checked = 0
     for rec in _sender_records(res["samples"], port):
@@ -110,14 +107,14 @@ def test_paces_at_the_model_rate():
 
 def test_state_record_goes_through_startup_and_drain_into_probe_bw():
     port = 5301
-    with netlab.BbrctlRegistration(BBR3_OBJ), \
-            netlab.Topology(rate_mbit=RATE_MBIT) as topo:
-        res = netlab.run_transfer(topo, "bbr3", seconds=3, port=port,
+    with bbrtest.BbrctlRegistration(BBR3_OBJ), \
+            bbrtest.Topology(rate_mbit=RATE_MBIT) as topo:
+        res = bbrtest.run_transfer(topo, "bbr3", seconds=3, port=port,
                                   sample_cb=_stat, sample_interval=SAMPLE_INTERVAL_S)
     records = _sender_records(res["samples"], port)
     assert len(records) >= 4, f"state record not seen: {res['samples']}"
     for rec in records:
-        assert rec["version"] == 4          # BBR3_STATE_VERSION
+        assert rec["version"] == 5          # BBR3_STATE_VERSION
         assert rec["family"] == 2
         assert rec["initialized"] == 1
     late = records[len(records) // 2:]
@@ -170,16 +167,15 @@ def test_idle_restart_seen_on_this_kernel():
     on kernels before 7.1 (this one), through the cwnd_event_tx_start op of
     the build bbrctl picks on 7.1+ (selftests/unit/test_kfeat.c)."""
     port, bursts = 5303, 8
-    with netlab.BbrctlRegistration(BBR3_OBJ), \
-            netlab.Topology(rate_mbit=RATE_MBIT) as topo:
-        sink = subprocess.Popen(["ip", "netns", "exec", topo.rcv_ns, "python3", "-c",
-                                 IDLE_SINK, topo.rcv_addr, str(port)])
+    with bbrtest.BbrctlRegistration(BBR3_OBJ), \
+            bbrtest.Topology(rate_mbit=RATE_MBIT) as topo:
+        sink = bbrtest.python_in(topo.rcv_ns, IDLE_SINK, topo.rcv_addr, port,
+                                 stdout=None, stderr=None)
         sender = None
         try:
-            netlab._wait_for(lambda: _listening(topo, port), 5)
-            sender = subprocess.Popen(["ip", "netns", "exec", topo.snd_ns, "python3", "-c",
-                                       IDLE_SENDER, topo.rcv_addr, str(port), str(bursts), "0.2"],
-                                      stdout=subprocess.PIPE, text=True)
+            bbrtest.wait_for(lambda: _listening(topo, port), 5)
+            sender = bbrtest.python_in(topo.snd_ns, IDLE_SENDER, topo.rcv_addr, port, bursts,
+                                       0.2, stderr=None)
             assert sender.stdout.readline().strip() == "sent"
             recs = [r for r in _stat() if r["dport"] == port]
         finally:
@@ -194,7 +190,7 @@ def test_idle_restart_seen_on_this_kernel():
 
 
 def _listening(topo, port):
-    cp = netlab.netns_exec(topo.rcv_ns, ["ss", "-Hltn", f"sport = :{port}"], check=False)
+    cp = bbrtest.netns_exec(topo.rcv_ns, ["ss", "-Hltn", f"sport = :{port}"], check=False)
     return str(port) in cp.stdout
 
 

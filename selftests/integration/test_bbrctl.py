@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """bbrctl, the operator tool: load / list / stat / unload and their errors.
 
-Most tests use tiny Reno congestion controls compiled here from SOURCE,
-each with a name unique to this process (bc<pid><tag>), so that they never
-collide with another session's CCs and so that objects which must fail
-(no ssthresh, a name the kernel already has) exist without being committed.
+Most tests use the tiny Reno congestion control of
+selftests/progs/bbrbpf_test_cc.bpf.c, copied under a name unique to this
+process (bc<pid><tag>), so that they never collide with another suite's CCs
+and so that objects which must fail (no ssthresh: bbrbpf_test_nossthresh;
+a name the kernel already has) exist without being committed.
 The bbr3 tests use bpf/bbr3.bpf.o through `bbrctl load bbr3`.
 
 Every test leaves nothing behind: the cleanup fixture unloads what the test
@@ -21,14 +22,13 @@ from pathlib import Path
 
 import pytest
 
-import netlab
-from conftest import PINS, REPO, TEST_CC_NAME
+import bbrtest
+from conftest import PINS, REPO, TEST_CC_NAME, TEST_CC_OBJ, make_target
 
 BBRCTL = REPO / "loader" / "bbrctl"
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
+NO_SSTHRESH_OBJ = REPO / "selftests" / "progs" / "bbrbpf_test_nossthresh.bpf.o"
 PIN_ROOT = Path(PINS["PIN_ROOT"])          # include/bbr_pins.h
-CLANG = os.environ.get("CLANG", "clang-19")
-MAKE_TIMEOUT_S = 300
 CMD_TIMEOUT_S = 30
 FREE_TIMEOUT_S = 2.0            # struct_ops maps are freed asynchronously
 LOAD_TIME_SLACK_S = 120         # list's load time vs. the wall clock
@@ -36,48 +36,6 @@ STAT_SECONDS = 3.0              # bbr3 transfer watched by `bbrctl stat`
 STAT_INTERVAL_S = 0.25
 MODES = {"STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT"}
 PHASES = {"UP", "DOWN", "CRUISE", "REFILL"}
-
-# A minimal CC: Reno through the kernel's kfuncs. -DCC_NAME=... sets both the
-# map (variable) name and .name; -DNO_SSTHRESH leaves out a required op, so
-# the kernel refuses the registration at attach time (after a clean load).
-SOURCE = r"""
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-
-char _license[] SEC("license") = "GPL";
-
-extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
-extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
-extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
-
-#define STR2(x) #x
-#define STR(x) STR2(x)
-
-#ifndef NO_SSTHRESH
-SEC("struct_ops")
-__u32 BPF_PROG(t_ssthresh, struct sock *sk) { return tcp_reno_ssthresh(sk); }
-#endif
-SEC("struct_ops")
-void BPF_PROG(t_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
-{
-	tcp_reno_cong_avoid(sk, ack, acked);
-}
-SEC("struct_ops")
-__u32 BPF_PROG(t_undo_cwnd, struct sock *sk) { return tcp_reno_undo_cwnd(sk); }
-
-SEC(".struct_ops.link")
-struct tcp_congestion_ops CC_NAME = {
-#ifndef NO_SSTHRESH
-	.ssthresh	= (void *)t_ssthresh,
-#endif
-	.cong_avoid	= (void *)t_cong_avoid,
-	.undo_cwnd	= (void *)t_undo_cwnd,
-	.flags		= 0x1,	/* TCP_CONG_NON_RESTRICTED */
-	.name		= STR(CC_NAME),
-};
-"""
-
 
 # ---- helpers ------------------------------------------------------------------
 
@@ -124,17 +82,12 @@ def struct_ops_maps():
 
 
 def wait_for(pred, timeout_s=FREE_TIMEOUT_S):
-    deadline = time.monotonic() + timeout_s
-    while not pred():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(netlab.POLL_S)
-    return True
+    return bbrtest.wait_for(pred, timeout_s)
 
 
 def assert_gone(name, map_ids=()):
     """name is unregistered, unpinned, and its struct_ops maps are freed."""
-    assert name not in netlab.available_ccs()
+    assert name not in bbrtest.available_ccs()
     assert not pin_dir(name).exists(), f"{pin_dir(name)} left behind"
     assert wait_for(lambda: not (set(map_ids) & set(struct_ops_maps()))), \
         f"struct_ops map(s) {sorted(set(map_ids) & set(struct_ops_maps()))} of {name} " \
@@ -147,13 +100,6 @@ def assert_gone(name, map_ids=()):
                 if n == name and i not in _maps_at_test_start]
     assert wait_for(lambda: not leftover()), \
         f"struct_ops maps named {name} created during the test still exist: {leftover()}"
-
-
-def make_target(target):
-    cp = subprocess.run(["make", "-C", str(REPO), "--no-print-directory", target],
-                        capture_output=True, text=True, timeout=MAKE_TIMEOUT_S)
-    if cp.returncode != 0:
-        pytest.fail(f"`make {target}` failed:\n{cp.stdout}{cp.stderr}", pytrace=False)
 
 
 # ---- fixtures -------------------------------------------------------------------
@@ -170,33 +116,28 @@ def maps_at_test_start():
 @pytest.fixture(scope="module", autouse=True)
 def built():
     """bbrctl and vmlinux.h, (re)built through the Makefile."""
-    make_target("loader/bbrctl")
-    make_target("bpf/vmlinux.h")
+    make_target("loader/bbrctl", "bpf/vmlinux.h")
 
 
 @pytest.fixture(scope="module")
 def cc_objs(tmp_path_factory):
-    """compile(tag, name=None, **defines) -> (name, path) of a test CC object."""
+    """named(tag, name=None, no_ssthresh=False) -> (name, path) of a test CC
+    object: the built bbrbpf_test (or its variant without ssthresh) renamed
+    name, by default unique(tag)."""
+    make_target(*(str(o.relative_to(REPO)) for o in (TEST_CC_OBJ, NO_SSTHRESH_OBJ)))
     out = tmp_path_factory.mktemp("bbrctl-objs")
-    src = out / "cc.bpf.c"
-    src.write_text(SOURCE)
     cache = {}
 
-    def compile_cc(tag, name=None, no_ssthresh=False):
+    def named(tag, name=None, no_ssthresh=False):
         name = name or unique(tag)
         key = (name, no_ssthresh)
         if key not in cache:
-            obj = out / f"{tag}.bpf.o"
-            argv = [CLANG, "-g", "-O2", "-target", "bpf", "-mcpu=v3", f"-I{REPO / 'bpf'}",
-                    f"-DCC_NAME={name}", "-c", str(src), "-o", str(obj)]
-            if no_ssthresh:
-                argv.insert(1, "-DNO_SSTHRESH")
-            cp = subprocess.run(argv, capture_output=True, text=True, timeout=MAKE_TIMEOUT_S)
-            assert cp.returncode == 0, f"compiling the test CC failed:\n{cp.stderr}"
+            obj = bbrtest.cc.renamed_copy(NO_SSTHRESH_OBJ if no_ssthresh else TEST_CC_OBJ,
+                                          TEST_CC_NAME, name, out / f"{tag}.bpf.o")
             cache[key] = (name, obj)
         return cache[key]
 
-    return compile_cc
+    return named
 
 
 @pytest.fixture(autouse=True)
@@ -253,12 +194,12 @@ def test_usage_errors(args):
 
 def test_load_list_unload(cc_objs):
     name, obj = cc_objs("a")
-    assert name not in netlab.available_ccs()
+    assert name not in bbrtest.available_ccs()
     maps_before = struct_ops_maps()
 
     out = bbrctl("load", "--obj", obj, check=0).stdout
     assert f"loaded {name}" in out
-    assert name in netlab.available_ccs()
+    assert name in bbrtest.available_ccs()
     assert sorted(p.name for p in pin_dir(name).iterdir()) == ["link"]   # no iterator
 
     entries = [e for e in list_json() if e["name"] == name]
@@ -290,17 +231,17 @@ def test_load_by_name_from_objdir_and_all(cc_objs, tmp_path):
     (tmp_path / "notes.txt").write_text("not an object\n")
 
     bbrctl("--objdir", tmp_path, "load", names[0], check=0)
-    assert names[0] in netlab.available_ccs()
+    assert names[0] in bbrtest.available_ccs()
     cp = bbrctl("--objdir", tmp_path, "load", "all", check=1)     # names[0] is loaded
     assert "already loaded" in cp.stderr
-    assert names[1] not in netlab.available_ccs(), "load all was not all or nothing"
+    assert names[1] not in bbrtest.available_ccs(), "load all was not all or nothing"
     bbrctl("unload", names[0], check=0)
 
     bbrctl("--objdir", tmp_path, "load", "all", check=0)
     listed = {e["name"]: e for e in list_json()}
     ids = []
     for name in names:
-        assert name in netlab.available_ccs()
+        assert name in bbrtest.available_ccs()
         assert listed[name]["registered"]
         ids.append(listed[name]["struct_ops_map_id"])
     bbrctl("unload", *names, check=0)
@@ -310,7 +251,7 @@ def test_load_by_name_from_objdir_and_all(cc_objs, tmp_path):
 
 def test_test_cc_object_by_path(test_cc_obj):
     busy = f"{TEST_CC_NAME} is registered by someone else right now"
-    if TEST_CC_NAME in netlab.available_ccs():
+    if TEST_CC_NAME in bbrtest.available_ccs():
         busy_elsewhere(busy)
     cp = bbrctl("load", "--obj", test_cc_obj)
     if cp.returncode == 1 and "already registered" in cp.stderr:
@@ -365,7 +306,7 @@ def test_double_load_keeps_the_first(cc_objs):
     same = ("link_id", "struct_ops_map_id", "prog_id", "state", "registered")
     assert {k: again[k] for k in same} == {k: first[k] for k in same}, \
         "the failed second load disturbed the first"
-    assert name in netlab.available_ccs()
+    assert name in bbrtest.available_ccs()
     bbrctl("unload", name, check=0)
     assert_gone(name, [first["struct_ops_map_id"]])
 
@@ -395,14 +336,14 @@ def test_name_clash_with_kernel_cc(cc_objs):
     cp = bbrctl("load", "--obj", obj, check=1)
     assert "already registered" in cp.stderr and "reno" in cp.stderr
     assert not pin_dir("reno").exists()
-    assert "reno" in netlab.available_ccs()
+    assert "reno" in bbrtest.available_ccs()
     assert not [i for i, n in struct_ops_maps().items() if n == "reno" and i not in maps_before]
 
 
 def test_unload_not_ours():
     cp = bbrctl("unload", "reno", check=1)
     assert "not loaded by bbrctl" in cp.stderr
-    assert "reno" in netlab.available_ccs()
+    assert "reno" in bbrtest.available_ccs()
 
 
 def test_all_or_nothing(cc_objs):
@@ -426,7 +367,7 @@ def test_stale_pins(cc_objs):
     (e,) = [e for e in list_json() if e["name"] == name]
     subprocess.run(["bpftool", "link", "detach", "id", str(e["link_id"])], check=True,
                    capture_output=True, timeout=CMD_TIMEOUT_S)
-    assert wait_for(lambda: name not in netlab.available_ccs())
+    assert wait_for(lambda: name not in bbrtest.available_ccs())
 
     (e2,) = [e for e in list_json() if e["name"] == name]
     assert e2["state"] == "detached" and not e2["registered"]
@@ -461,7 +402,7 @@ def test_not_root(cc_objs, how, prefix):
     for cmd in (["unload", "all"], ["list"], ["stat"]):
         cp = bbrctl(*cmd, prefix=prefix, check=1)
         assert "permission denied" in cp.stderr, (cmd, cp.stderr)
-    assert name not in netlab.available_ccs()
+    assert name not in bbrtest.available_ccs()
     assert not pin_dir(name).exists()
     assert not [i for i, n in struct_ops_maps().items() if n == name and i not in maps_before]
 
@@ -471,16 +412,16 @@ def test_not_root_as_nobody(cc_objs):
     name, obj = cc_objs("q")
     cp = bbrctl("load", "--obj", obj, user=65534, group=65534, extra_groups=[], check=1)
     assert "must run as root" in cp.stderr, cp.stderr
-    assert name not in netlab.available_ccs()
+    assert name not in bbrtest.available_ccs()
 
 
 def test_refuses_private_mount_namespace(cc_objs, topo):
     """Under `ip netns exec` a bpffs mounted by bbrctl would vanish with it."""
     name, obj = cc_objs("n")
-    cp = netlab.netns_exec(topo.snd_ns, [str(BBRCTL), "load", "--obj", str(obj)], check=False)
+    cp = bbrtest.netns_exec(topo.snd_ns, [str(BBRCTL), "load", "--obj", str(obj)], check=False)
     assert cp.returncode == 1, cp
     assert "nsenter" in cp.stderr, cp.stderr
-    assert name not in netlab.available_ccs()
+    assert name not in bbrtest.available_ccs()
 
 
 # ---- bbr3: load, stat during a transfer, unload -----------------------------------------
@@ -489,7 +430,7 @@ def test_refuses_private_mount_namespace(cc_objs, topo):
 def bbr3_loaded():
     make_target("bpf/bbr3.bpf.o")
     busy = "bbr3 is registered by someone else right now"
-    if "bbr3" in netlab.available_ccs():
+    if "bbr3" in bbrtest.available_ccs():
         busy_elsewhere(busy)
     cp = bbrctl("load", "bbr3")
     if cp.returncode == 1 and "already registered" in cp.stderr:
@@ -509,12 +450,17 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
     assert isinstance(json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout), list)
 
     def sample():
-        recs = json.loads(bbrctl("stat", "--json", check=0).stdout)
+        # The table first, the records last, and only once the socket is
+        # connected: a socket in the records was there for the other two
+        # calls as well, also when the flow closes during the sample.
+        table = bbrctl("stat", "bbr3", check=0).stdout
         listed = {e["name"]: e for e in list_json()}
-        return recs, listed["bbr3"]["sockets"], bbrctl("stat", "bbr3", check=0).stdout
+        recs = json.loads(bbrctl("stat", "--json", check=0).stdout)
+        return recs, listed["bbr3"]["sockets"], table
 
-    res = netlab.run_transfer(topo, "bbr3", seconds=STAT_SECONDS, sample_cb=sample,
-                              sample_interval=STAT_INTERVAL_S)
+    with bbrtest.Transfer(topo, "bbr3", seconds=STAT_SECONDS) as t:
+        t.connected()
+        res = t.result(sample_cb=sample, sample_interval=STAT_INTERVAL_S)
     assert res["cc"] == "bbr3"
     assert res["bytes_received"] == res["bytes_sent"] > 0
 
@@ -532,7 +478,7 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
                                                   "pacing_rate_Bps", "snd_cwnd_pkts",
                                                   "min_rtt_us", "inflight_hi")}))
     for r in ours:
-        assert r["cc"] == "bbr3" and r["version"] == 4
+        assert r["cc"] == "bbr3" and r["version"] == 5
         assert r["family"] == 2 and r["dport"] == 5201 and r["sport"] > 0
         assert r["mode_name"] in MODES
         assert (r["phase_name"] in PHASES) == (r["mode_name"] == "PROBE_BW")

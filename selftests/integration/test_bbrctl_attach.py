@@ -14,13 +14,12 @@ uses two builds of test_bbrctl's tiny Reno CC with one name.
 import json
 import os
 import subprocess
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-import netlab
+import bbrtest
 from conftest import PINS
 from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, busy_elsewhere, cc_objs, make_target, \
     struct_ops_maps, unique, wait_for  # noqa: F401 (cc_objs is a fixture)
@@ -55,40 +54,30 @@ for line in sys.stdin:
 
 def cgroup2_root():
     try:
-        return netlab.cgroup2_root()
-    except netlab.NetlabError as e:
+        return bbrtest.cgroup2_root()
+    except bbrtest.BbrtestError as e:
         pytest.fail(str(e))
 
 
 @contextmanager
 def cgroup(tag):
-    path = cgroup2_root() / f"ctl{os.getpid()}{tag}"
-    path.mkdir()
-    try:
-        yield path
-    finally:
-        bbrctl("detach", "--cgroup", str(path))     # harmless if not attached
-        netlab.remove_cgroup(path)
+    with bbrtest.Cgroup(f"ctl{os.getpid()}{tag}") as cg:
+        try:
+            yield cg.path
+        finally:
+            bbrctl("detach", "--cgroup", str(cg.path))     # harmless if not attached
 
 
 @contextmanager
 def netns(tag):
-    name = f"ctl{os.getpid()}{tag}"
-    netlab.add_netns(name)
-    try:
-        yield name
-    finally:
-        netlab.delete_netns(name)
+    with bbrtest.Namespaces(f"ctl{os.getpid()}{tag}") as nss:
+        yield nss.names[0]
 
 
 @contextmanager
 def peer(ns, cg=None, port=PORT):
     """PEER in netns ns, moved into cgroup cg before it opens any socket."""
-    pre = f"echo $$ > {cg}/cgroup.procs && " if cg else ""
-    # nsenter keeps /sys (ip netns exec would remount it and hide the cgroup).
-    argv = ["sh", "-c", pre + f"exec nsenter --net=/run/netns/{ns} "
-            f"{sys.executable} -c '{PEER}' {port}"]
-    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    p = bbrtest.python_in(ns, PEER, port, cgroup=cg, stdin=subprocess.PIPE, stderr=None)
     try:
         assert p.stdout.readline().strip() == "ready", "peer did not start"
         yield p
@@ -111,9 +100,7 @@ def cgroup_progs(cg):
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    make_target("loader/bbrctl")
-    make_target("bpf/cc_select.bpf.o")
-    make_target("bpf/cc_swap.bpf.o")
+    make_target("loader/bbrctl", "bpf/cc_select.bpf.o", "bpf/cc_swap.bpf.o")
 
 
 # ---- attach / detach --------------------------------------------------------------
@@ -234,8 +221,7 @@ def test_swap_in_place(cc_objs):
         bbrctl("load", "--obj", v1, check=0)
         m1 = link_map_id(name)
         with netns("i") as ns:
-            subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw",
-                            f"net.ipv4.tcp_congestion_control={name}"], check=True)
+            bbrtest.netns.sysctl(ns, {"net.ipv4.tcp_congestion_control": name})
             with peer(ns) as p:
                 assert ask(p, "cc") == [name] * 3
                 cp = bbrctl("swap", "--obj", vx, name, check=1)
@@ -255,7 +241,7 @@ def test_swap_in_place(cc_objs):
                 f"old struct_ops map {m1} still held after its sockets closed"
     finally:
         bbrctl("unload", name)
-    assert name not in netlab.available_ccs()
+    assert name not in bbrtest.available_ccs()
 
 
 # ---- make install and the boot script ------------------------------------------------
@@ -301,15 +287,15 @@ def test_boot_script_all_or_nothing(cc_objs, tmp_path):
                                     text=True, env=env, timeout=60)
                 print("bad config:", last, "->", cp.returncode, cp.stderr.strip())
                 assert cp.returncode == 1 and "undoing" in cp.stderr
-                assert name not in netlab.available_ccs() and cgroup_progs(cg) == []
+                assert name not in bbrtest.available_ccs() and cgroup_progs(cg) == []
             cp = subprocess.run([str(boot), "start", str(good)], capture_output=True, text=True,
                                 env=env, timeout=60)
             assert cp.returncode == 0, cp.stderr
-            assert name in netlab.available_ccs() and cgroup_progs(cg) == ["cc_select"]
+            assert name in bbrtest.available_ccs() and cgroup_progs(cg) == ["cc_select"]
             cp = subprocess.run([str(boot), "stop", str(good)], capture_output=True, text=True,
                                 env=env, timeout=60)
             assert cp.returncode == 0, cp.stderr
-            assert name not in netlab.available_ccs() and cgroup_progs(cg) == []
+            assert name not in bbrtest.available_ccs() and cgroup_progs(cg) == []
         finally:
             bbrctl("unload", name)
 
@@ -317,7 +303,7 @@ def test_boot_script_all_or_nothing(cc_objs, tmp_path):
 def test_boot_script_sets_parameters(tmp_path):
     """A set line is applied at start and reset at stop."""
     make_target("bpf/bbr3.bpf.o")
-    if "bbr3" in netlab.available_ccs():
+    if "bbr3" in bbrtest.available_ccs():
         busy_elsewhere("bbr3 is registered by someone else")
     boot = Path(BBRCTL).parents[1] / "packaging" / "bbr-bpf-boot"
     conf = tmp_path / "set.conf"
@@ -338,6 +324,6 @@ def test_boot_script_sets_parameters(tmp_path):
             cp = subprocess.run([str(boot), "stop", str(conf)], capture_output=True,
                                 text=True, env=env, timeout=60)
             assert cp.returncode == 0, cp.stderr
-            assert "bbr3" not in netlab.available_ccs()
+            assert "bbr3" not in bbrtest.available_ccs()
         finally:
             bbrctl("unload", "bbr3")

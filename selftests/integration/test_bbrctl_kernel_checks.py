@@ -4,8 +4,8 @@
 The kernel cannot be changed under a test, so each case runs bbrctl in a
 private mount namespace (unshare -m) where /sys/kernel/btf/vmlinux is
 hidden (a tmpfs over /sys/kernel/btf) or replaced (a bind mount of a tiny
-BTF blob, built here from a one-struct C file, that has no
-bpf_struct_ops_tcp_congestion_ops). bpffs and the cgroup tree stay the
+BTF blob, the .BTF of selftests/progs/fake_vmlinux_btf.bpf.o: one struct,
+no bpf_struct_ops_tcp_congestion_ops). bpffs and the cgroup tree stay the
 host's. Each command must fail with the message that names the cause,
 exit 1, and leave nothing behind (no pin, no registered CC, nothing on the
 cgroup). The mount namespace disappears with the command.
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-import netlab
-from conftest import PINS
-from test_bbrctl import BBRCTL, CLANG, PIN_ROOT, bbrctl, busy_elsewhere, make_target
+import bbrtest
+from conftest import PINS, REPO
+from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, busy_elsewhere, make_target
 from test_bbrctl_attach import cgroup2_root, cgroup_progs
 
 NO_BTF = "/sys/kernel/btf/vmlinux: No such file or directory; struct_ops congestion " \
@@ -32,11 +32,13 @@ NO_STRUCT_OPS = "this kernel cannot register BPF congestion controls: no struct_
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    make_target("loader/bbrctl")
-    make_target("bpf/bbr3.bpf.o")
+    make_target("loader/bbrctl", "bpf/bbr3.bpf.o")
     for tool in ("unshare", "mount"):
         if not shutil.which(tool):
             pytest.fail(f"{tool} is needed to simulate the kernel")
+
+
+FAKE_BTF_OBJ = "selftests/progs/fake_vmlinux_btf.bpf.o"
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +47,11 @@ def fake_btf():
     objcopy = shutil.which("llvm-objcopy-19") or shutil.which("llvm-objcopy")
     if not objcopy:
         pytest.fail("llvm-objcopy(-19) is needed to build a fake vmlinux BTF")
+    make_target(FAKE_BTF_OBJ)
     with tempfile.TemporaryDirectory(prefix="cts") as d:
-        src, obj, btf = Path(d, "fake.c"), Path(d, "fake.o"), Path(d, "vmlinux")
-        src.write_text("struct cts_fake { int a; };\nstruct cts_fake cts_fake_var;\n")
-        subprocess.run([CLANG, "-g", "-target", "bpf", "-c", str(src), "-o", str(obj)],
+        btf = Path(d, "vmlinux")
+        subprocess.run([objcopy, f"--dump-section=.BTF={btf}", str(REPO / FAKE_BTF_OBJ)],
                        check=True)
-        subprocess.run([objcopy, f"--dump-section=.BTF={btf}", str(obj)], check=True)
         yield btf
 
 
@@ -69,12 +70,12 @@ def fake_btf_setup(btf):
 
 
 def assert_nothing_left(name="bbr3"):
-    assert name not in netlab.available_ccs(), f"{name} got registered"
+    assert name not in bbrtest.available_ccs(), f"{name} got registered"
     assert not (PIN_ROOT / name).exists(), f"{PIN_ROOT / name} left behind"
 
 
 def test_load_without_btf():
-    if "bbr3" in netlab.available_ccs():
+    if "bbr3" in bbrtest.available_ccs():
         busy_elsewhere("bbr3 is registered by someone else right now")
     cp = in_fake_kernel(HIDE_BTF, "load", "bbr3")
     print(cp.stderr.strip())
@@ -83,7 +84,7 @@ def test_load_without_btf():
 
 
 def test_load_and_swap_without_struct_ops(fake_btf):
-    if "bbr3" in netlab.available_ccs():
+    if "bbr3" in bbrtest.available_ccs():
         busy_elsewhere("bbr3 is registered by someone else right now")
     for args in (("load", "bbr3"), ("swap", "bbr3")):
         cp = in_fake_kernel(fake_btf_setup(fake_btf), *args)

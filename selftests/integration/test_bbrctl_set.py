@@ -18,14 +18,13 @@ bbr3, in finally blocks / fixtures.
 import json
 import os
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-import netlab
+import bbrtest
 from conftest import PINS
 from test_bbrctl import bbrctl, make_target, list_json, pin_dir, busy_elsewhere, \
     struct_ops_maps, wait_for
@@ -57,14 +56,13 @@ for line in sys.stdin:
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    make_target("loader/bbrctl")
-    make_target("bpf/bbr3.bpf.o")
+    make_target("loader/bbrctl", "bpf/bbr3.bpf.o")
 
 
 @contextmanager
 def loaded(name):
     busy = f"{name} is registered by someone else right now"
-    if name in netlab.available_ccs():
+    if name in bbrtest.available_ccs():
         busy_elsewhere(busy)
     cp = bbrctl("load", name)
     if cp.returncode == 1 and "already registered" in cp.stderr:
@@ -78,7 +76,7 @@ def loaded(name):
             bbrctl("unload", name, check=0)
         # Only our own map: other sessions' closed sockets may still hold
         # older maps of that name on a shared machine.
-        assert name not in netlab.available_ccs() and not pin_dir(name).exists()
+        assert name not in bbrtest.available_ccs() and not pin_dir(name).exists()
         mid = e["struct_ops_map_id"]
         assert wait_for(lambda: mid not in struct_ops_maps()), f"map {mid} left"
 
@@ -92,35 +90,25 @@ def bbr3():
 
 @contextmanager
 def cgroup(tag):
-    path = cgroup2_root() / f"cts{os.getpid()}{tag}"
-    path.mkdir()
-    try:
-        yield path
-    finally:
-        netlab.remove_cgroup(path)
+    with bbrtest.Cgroup(f"cts{os.getpid()}{tag}") as cg:
+        yield cg.path
 
 
 @contextmanager
 def netns():
-    name = f"cts{os.getpid()}"
-    netlab.add_netns(name)
-    try:
-        subprocess.run(["ip", "-n", name, "addr", "add", f"{ADDR}/32", "dev", "lo"],
-                       check=True)
+    with bbrtest.Namespaces(f"cts{os.getpid()}") as nss:
+        name = nss.names[0]
+        bbrtest.netns.add_addr(name, "lo", f"{ADDR}/32")
         # ECN negotiated on every connection: ecn_enable decides the rest.
-        subprocess.run(["ip", "netns", "exec", name, "sysctl", "-qw",
-                        "net.ipv4.tcp_ecn=1"], check=True)
+        bbrtest.netns.sysctl(name, {"net.ipv4.tcp_ecn": 1})
         yield name
-    finally:
-        netlab.delete_netns(name)
 
 
 @contextmanager
 def peer(ns, cg, port, cc="bbr3"):
     """PEER in netns ns, moved into cgroup cg before it opens a socket."""
-    argv = ["sh", "-c", f"echo $$ > {cg}/cgroup.procs && exec nsenter "
-            f"--net=/run/netns/{ns} {sys.executable} -c '{PEER}' {ADDR} {port} {cc}"]
-    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    p = bbrtest.python_in(ns, PEER, ADDR, port, cc, cgroup=cg, stdin=subprocess.PIPE,
+                          stderr=None)
     try:
         words = p.stdout.readline().split()
         assert words[:1] == ["ready"], f"peer did not start: {words}"

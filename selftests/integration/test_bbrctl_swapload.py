@@ -30,15 +30,13 @@ drown in them. So:
 
 import json
 import subprocess
-import sys
 import time
 
 import pytest
 
-import netlab
-from test_bbrctl import REPO, bbrctl, busy_elsewhere, make_target, struct_ops_maps
-
-sys.path.insert(0, str(REPO / "selftests" / "lab"))
+import bbrtest
+from labkit.path import EmulatedPath
+from test_bbrctl import bbrctl, busy_elsewhere, make_target, struct_ops_maps
 
 FLOWS = 50
 RATE_MBIT = 200
@@ -58,6 +56,8 @@ SWAPS = ((0.6, "cubic->bbr3"), (1.2, "bbr3 in place"), (1.8, "bbr3->cubic"))
 LOSSY_ACTIONS = ((0.6, "cubic->bbr3"), (1.2, "bbr3->cubic"), (1.8, "cubic->bbr3"),
                  (2.4, "unload bbr3"))
 
+# The receiver records every gap in each flow's data (what a swap stall
+# would show); the sender runs FLOWS cubic flows of BYTES_PER_FLOW each.
 RECEIVER = r"""
 import json, selectors, socket, sys, time
 n, port, addr, want, gap_min = (int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
@@ -116,15 +116,13 @@ print("done", flush=True)
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    make_target("loader/bbrctl")
-    make_target("bpf/bbr3.bpf.o")
-    make_target("bpf/cc_swap.bpf.o")
-    make_target("selftests/lab/linkem/linkem")
+    make_target("loader/bbrctl", "bpf/bbr3.bpf.o", "bpf/cc_swap.bpf.o",
+                "selftests/lab/linkem/linkem")
 
 
 @pytest.fixture
 def bbr3_free():
-    if "bbr3" in netlab.available_ccs():
+    if "bbr3" in bbrtest.available_ccs():
         busy_elsewhere("bbr3 is registered by another session")
 
 
@@ -170,7 +168,6 @@ def act(what, ns):
 def run_flows(actions, ecn_k_ms=None):
     """FLOWS flows through the emulator; bbrctl carries out `actions` at
     their times. Returns (receiver result, [(t_begin, t_end, what, report)])."""
-    from labkit.path import EmulatedPath
     ecn = {"mode": "sojourn", "k_us": int(ecn_k_ms * 1000)} if ecn_k_ms else None
     rcv = snd = None
     events = []
@@ -178,12 +175,9 @@ def run_flows(actions, ecn_k_ms=None):
         with EmulatedPath(rate_mbit=RATE_MBIT, rtt_ms=RTT_MS, buffer_bdp=BUFFER_BDP,
                           ecn=ecn, backend="linkem", log=False) as p:
             args = [str(FLOWS), str(PORT), p.rcv_addr, str(BYTES_PER_FLOW)]
-            rcv = subprocess.Popen(["ip", "netns", "exec", p.rcv_ns, sys.executable, "-c",
-                                    RECEIVER, *args, str(GAP_MIN_S)],
-                                   stdout=subprocess.PIPE, text=True)
+            rcv = bbrtest.python_in(p.rcv_ns, RECEIVER, *args, GAP_MIN_S, stderr=None)
             assert rcv.stdout.readline().strip() == "ready"
-            snd = subprocess.Popen(["ip", "netns", "exec", p.snd_ns[0], sys.executable, "-c",
-                                    SENDER, *args], stdout=subprocess.PIPE, text=True)
+            snd = bbrtest.python_in(p.snd_ns[0], SENDER, *args, stderr=None)
             assert snd.stdout.readline().strip() == "connected"
             t_start = time.monotonic()
             for at, what in actions:
@@ -237,7 +231,7 @@ def dmesg():
 def assert_kernel_clean(maps_before, dmesg_before):
     """No struct_ops map of the test left once its sockets are gone, and no
     kernel warning since dmesg_before."""
-    netlab._wait_for(lambda: not (set(struct_ops_maps()) - maps_before), 5.0)
+    bbrtest.wait_for(lambda: not (set(struct_ops_maps()) - maps_before), 5.0)
     leaked = set(struct_ops_maps()) - maps_before
     assert not leaked, f"struct_ops maps left after unload: {leaked}"
     dmesg_after = dmesg()
@@ -292,7 +286,7 @@ def test_swap_under_load_with_loss(bbr3_free):
     try:
         res, events = run_flows(LOSSY_ACTIONS)
     finally:
-        if "bbr3" in netlab.available_ccs():
+        if "bbr3" in bbrtest.available_ccs():
             bbrctl("unload", "bbr3")
     windows = [(a, b) for a, b, _, _ in events]
     errors, short, worst_near, worst = gap_figures(res, windows)

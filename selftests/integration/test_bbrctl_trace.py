@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """`bbrctl trace`: the ring-buffer events of a live bbr3 transfer.
 
-A bulk transfer runs through the lab emulator (linkem: RATE_MBIT, RTT_MS,
-BUFFER_BDP) between namespaces this test creates (prefix "ctt"), under bbr3
-loaded by bbrctl, while `bbrctl trace` streams. Checked on the events of the
+A bulk transfer (bbrtest.Transfer) runs through the lab emulator (linkem:
+RATE_MBIT, RTT_MS, BUFFER_BDP) between namespaces this test creates (prefix
+"ctt"), under bbr3 loaded by bbrctl, while `bbrctl trace` streams. Checked on the events of the
 sender socket (matched by its SO_COOKIE):
   - the model goes STARTUP -> DRAIN -> PROBE_BW, in that order;
   - in PROBE_BW, bw_bps is the path's payload rate, min_rtt_us the path's
@@ -19,21 +19,18 @@ sender socket (matched by its SO_COOKIE):
 import csv
 import io
 import json
-import os
 import re
 import signal
 import statistics
 import subprocess
-import sys
 import time
 
 import pytest
 
-import netlab
+import bbrtest
 from conftest import PINS
-from test_bbrctl import BBRCTL, PIN_ROOT, REPO, bbrctl, busy_elsewhere, make_target
-
-sys.path.insert(0, str(REPO / "selftests" / "lab"))
+from labkit.path import EmulatedPath
+from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, busy_elsewhere, make_target
 
 RATE_MBIT = 50
 RTT_MS = 40
@@ -57,7 +54,7 @@ CWND_LO_BDP, CWND_HI_BDP = 1.2, 3.5
 MIN_RTT_SLACK = 1.15            # linkem adds well under a ms; scheduling noise
 ROUND_LO, ROUND_HI = 0.6, 1.6   # median round gap / median srtt
 PER_ACK_MIN_PER_ROUND = 5       # delayed ACKs: ~cwnd/2 ACKs per round
-NS_PREFIX = "ctt"               # this area's namespace prefix (briefing)
+NS_PREFIX = "ctt"               # this test's namespace prefix
 TRACE_START_S = 5.0
 TRACE_STOP_S = 10.0
 SIGNALS_WHILE_BLOCKED = 4
@@ -66,44 +63,14 @@ CONTRACT_FIELDS = ["t_ns", "cookie", "cc", "ev", "mode", "phase", "bw_bps", "pac
                    "inflight_hi_pkts", "bw_lo_bps", "bw_hi_bps", "loss_ppm", "ce_ppm",
                    "network_rtt_us", "swift_factor_ppm"]
 
-RECEIVER = r"""
-import socket, sys
-l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind((sys.argv[1], int(sys.argv[2]))); l.listen(1)
-print("ready", flush=True)
-c, _ = l.accept(); n = 0
-while True:
-    d = c.recv(1 << 20)
-    if not d:
-        break
-    n += len(d)
-print(n, flush=True)
-"""
-
-SENDER = r"""
-import socket, struct, sys, time
-s = socket.socket(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, sys.argv[3].encode())
-s.connect((sys.argv[1], int(sys.argv[2])))
-cookie = struct.unpack("=Q", s.getsockopt(socket.SOL_SOCKET, 57, 8))[0]  # SO_COOKIE
-print(cookie, flush=True)
-buf = b"x" * 65536; end = time.monotonic() + float(sys.argv[4]); n = 0
-while time.monotonic() < end:
-    n += s.send(buf)
-s.shutdown(socket.SHUT_WR); s.recv(1); s.close()
-print(n, flush=True)
-"""
-
-
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    make_target("loader/bbrctl")
-    make_target("bpf/bbr3.bpf.o")
-    make_target("selftests/lab/linkem/linkem")
+    make_target("loader/bbrctl", "bpf/bbr3.bpf.o", "selftests/lab/linkem/linkem")
 
 
 @pytest.fixture(scope="module")
 def bbr3_loaded():
-    if "bbr3" in netlab.available_ccs():
+    if "bbr3" in bbrtest.available_ccs():
         busy_elsewhere("bbr3 is registered by someone else")
     bbrctl("load", "bbr3", check=0)
     try:
@@ -152,38 +119,17 @@ def stop_trace(proc, sig=signal.SIGINT):
 def transfer(seconds, cc="bbr3", during=None, during_at_s=None):
     """One flow of CC cc through the emulator; returns its SO_COOKIE, or with
     during, (cookie, during(path, cookie)) called during_at_s into the flow."""
-    from labkit import path as labpath
-    # This area's prefix for the namespaces, only while this path exists:
-    # labkit's own tests in the same pytest process look for theirs.
-    old_prefix, labpath.NS_PREFIX = labpath.NS_PREFIX, NS_PREFIX
-    rcv = snd = None
-    try:
-        with labpath.EmulatedPath(rate_mbit=RATE_MBIT, rtt_ms=RTT_MS, buffer_bdp=BUFFER_BDP,
-                                  backend="linkem", log=False) as p:
-            rcv = subprocess.Popen(["ip", "netns", "exec", p.rcv_ns, sys.executable, "-c",
-                                    RECEIVER, p.rcv_addr, str(PORT)],
-                                   stdout=subprocess.PIPE, text=True)
-            assert rcv.stdout.readline().strip() == "ready"
-            snd = subprocess.Popen(["ip", "netns", "exec", p.snd_ns[0], sys.executable, "-c",
-                                    SENDER, p.rcv_addr, str(PORT), cc, str(seconds)],
-                                   stdout=subprocess.PIPE, text=True)
-            cookie = int(snd.stdout.readline())
-            seen = None
-            if during:
-                time.sleep(during_at_s)
-                seen = during(p, cookie)
-            sent = int(snd.stdout.readline())
-            assert snd.wait(timeout=30) == 0
-            received = int(rcv.stdout.readline())
-            assert rcv.wait(timeout=30) == 0
-            assert received == sent > 0
-            return (cookie, seen) if during else cookie
-    finally:
-        labpath.NS_PREFIX = old_prefix
-        for proc in (snd, rcv):
-            if proc and proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    with EmulatedPath(rate_mbit=RATE_MBIT, rtt_ms=RTT_MS, buffer_bdp=BUFFER_BDP,
+                      backend="linkem", log=False, prefix=NS_PREFIX) as p, \
+            bbrtest.Transfer(p, cc, seconds=seconds, port=PORT) as t:
+        cookie = t.connected()["cookie"]
+        seen = None
+        if during:
+            time.sleep(during_at_s)
+            seen = during(p, cookie)
+        res = t.result()
+    assert res["bytes_received"] == res["bytes_sent"] > 0
+    return (cookie, seen) if during else cookie
 
 
 def first_index(seq, value):
@@ -355,7 +301,7 @@ def test_stat_columns_of_a_live_bbr3_flow(bbr3_loaded):
 
 
 def test_stat_decodes_the_swift_record():
-    if "bbr_swift" in netlab.available_ccs():
+    if "bbr_swift" in bbrtest.available_ccs():
         busy_elsewhere("bbr_swift is registered by someone else")
     bbrctl("load", "bbr_swift", check=0)
     try:

@@ -17,18 +17,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-import netlab
+import bbrtest
+from bbrtest import netns
+from bbrtest.base import REPO
 from conftest import PINS
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "selftests" / "lab"))
 
 ETS_OBJ = REPO / "bpf" / "ets.bpf.o"
 ETS_ATTACH = REPO / "selftests" / "integration" / "ets_attach"
@@ -61,25 +58,19 @@ def run(argv, check=True, **kw):
     return r
 
 
-def cgroup2_root():
-    try:
-        return netlab.cgroup2_root()
-    except netlab.NetlabError as e:
-        pytest.fail(str(e))
-
-
 class EtsAttached:
     """cgroup2 child + ets_sockops attached + maps pinned; removed on exit."""
 
     def __init__(self, tag):
         if not ETS_OBJ.exists() or not ETS_ATTACH.exists():
             pytest.fail(f"build first: {ETS_OBJ} / {ETS_ATTACH} missing (make)")
-        self.cg = cgroup2_root() / f"{NS_PREFIX}-{tag}"
+        self.cgroup = bbrtest.Cgroup(f"{NS_PREFIX}-{tag}", kill=True)
+        self.cg = self.cgroup.path
         self.pins = PIN_PARENT / f"{NS_PREFIX}-{tag}"
 
     def __enter__(self):
         PIN_PARENT.mkdir(parents=True, exist_ok=True)
-        self.cg.mkdir()
+        self.cgroup.__enter__()
         try:
             out = run([str(ETS_ATTACH), str(ETS_OBJ), str(self.cg), str(self.pins)])
             print(out.stdout.strip())
@@ -95,7 +86,7 @@ class EtsAttached:
                 f.unlink()
             if self.pins.exists():
                 self.pins.rmdir()
-        netlab.remove_cgroup(self.cg, kill=True)
+        self.cgroup.remove()
 
     def stats(self):
         """Sum of the per-netns counters (bpftool, BTF-formatted JSON)."""
@@ -110,61 +101,41 @@ class EtsAttached:
         return tot
 
 
-class VethPair:
-    """Two namespaces ets<pid>a / ets<pid>b joined by a veth, TSO/GSO off."""
+class VethPair(bbrtest.SetupClose):
+    """Two namespaces ets<pid>a / ets<pid>b joined by a veth, TSO/GSO/GRO off."""
 
     def __init__(self):
         self.a, self.b = NS_PREFIX + "a", NS_PREFIX + "b"
+        self.nss = netns.Namespaces()
 
-    def __enter__(self):
-        try:
-            for ns in (self.a, self.b):
-                run(["ip", "netns", "add", ns])
-                run(["ip", "-n", ns, "link", "set", "lo", "up"])
-            run(["ip", "-n", self.a, "link", "add", "eta", "type", "veth",
-                 "peer", "name", "etb", "netns", self.b])
-            for ns, dev, addr in ((self.a, "eta", ADDR_A), (self.b, "etb", ADDR_B)):
-                run(["ip", "-n", ns, "addr", "add", addr + "/24", "dev", dev])
-                run(["ip", "-n", ns, "link", "set", dev, "up"])
-                run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off",
-                     "gso", "off", "gro", "off"])
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc):
+    def _setup(self):
         for ns in (self.a, self.b):
-            run(["ip", "netns", "pids", ns], check=False)
-            pids = run(["ip", "netns", "pids", ns], check=False).stdout.split()
-            for p in pids:
-                try:
-                    os.kill(int(p), 9)
-                except ProcessLookupError:
-                    pass
-            run(["ip", "netns", "del", ns], check=False)
+            self.nss.add(ns)
+        netns.veth(self.a, "eta", self.b, "etb")
+        for ns, dev, addr in ((self.a, "eta", ADDR_A), (self.b, "etb", ADDR_B)):
+            netns.add_addr(ns, dev, addr + "/24")
+            netns.set_offloads(ns, dev, False, ("tso", "gso", "gro"))
+
+    def close(self):
+        self.nss.close()
 
 
-# Server and client run as `python3 -c` inside a namespace; each first moves
-# itself into the cgroup given (or stays outside it with "-").
+# Server and client run as `python3 -c` inside a namespace (and the cgroup,
+# bbrtest.python_in), so their sockets are the ETS program's.
 COMMON = r"""
 import ctypes, json, os, socket, struct, sys, time
-def join(cg):
-    if cg != "-":
-        open(cg + "/cgroup.procs", "w").write(str(os.getpid()))
 """
 
 SERVER = COMMON + r"""
-join(sys.argv[1])
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(8)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(8)
 print("LISTEN", flush=True)
 c, _ = s.accept()
 # TCP_QUICKACK 0 puts the socket in pingpong mode: ACKs wait for the
 # delayed-ACK timer instead of the quickack budget of a new connection.
 # With read_delay > 0 the application reads late, so the ACK is not sent
 # when the data is read (tcp_cleanup_rbuf) but when the timer fires.
-read_delay = float(sys.argv[4])
+read_delay = float(sys.argv[3])
 c.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 0)
 import select
 while True:
@@ -185,8 +156,7 @@ def bpf(cmd, attr):
     if r < 0:
         raise OSError(ctypes.get_errno(), "bpf cmd %d" % cmd)
     return r
-join(sys.argv[1])
-dst, port, pins, count, gap, size = sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
+dst, port, pins, count, gap, size = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
 path = ctypes.create_string_buffer((pins + "/ets_sk_stor").encode())
 mfd = bpf(7, struct.pack("=QII", ctypes.addressof(path), 0, 0))
 s = socket.create_connection((dst, port))
@@ -203,7 +173,7 @@ for i in range(count):
     print(json.dumps(dict(zip(["last_ns", "net", "total", "del", "min", "min_ns",
                                 "samples", "rejected", "lclk", "latest", "recent",
                                 "peer_mad", "flags"], f))), flush=True)
-if len(sys.argv) > 8 and sys.argv[8] == "hold":
+if len(sys.argv) > 7 and sys.argv[7] == "hold":
     # Idle connection: the test injects segments, then says "go".
     print(json.dumps({"held": 1}), flush=True)
     sys.stdin.readline()
@@ -216,22 +186,16 @@ s.close()
 """
 
 
-def ns_py(ns, code, *args, **kw):
-    # nsenter, not `ip netns exec`: the latter remounts /sys, which hides
-    # the cgroup2 hierarchy and /sys/fs/bpf from the process.
-    return subprocess.Popen(["nsenter", f"--net=/run/netns/{ns}", sys.executable, "-c",
-                             code, *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kw)
-
-
 def transfer(cli_ns, srv_ns, srv_addr, cg_cli, cg_srv, pins, count, gap, size,
              read_delay=0.0):
-    srv = ns_py(srv_ns, SERVER, cg_srv, srv_addr, PORT, read_delay)
+    """cg_cli, cg_srv: the cgroup of each side, or None (outside it)."""
+    srv = bbrtest.python_in(srv_ns, SERVER, srv_addr, PORT, read_delay, cgroup=cg_srv)
     try:
         line = srv.stdout.readline()
         if "LISTEN" not in line:
             pytest.fail(f"server did not start: {srv.stderr.read()}")
-        cli = ns_py(cli_ns, CLIENT, cg_cli, srv_addr, PORT, pins, count, gap, size)
+        cli = bbrtest.python_in(cli_ns, CLIENT, srv_addr, PORT, pins, count, gap, size,
+                                cgroup=cg_cli)
         out, err = cli.communicate(timeout=CMD_TIMEOUT_S + count * gap)
         if cli.returncode:
             pytest.fail(f"client failed: {err}")
@@ -297,7 +261,7 @@ def test_ets_wire_format_and_negotiation(tmp_path):
         pcap = tmp_path / "ets.pcap"
         cap = capture(vp.a, "eta", pcap)
         try:
-            rows = transfer(vp.a, vp.b, ADDR_B, str(att.cg), str(att.cg), att.pins,
+            rows = transfer(vp.a, vp.b, ADDR_B, att.cg, att.cg, att.pins,
                             count=10, gap=0.05, size=3000)
         finally:
             stop_capture(cap)
@@ -353,8 +317,8 @@ def test_ets_negotiation_one_sided(tmp_path, side_with_prog):
     from scapy.layers.inet import TCP
     with EtsAttached("one" + side_with_prog[0]) as att, VethPair() as vp:
         pcap = tmp_path / "one.pcap"
-        cg_cli = str(att.cg) if side_with_prog == "client" else "-"
-        cg_srv = str(att.cg) if side_with_prog == "server" else "-"
+        cg_cli = att.cg if side_with_prog == "client" else None
+        cg_srv = att.cg if side_with_prog == "server" else None
         cap = capture(vp.a, "eta", pcap)
         try:
             transfer(vp.a, vp.b, ADDR_B, cg_cli, cg_srv, att.pins, count=5, gap=0.05,
@@ -382,8 +346,7 @@ def test_ets_network_rtt_against_emulator():
         pytest.fail("linkem not built (make): the emulator provides the known delay")
     with EtsAttached("emu") as att, \
             EmulatedPath(rate_mbit=50, rtt_ms=EMU_RTT_MS, backend="linkem", log=False) as p:
-        rows = transfer(p.snd_ns[0], p.rcv_ns, p.rcv_addr, str(att.cg), str(att.cg),
-                        att.pins, count=MSG_COUNT, gap=MSG_GAP_S, size=200,
+        rows = transfer(p.snd_ns[0], p.rcv_ns, p.rcv_addr, att.cg, att.cg, att.pins, count=MSG_COUNT, gap=MSG_GAP_S, size=200,
                         read_delay=SERVER_READ_DELAY_S)
         st = att.stats()
     rows = [r for r in rows if "net" in r and r["samples"]]
@@ -484,15 +447,12 @@ def test_ets_malformed_options_counted_and_ignored(tmp_path):
     with EtsAttached("bad") as att, VethPair() as vp:
         pcap = tmp_path / "bad.pcap"
         cap = capture(vp.a, "eta", pcap)
-        srv = ns_py(vp.b, SERVER, str(att.cg), ADDR_B, PORT, 0.0)
+        srv = bbrtest.python_in(vp.b, SERVER, ADDR_B, PORT, 0.0, cgroup=att.cg)
         cli = None
         try:
             assert "LISTEN" in srv.stdout.readline()
-            cli = subprocess.Popen(
-                ["nsenter", f"--net=/run/netns/{vp.a}", sys.executable, "-c", CLIENT,
-                 str(att.cg), ADDR_B, str(PORT), str(att.pins), "3", "0.2", "500", "hold"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True)
+            cli = bbrtest.python_in(vp.a, CLIENT, ADDR_B, PORT, att.pins, 3, 0.2, 500, "hold",
+                                    cgroup=att.cg, stdin=subprocess.PIPE)
             rows = []
             while True:
                 line = cli.stdout.readline()
@@ -508,7 +468,7 @@ def test_ets_malformed_options_counted_and_ignored(tmp_path):
                     and not len(p[TCP].payload) and int(p[TCP].flags) & 0x10]
             assert acks, "no pure ACK from the server to copy"
             variants = malformed_variants(acks[-1])
-            inj = ns_py(vp.b, INJECT, *variants.values())
+            inj = bbrtest.python_in(vp.b, INJECT, *variants.values())
             _, err = inj.communicate(timeout=CMD_TIMEOUT_S)
             assert inj.returncode == 0, err
             time.sleep(0.3)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-import netlab
+import bbrtest
 from conftest import TEST_CC_NAME
 
 TRANSFER_BYTES = 20 * 1000 * 1000
@@ -23,16 +23,16 @@ ABSENT_CC = "bbrbpf_absent"     # never registered by anything
 
 
 def test_register_transfer_unregister(test_cc_obj, topo):
-    assert TEST_CC_NAME not in netlab.available_ccs(), "precondition: a leftover registration"
-    ids_before = netlab.struct_ops_ids()
+    assert TEST_CC_NAME not in bbrtest.available_ccs(), "precondition: a leftover registration"
+    ids_before = bbrtest.struct_ops_ids()
 
-    with netlab.StructOpsRegistration(test_cc_obj, cc_name=TEST_CC_NAME) as reg:
+    with bbrtest.StructOpsRegistration(test_cc_obj, cc_name=TEST_CC_NAME) as reg:
         pins = list(reg.pin_dir.iterdir())
         assert pins, f"bpftool pinned nothing in {reg.pin_dir}"
-        assert TEST_CC_NAME in netlab.available_ccs()
-        assert netlab.struct_ops_ids() - ids_before, "no new struct_ops map"
+        assert TEST_CC_NAME in bbrtest.available_ccs()
+        assert bbrtest.struct_ops_ids() - ids_before, "no new struct_ops map"
 
-        res = netlab.run_transfer(topo, TEST_CC_NAME, nbytes=TRANSFER_BYTES)
+        res = bbrtest.run_transfer(topo, TEST_CC_NAME, nbytes=TRANSFER_BYTES)
         print(f"\n{TEST_CC_NAME}: {res['bytes_received']} B in {res['seconds']:.3f} s "
               f"= {res['mbps']:.0f} Mbit/s, {res['tcp_info']['retransmits']} retransmits")
         assert res["cc"] == TEST_CC_NAME
@@ -42,28 +42,28 @@ def test_register_transfer_unregister(test_cc_obj, topo):
 
         reg.unregister()        # rm the pinned link(s)
         assert not reg.pin_dir.exists()
-        assert TEST_CC_NAME not in netlab.available_ccs()
+        assert TEST_CC_NAME not in bbrtest.available_ccs()
         # Gone from the list means gone for new sockets too.
-        with pytest.raises(netlab.TransferError) as exc:
-            netlab.run_transfer(topo, TEST_CC_NAME, nbytes=SMALL_TRANSFER_BYTES)
+        with pytest.raises(bbrtest.TransferError) as exc:
+            bbrtest.run_transfer(topo, TEST_CC_NAME, nbytes=SMALL_TRANSFER_BYTES)
         assert exc.value.errno == errno.ENOENT, exc.value
 
 
 def test_unregistered_cc_is_refused(topo):
-    assert ABSENT_CC not in netlab.available_ccs()
-    with pytest.raises(netlab.TransferError) as exc:
-        netlab.run_transfer(topo, ABSENT_CC, nbytes=SMALL_TRANSFER_BYTES)
+    assert ABSENT_CC not in bbrtest.available_ccs()
+    with pytest.raises(bbrtest.TransferError) as exc:
+        bbrtest.run_transfer(topo, ABSENT_CC, nbytes=SMALL_TRANSFER_BYTES)
     assert exc.value.errno == errno.ENOENT, exc.value
     assert "TCP_CONGESTION" in exc.value.stage
 
 
 def test_registration_with_wrong_name_fails_cleanly(test_cc_obj):
-    reg = netlab.StructOpsRegistration(test_cc_obj, cc_name=ABSENT_CC)
-    with pytest.raises(netlab.RegistrationError, match="wrong .name"):
+    reg = bbrtest.StructOpsRegistration(test_cc_obj, cc_name=ABSENT_CC)
+    with pytest.raises(bbrtest.RegistrationError, match="wrong .name"):
         with reg:
             pass
     assert not reg.pin_dir.exists()
-    assert TEST_CC_NAME not in netlab.available_ccs()
+    assert TEST_CC_NAME not in bbrtest.available_ccs()
 
 
 @pytest.mark.parametrize("cc", ["reno", TEST_CC_NAME])
@@ -72,7 +72,7 @@ def test_shaped_goodput(request, make_topo, cc):
         request.getfixturevalue("test_cc")
     topo = make_topo(rate_mbit=SHAPED_RATE_MBIT)
 
-    res = netlab.run_transfer(topo, cc, seconds=SHAPED_SECONDS, sample_cb=time.monotonic,
+    res = bbrtest.run_transfer(topo, cc, seconds=SHAPED_SECONDS, sample_cb=time.monotonic,
                               sample_interval=SAMPLE_INTERVAL_S)
     stats = topo.bottleneck_stats()
     print(f"\n{cc} through {SHAPED_RATE_MBIT} Mbit/s: {res['mbps']:.2f} Mbit/s goodput, "
@@ -97,18 +97,18 @@ def test_two_topologies_coexist(make_topo):
     assert not set(a.namespaces()) & set(b.namespaces())
     assert len({a.snd_addr, a.rcv_addr, b.snd_addr, b.rcv_addr}) == 4
     for t in (a, b):
-        assert all(net.subnet_of(netlab.ADDR_SPACE) for net in (t.snd_net, t.rcv_net))
-        res = netlab.run_transfer(t, "reno", nbytes=SMALL_TRANSFER_BYTES)
+        assert all(net.subnet_of(bbrtest.ADDR_SPACE) for net in (t.snd_net, t.rcv_net))
+        res = bbrtest.run_transfer(t, "reno", nbytes=SMALL_TRANSFER_BYTES)
         assert res["bytes_received"] == SMALL_TRANSFER_BYTES
 
 
 def test_half_built_topology_is_deleted(monkeypatch):
     def broken_shape(self):
-        raise netlab.NetlabError("injected failure")
+        raise bbrtest.BbrtestError("injected failure")
 
-    monkeypatch.setattr(netlab.Topology, "_shape", broken_shape)
-    topo = netlab.Topology(rate_mbit=SHAPED_RATE_MBIT)
-    with pytest.raises(netlab.NetlabError, match="injected failure"):
+    monkeypatch.setattr(bbrtest.Topology, "_shape", broken_shape)
+    topo = bbrtest.Topology(rate_mbit=SHAPED_RATE_MBIT)
+    with pytest.raises(bbrtest.BbrtestError, match="injected failure"):
         with topo:
             pass
-    assert not set(topo.namespaces()) & set(netlab.list_netns())
+    assert not set(topo.namespaces()) & set(bbrtest.list_netns())

@@ -23,15 +23,14 @@ and leave it if it was there before.
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-import netlab
-from conftest import PINS, REPO
-
-sys.path.insert(0, str(REPO / "selftests" / "lab"))
+import bbrtest
+from conftest import PINS, REPO, make_target
+from labkit import linkem_log
+from labkit.path import EmulatedPath, linkem_available
 
 SWIFT_OBJ = REPO / "bpf" / "bbr_swift.bpf.o"
 DCTCP_OBJ = REPO / "bpf" / "dctcp_bpf.bpf.o"
@@ -53,11 +52,8 @@ SAME_GOODPUT_TOLERANCE = 0.15
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    cp = subprocess.run(["make", "-C", str(REPO), "bpf/bbr_swift.bpf.o",
-                         "bpf/dctcp_bpf.bpf.o", "bpf/bbr3.bpf.o",
-                         "selftests/tools/verifier_stats"],
-                        capture_output=True, text=True, timeout=300)
-    assert cp.returncode == 0, cp.stdout + cp.stderr
+    make_target("bpf/bbr_swift.bpf.o", "bpf/dctcp_bpf.bpf.o", "bpf/bbr3.bpf.o",
+                "selftests/tools/verifier_stats")
 
 
 # bbr_swift_main verifies in ~35k steps (bbr3_main's ~25k plus the Swift
@@ -101,12 +97,12 @@ FALLBACK_TARGET_US = 100
 
 def _transfer(cc, obj, cc_name, default_target_us=0):
     loader = "bbrctl" if default_target_us else "bpftool"
-    with _OwnPins(), netlab.register_cc(obj, cc_name, loader=loader), \
-            netlab.Topology(rate_mbit=RATE_MBIT) as topo:
+    with _OwnPins(), bbrtest.register_cc(obj, cc_name, loader=loader), \
+            bbrtest.Topology(rate_mbit=RATE_MBIT) as topo:
         if default_target_us:
             _run([str(BBRCTL), "set", "--default", cc_name,
                   f"target_rtt_us={default_target_us}"])
-        res = netlab.run_transfer(topo, cc, nbytes=TRANSFER_BYTES)
+        res = bbrtest.run_transfer(topo, cc, nbytes=TRANSFER_BYTES)
     assert res["cc"] == cc, res
     assert res["bytes_received"] == TRANSFER_BYTES, res
     return res
@@ -163,18 +159,15 @@ TT_QUEUE_RATIO_MAX = 0.5
 # the short-term model, it must not starve the flow).
 TT_MIN_UTILISATION = 0.7
 
-# Server and client run inside the emulator's namespaces (nsenter, not
-# `ip netns exec`, which remounts /sys and hides cgroup2 and bpffs) and
-# first move themselves into the test's cgroup, so cc_select and ETS see
-# their sockets.
+# Server and client run inside the emulator's namespaces and the test's
+# cgroup (bbrtest.python_in), so cc_select and ETS see their sockets.
 _TT_COMMON = r"""
 import ctypes, json, os, socket, struct, sys, threading, time
-open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
 """
 
 _TT_SERVER = _TT_COMMON + r"""
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(16)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(16)
 print("LISTEN", flush=True)
 def sink(c):
     while c.recv(1 << 20):
@@ -195,7 +188,7 @@ def bpf(cmd, attr):
     if r < 0:
         raise OSError(ctypes.get_errno(), "bpf cmd %d" % cmd)
     return r
-dst, port, ets_map, duration, gap, nflows = sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
+dst, port, ets_map, duration, gap, nflows = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
 mfd = None
 if ets_map != "-":
     path = ctypes.create_string_buffer(ets_map.encode())
@@ -250,17 +243,12 @@ def _run(argv):
     return cp
 
 
-class _TestCgroup:
+class _TestCgroup(bbrtest.Cgroup):
     """A cgroup v2 child for the test's processes, attached with bbrctl."""
 
     def __init__(self, tag):
-        self.path = netlab.cgroup2_root() / f"swf{os.getpid()}-{tag}"
+        super().__init__(f"swf{os.getpid()}-{tag}", kill=True)
         self.attached = False
-
-    def __enter__(self):
-        self.path.mkdir()
-        self.id = os.stat(self.path).st_ino     # the cgroup v2 id
-        return self
 
     def attach(self, cc):
         _run([str(BBRCTL), "attach", "--cgroup", str(self.path), "--cc", cc])
@@ -270,8 +258,7 @@ class _TestCgroup:
         if self.attached:
             subprocess.run([str(BBRCTL), "detach", "--cgroup", str(self.path)],
                            capture_output=True, timeout=60)
-        netlab.remove_cgroup(self.path, kill=True)
-        return False
+        return super().__exit__(*exc)
 
 
 class _SwiftTarget:
@@ -291,21 +278,13 @@ class _SwiftTarget:
         return False
 
 
-def _ns_py(ns, code, *args):
-    return subprocess.Popen(["nsenter", f"--net=/run/netns/{ns}", sys.executable, "-c",
-                             code, *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
 def _bulk_through_emulator(cc, target_us=None):
     """One bulk flow of CC for TT_DURATION_S through a fresh emulated path.
     Returns the client's result and the queue delays after warm-up (µs)."""
-    import linkem_log
-    from labkit.path import EmulatedPath, linkem_available
     if not linkem_available():
         pytest.fail("linkem not built (make): the emulator provides the path")
     obj = SWIFT_OBJ if cc == "bbr_swift" else BBR3_OBJ
-    with netlab.register_cc(obj, cc, loader="bbrctl"), _TestCgroup(cc) as cg:
+    with bbrtest.register_cc(obj, cc, loader="bbrctl"), _TestCgroup(cc) as cg:
         cg.attach(cc)
         ets_map = str(SHARED_PINS / "ets_sk_stor") if cc == "bbr_swift" else "-"
         target = _SwiftTarget(cg, target_us) if target_us else None
@@ -314,11 +293,13 @@ def _bulk_through_emulator(cc, target_us=None):
             if target:
                 target.__enter__()
             try:
-                srv = _ns_py(p.rcv_ns, _TT_SERVER, cg.path, p.rcv_addr, TT_PORT)
+                srv = bbrtest.python_in(p.rcv_ns, _TT_SERVER, p.rcv_addr, TT_PORT,
+                                        cgroup=cg.path)
                 try:
                     assert "LISTEN" in srv.stdout.readline(), srv.stderr.read()
-                    cli = _ns_py(p.snd_ns[0], _TT_CLIENT, cg.path, p.rcv_addr, TT_PORT,
-                                 ets_map, TT_DURATION_S, TT_SAMPLE_S, TT_FLOWS)
+                    cli = bbrtest.python_in(p.snd_ns[0], _TT_CLIENT, p.rcv_addr, TT_PORT,
+                                            ets_map, TT_DURATION_S, TT_SAMPLE_S, TT_FLOWS,
+                                            cgroup=cg.path)
                     out, err = cli.communicate(timeout=TT_DURATION_S + 60)
                     assert cli.returncode == 0, err
                 finally:

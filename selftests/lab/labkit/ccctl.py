@@ -30,16 +30,14 @@ import json
 import os
 import re
 import subprocess
-import time
 from pathlib import Path
 
-from .path import REPO, LabError, _run, netlab
+import bbrtest
+
+from .path import REPO, LabError
 
 BBRCTL = REPO / "loader" / "bbrctl"
-CGROUP2_HYBRID = Path("/sys/fs/cgroup/unified")  # loader/attach.c CGROUP2_HYBRID
-CG_PREFIX = "lab"                                # this area's prefix (briefing)
-RMDIR_TRIES = 50                                 # x RMDIR_WAIT_S: sockets closing
-RMDIR_WAIT_S = 0.1
+CG_PREFIX = "lab"                                # the lab's cgroup prefix
 BBRCTL_TIMEOUT_S = 30.0
 # Parameter keys per project CC: the rows of the parameter table
 # (include/bbr_params.h) and, for bbr_swift, the fields of struct swift_cfg
@@ -108,72 +106,15 @@ def validate_params(cc_params, bad):
 
 def cgroup2_root():
     """The cgroup2 hierarchy, as bbrctl finds it (mounting the hybrid one if needed)."""
-    try:
-        return netlab.cgroup2_root()
-    except netlab.NetlabError:
-        pass
-    try:
-        CGROUP2_HYBRID.mkdir(exist_ok=True)
-        subprocess.run(["mount", "-t", "cgroup2", "cgroup2", str(CGROUP2_HYBRID)],
-                       check=True, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.CalledProcessError) as e:
-        raise LabError(f"no cgroup2 hierarchy and mounting one at {CGROUP2_HYBRID} "
-                       f"failed: {getattr(e, 'stderr', '') or e}") from None
-    return CGROUP2_HYBRID
+    return bbrtest.cgroup2_root(mount=True)
 
 
-class RunCgroup:
-    """A cgroup v2 directory for one run's flow processes."""
+class RunCgroup(bbrtest.Cgroup):
+    """A cgroup v2 directory for one run's flow processes; what still runs
+    in it at the end is moved back to the root, not killed."""
 
     def __init__(self, name=None):
-        self.root = cgroup2_root()
-        self.name = name or f"{CG_PREFIX}{os.getpid()}-{next(_counter)}"
-        self.path = self.root / self.name
-        self.created = False
-
-    def __enter__(self):
-        if self.path.exists():
-            raise LabError(f"cgroup {self.path} already exists (rmdir it)")
-        try:
-            self.path.mkdir()
-        except OSError as e:
-            raise LabError(f"cannot create cgroup {self.path}: {e}") from None
-        self.created = True
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-        return False
-
-    def wrap(self, argv):
-        """argv run inside this cgroup: a shell puts itself in, then execs argv."""
-        return ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(self.path), *argv]
-
-    def pids(self):
-        try:
-            return [int(x) for x in (self.path / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            return []
-
-    def remove(self):
-        if not self.created:
-            return
-        for _ in range(RMDIR_TRIES):
-            for pid in self.pids():        # stragglers go back to the root
-                try:
-                    (self.root / "cgroup.procs").write_text(str(pid))
-                except OSError:
-                    pass
-            try:
-                self.path.rmdir()
-                self.created = False
-                return
-            except FileNotFoundError:
-                self.created = False
-                return
-            except OSError:
-                time.sleep(RMDIR_WAIT_S)
-        raise LabError(f"cannot remove cgroup {self.path} (still busy)")
+        super().__init__(name or f"{CG_PREFIX}{os.getpid()}-{next(_counter)}", mount=True)
 
 
 # ---- bbrctl ----
@@ -181,7 +122,7 @@ class RunCgroup:
 def _bbrctl(args, check=True):
     if not os.access(BBRCTL, os.X_OK):
         raise LabError(f"{BBRCTL}: not built (run `make`)")
-    return _run([str(BBRCTL), *args], timeout=BBRCTL_TIMEOUT_S, check=check)
+    return bbrtest.run([BBRCTL, *args], timeout=BBRCTL_TIMEOUT_S, check=check)
 
 
 def bbrctl_help(cmd):

@@ -1,10 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Run a set of flows over an EmulatedPath and collect tcp_info samples.
 
-run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None) starts one sink server
-per receiver namespace and one client per sender namespace (flowgen when
-built, else labkit/pyflow.py; both speak the same FLOWS.json and write the
-same SAMPLES.csv columns), calls tick(elapsed_s) about every 100 ms while
+run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None) starts
+one flowgen server per receiver namespace and one flowgen client per sender
+namespace (bbrtest.flowgen), calls tick(elapsed_s) about every 100 ms while
 they run (progress line, queue polling), and returns the merged samples as
 a list of dicts with numeric fields. With cgroup (ccctl.RunCgroup) every
 server and client process runs inside that cgroup from its first
@@ -13,35 +12,26 @@ reads the clients' per-flow summaries (request/response latencies).
 
 A flow is {"id", "sender" (index), "receiver" (index), "cc", "start_s",
 "stop_s", "kind"} (+ "req_bytes", "resp_bytes", "requests" for kind
-"rr", flowgen only); ports are assigned here (BASE_PORT + id).
+"rr"); ports are assigned here (BASE_PORT + id).
 """
 
+import contextlib
 import csv
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from .path import LAB_DIR, LabError
+from bbrtest import flowgen
 
-FLOWGEN_BIN = LAB_DIR / "flowgen" / "flowgen"
-PYFLOW = Path(__file__).resolve().with_name("pyflow.py")
+from .path import LabError
+
 BASE_PORT = 5201
 SAMPLE_MS = 100                 # tcp_info sampling period (the 100 ms bins)
 TICK_S = 0.1
 START_GRACE_S = 20.0            # on top of the duration before a run is declared hung
-SERVER_START_S = 5.0
 RR_REQ_BYTES = 100              # flowgen's defaults (flowgen/README.md)
 RR_RESP_BYTES = 1000
-
-
-def generator():
-    """argv prefix of the flow generator to use."""
-    if os.access(FLOWGEN_BIN, os.X_OK) and not os.environ.get("LAB_PYFLOW"):
-        return [str(FLOWGEN_BIN)]
-    return [sys.executable, str(PYFLOW)]
 
 
 def _flow_spec(f, dst):
@@ -59,61 +49,41 @@ def _flow_spec(f, dst):
 def run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None):
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    gen = generator()
-    if gen[-1].endswith(".py") and any(f.get("kind", "bulk") != "bulk" for f in flows):
-        raise LabError("request/response flows need flowgen (selftests/lab/flowgen/flowgen: "
-                       "run `make`); the built-in pyflow.py only runs bulk flows")
-    wrap = cgroup.wrap if cgroup is not None else (lambda argv: argv)
-    procs = []
+    if not flowgen.available():
+        raise LabError(f"{flowgen.FLOWGEN_BIN}: not built (run `make`)")
+    cg = cgroup.path if cgroup is not None else None
+    clients = []
     try:
-        for j, (ns, addr) in enumerate(zip(path.rcv_nss, path.rcv_addrs)):
-            ports = [BASE_PORT + f["id"] for f in flows if f.get("receiver", 0) == j]
-            if not ports:
-                continue
-            argv = ["ip", "netns", "exec", ns, *gen, "server", "--addr", addr,
-                    "--ports", f"{min(ports)}-{max(ports)}"]
-            if gen[-1].endswith(".py"):
-                argv += ["--timeout", str(duration_s + START_GRACE_S)]
-            procs.append(("server", subprocess.Popen(wrap(argv), stdout=subprocess.DEVNULL,
-                                                     stderr=open(outdir / f"server{j}.err", "w"))))
-        time.sleep(0.3)         # listeners up before the first SYN (clients retry anyway)
-        for _, p in procs:
-            if p.poll() is not None:
-                raise LabError(f"flow server exited ({p.returncode}): "
-                               f"{(outdir / 'server0.err').read_text().strip()}")
-        clients = []
-        # Time zero of the samples (the clients count from their own start,
-        # a few ms later); the queue series from the emulator log uses it.
-        path.flows_t0_ns = time.monotonic_ns()
-        for i, ns in enumerate(path.snd_ns):
-            mine = [f for f in flows if f.get("sender", 0) == i]
-            if not mine:
-                continue
-            spec = {"sample_ms": SAMPLE_MS,
-                    "flows": [_flow_spec(f, path.rcv_addrs[f.get("receiver", 0)]) for f in mine]}
-            spec_path = outdir / f"flows{i}.json"
-            spec_path.write_text(json.dumps(spec))
-            argv = ["ip", "netns", "exec", ns, *gen, "client", "--spec", str(spec_path),
-                    "--out", str(outdir / f"samples{i}.csv"),
-                    "--summary", str(outdir / f"flowsum{i}.json")]
-            p = subprocess.Popen(wrap(argv), stdout=subprocess.DEVNULL,
-                                 stderr=open(outdir / f"client{i}.err", "w"))
-            procs.append(("client", p))
-            clients.append((i, p))
-        t0 = time.monotonic()
-        while any(p.poll() is None for _, p in clients):
-            elapsed = time.monotonic() - t0
-            if elapsed > duration_s + START_GRACE_S:
-                raise LabError(f"flow clients still running {elapsed:.0f} s after start")
-            if tick:
-                tick(elapsed)
-            time.sleep(TICK_S)
+        with contextlib.ExitStack() as servers:
+            for j, (ns, addr) in enumerate(zip(path.rcv_nss, path.rcv_addrs)):
+                ports = [BASE_PORT + f["id"] for f in flows if f.get("receiver", 0) == j]
+                if ports:
+                    servers.enter_context(flowgen.Server(
+                        ns, addr, f"{min(ports)}-{max(ports)}", outdir / f"server{j}.err",
+                        cgroup=cg))
+            # Time zero of the samples (the clients count from their own start,
+            # a few ms later); the queue series from the emulator log uses it.
+            path.flows_t0_ns = time.monotonic_ns()
+            for i, ns in enumerate(path.snd_ns):
+                mine = [_flow_spec(f, path.rcv_addrs[f.get("receiver", 0)])
+                        for f in flows if f.get("sender", 0) == i]
+                if mine:
+                    clients.append((i, flowgen.start_client(ns, mine, outdir, tag=i,
+                                                            sample_ms=SAMPLE_MS, cgroup=cg)))
+            t0 = time.monotonic()
+            while any(p.poll() is None for _, p in clients):
+                elapsed = time.monotonic() - t0
+                if elapsed > duration_s + START_GRACE_S:
+                    raise LabError(f"flow clients still running {elapsed:.0f} s after start")
+                if tick:
+                    tick(elapsed)
+                time.sleep(TICK_S)
         for i, p in clients:
             if p.returncode != 0:
                 raise LabError(f"flow client in {path.snd_ns[i]} failed ({p.returncode}): "
                                f"{(outdir / f'client{i}.err').read_text().strip()[-1000:]}")
     finally:
-        for _, p in procs:
+        for _, p in clients:
             if p.poll() is None:
                 p.terminate()
                 try:

@@ -10,79 +10,60 @@ Two backends build the same picture:
                     rate schedules and traces all come from linkem.
   backend="kernel"  no added delay: a router namespace with one veth per
                     end point and tbf (bfifo limit) on the router's egress
-                    towards the receiver(s); with loss or ECN, flowgen's
-                    fastpath.py (tbf plus a cls_bpf marker).
+                    towards the receiver(s); with loss or ECN, the fast path
+                    (labkit.fastpath: tbf plus a cls_bpf marker).
 
-Every namespace is lab<pid>-<n>{s<i>,r<j>,m}; addresses are /32s in
-198.18.0.0/15. A sender's own interface is never shaped (TSQ would hide
-every loss). Per-namespace TCP buffer ceilings are at least
-2 x (BDP + buffer). Everything created is deleted on exit, also when the
-setup or the with-block fails: processes first (by pid), then namespaces.
+Every namespace is <prefix><pid>-<n>{s<i>,r<j>,m} (prefix "lab" unless
+given); addresses are /32s in 198.18.0.0/15. A sender's own interface is
+never shaped (TSQ would hide every loss). Per-namespace TCP buffer ceilings
+are at least 2 x (BDP + buffer). Everything created is deleted on exit,
+also when the setup or the with-block fails: processes first (by pid),
+then namespaces. Namespaces, links, addresses, sysctls and tbf come from
+the toolkit (bbrtest.netns).
 """
 
 import ipaddress
 import itertools
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bbrtest import BbrtestError, SetupClose, netns
+from bbrtest.base import read_line
+from bbrtest.netns import ADDR_SPACE
+
+from . import linkem_log
+
 LAB_DIR = Path(__file__).resolve().parents[1]
 REPO = LAB_DIR.parents[1]
-sys.path.insert(0, str(REPO / "selftests"))
-sys.path.insert(0, str(LAB_DIR))
-
-import netlab  # noqa: E402  (selftests/netlab.py: namespaces, SetupClose)
-
 LINKEM_BIN = LAB_DIR / "linkem" / "linkem"
-NS_PREFIX = "lab"                   # this area's namespace prefix (briefing)
-ADDR_SPACE = ipaddress.ip_network("198.18.0.0/15")
+NS_PREFIX = "lab"                   # the lab's namespace prefix
 SND_HOST_BASE = 1                   # sender i: .1+i of the path's /24
 RCV_HOST_BASE = 101                 # receiver j: .101+j
 ROUTER_HOST = 254                   # kernel backend: the router's address
 MAX_ENDPOINTS = 100                 # senders (and receivers) per path
 TUN_DEV = "lem0"                    # linkem's device in each end namespace
 VETH_DEV = "lab0"                   # kernel backend's device in each end namespace
-CMD_TIMEOUT_S = 15.0
 READY_TIMEOUT_S = 10.0              # linkem: start-up until READY
 STOP_TIMEOUT_S = 5.0                # linkem: SIGTERM until it has written its stats
-ETH_FRAME_BYTES = 1514              # per full-size packet (tbf and buffer sizes in packets)
 IP_PACKET_BYTES = 1500              # per full-size packet as linkem counts it
 TCP_MEM_MIN_MAX_BYTES = 8 * 1024 * 1024   # never below the kernel's usual 6 MB default
-TBF_BURST_MIN_BYTES = 2 * ETH_FRAME_BYTES
-TBF_BURST_TIME_US = 4000            # netlab: 4 ms of tokens covers watchdog lateness
 BUFFER_MIN_BYTES = 2 * IP_PACKET_BYTES
 
 _counter = itertools.count()
 
-
-class LabError(RuntimeError):
-    """A lab topology or run could not be set up; the message says why."""
+# The lab's errors are the toolkit's: a failed namespace, command or
+# registration reads the same to the runner and to its callers.
+LabError = BbrtestError
 
 
 def linkem_available():
     return os.access(LINKEM_BIN, os.X_OK)
-
-
-def _run(argv, timeout=CMD_TIMEOUT_S, check=True):
-    """netlab's command runner, with its errors as LabError."""
-    try:
-        return netlab._run(argv, timeout=timeout, check=check)
-    except netlab.NetlabError as e:
-        raise LabError(str(e)) from None
-
-
-def list_netns():
-    try:
-        return sorted(p.name for p in Path("/run/netns").iterdir())
-    except FileNotFoundError:
-        return []
 
 
 def bdp_bytes(rate_mbit, rtt_ms):
@@ -90,7 +71,7 @@ def bdp_bytes(rate_mbit, rtt_ms):
     return int(rate_mbit * 1e6 / 8 * rtt_ms / 1e3)
 
 
-class EmulatedPath(netlab.SetupClose):
+class EmulatedPath(SetupClose):
     """A bottleneck between `senders` and `receivers` namespaces.
 
     rate_mbit       bottleneck rate (both directions' data path: fwd); or use
@@ -105,6 +86,7 @@ class EmulatedPath(netlab.SetupClose):
     backend         "linkem", "kernel" or "auto" (linkem when built, and
                     always linkem when delay, loss or ECN is asked for)
     log             linkem: write the per-packet log (p.log_path)
+    prefix          namespace name prefix (default "lab")
 
     Attributes after entering: snd_ns[i], snd_addr[i], rcv_ns (= rcv_nss[0]),
     rcv_addr (= rcv_addrs[0]), rcv_nss, rcv_addrs, buffer_bytes, bdp_bytes,
@@ -114,7 +96,7 @@ class EmulatedPath(netlab.SetupClose):
     def __init__(self, rate_mbit=50, rtt_ms=40, buffer_bdp=None, buffer_bytes=None,
                  buffer_pkts=None, senders=1, receivers=1, extra_delay_ms=None,
                  loss=None, ecn=None, schedule=None, trace=None, backend="auto",
-                 log=True, workdir=None, lateness_bound_us=1000, seed=1):
+                 log=True, workdir=None, lateness_bound_us=1000, seed=1, prefix=NS_PREFIX):
         if not 1 <= senders <= MAX_ENDPOINTS or not 1 <= receivers <= MAX_ENDPOINTS:
             raise ValueError(f"senders and receivers must be 1..{MAX_ENDPOINTS}")
         if sum(x is not None for x in (buffer_bdp, buffer_bytes, buffer_pkts)) > 1:
@@ -155,7 +137,7 @@ class EmulatedPath(netlab.SetupClose):
         self.lateness_bound_us, self.seed = lateness_bound_us, seed
         self.want_log = log
         n = next(_counter)
-        base = f"{NS_PREFIX}{os.getpid()}-{n}"
+        base = f"{prefix}{os.getpid()}-{n}"
         self.snd_ns = [f"{base}s{i}" for i in range(senders)]
         self.rcv_nss = [f"{base}r{j}" for j in range(receivers)]
         self.rtr_ns = f"{base}m" if backend == "kernel" else None
@@ -171,7 +153,7 @@ class EmulatedPath(netlab.SetupClose):
         self._own_workdir = workdir is None
         self.workdir = Path(workdir) if workdir else None
         self.log_path = self.stats_path = self.config_path = None
-        self._created, self._procs, self._fastpath = [], [], None
+        self._nss, self._procs, self._fastpath = netns.Namespaces(), [], None
         self._stats = None
         self.started_mono_ns = None
 
@@ -183,7 +165,7 @@ class EmulatedPath(netlab.SetupClose):
     def namespaces(self):
         return [ns for ns in (*self.snd_ns, self.rtr_ns, *self.rcv_nss) if ns]
 
-    # ---- setup (netlab.SetupClose: close() also when _setup fails) ----
+    # ---- setup (SetupClose: close() also when _setup fails) ----
 
     def _setup(self):
         if os.geteuid() != 0:
@@ -192,23 +174,18 @@ class EmulatedPath(netlab.SetupClose):
             self.workdir = Path(tempfile.mkdtemp(prefix="labpath-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         for ns in self.namespaces():
-            self._add_netns(ns)
+            self._nss.add(ns)
         if self.backend == "linkem":
             self._setup_linkem()
         else:
             self._setup_kernel()
-        mem = self.tcp_mem_max_bytes()
         for ns in (*self.snd_ns, *self.rcv_nss):
-            _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w",
-                  f"net.ipv4.tcp_rmem=4096 131072 {mem}",
-                  f"net.ipv4.tcp_wmem=4096 16384 {mem}",
-                  "net.ipv4.tcp_no_metrics_save=1",
-                  f"net.core.rmem_max={mem}", f"net.core.wmem_max={mem}"])
+            netns.tune_tcp(ns, self.tcp_mem_max_bytes(), core=True)
         if self.ecn:
             # Senders request ECN (tcp_ecn=1) when the bottleneck marks; a CC
             # with TCP_CONG_NEEDS_ECN negotiates it anyway.
             for ns in self.snd_ns:
-                _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_ecn=1"])
+                netns.sysctl(ns, {"net.ipv4.tcp_ecn": 1})
         self.started_mono_ns = time.monotonic_ns()
 
     def tcp_mem_max_bytes(self):
@@ -217,17 +194,10 @@ class EmulatedPath(netlab.SetupClose):
         need = 2 * (bdp + self.buffer_bytes)
         return max(TCP_MEM_MIN_MAX_BYTES, -(-need // (1 << 20)) << 20)
 
-    def _add_netns(self, ns):
-        try:
-            netlab.add_netns(ns)
-        except netlab.NetlabError as e:
-            raise LabError(str(e)) from None
-        self._created.append(ns)
-
     # ---- linkem backend ----
 
     def linkem_config(self):
-        """The linkem config JSON (dict) for this path (see the briefing's contract)."""
+        """The linkem config JSON (dict) for this path (contract: linkem/README.md)."""
         ports = [{"name": f"s{i}", "netns": ns, "dev": TUN_DEV, "side": "a",
                   "addrs": [self.snd_addr[i]],
                   "extra_delay_us": int(self.extra_delay_ms[i] * 1000)}
@@ -271,29 +241,22 @@ class EmulatedPath(netlab.SetupClose):
         self.linkem = proc
         self._wait_ready(proc)
         for ns, addr in zip((*self.snd_ns, *self.rcv_nss), (*self.snd_addr, *self.rcv_addrs)):
-            _run(["ip", "-n", ns, "addr", "add", f"{addr}/32", "dev", TUN_DEV])
-            _run(["ip", "-n", ns, "link", "set", TUN_DEV, "up"])
-            _run(["ip", "-n", ns, "route", "add", str(ADDR_SPACE), "dev", TUN_DEV,
-                  "src", addr])
+            netns.add_addr(ns, TUN_DEV, f"{addr}/32")
+            netns.link_up(ns, TUN_DEV)
+            netns.add_route(ns, ADDR_SPACE, dev=TUN_DEV, src=addr)
 
     def _wait_ready(self, proc):
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        buf = b""
-        while b"\n" not in buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
+        line = read_line(proc.stdout.fileno(), READY_TIMEOUT_S)
+        if line.strip() == "READY":
+            return
+        if not line:
+            if proc.poll() is None:
                 raise LabError(f"linkem did not print READY within {READY_TIMEOUT_S} s: "
                                f"{self._linkem_stderr()}")
-            r, _, _ = select.select([proc.stdout], [], [], left)
-            if r:
-                chunk = os.read(proc.stdout.fileno(), 64)
-                if not chunk:
-                    proc.wait(timeout=STOP_TIMEOUT_S)
-                    raise LabError(f"linkem exited ({proc.returncode}) before READY: "
-                                   f"{self._linkem_stderr()}")
-                buf += chunk
-        if buf.split(b"\n")[0].strip() != b"READY":
-            raise LabError(f"linkem printed {buf!r} instead of READY")
+            proc.wait(timeout=STOP_TIMEOUT_S)
+            raise LabError(f"linkem exited ({proc.returncode}) before READY: "
+                           f"{self._linkem_stderr()}")
+        raise LabError(f"linkem printed {line!r} instead of READY")
 
     def _linkem_stderr(self):
         try:
@@ -306,23 +269,19 @@ class EmulatedPath(netlab.SetupClose):
 
     def _setup_kernel(self):
         rtr = self.rtr_ns
-        _run(["ip", "netns", "exec", rtr, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
+        netns.sysctl(rtr, {"net.ipv4.ip_forward": 1})
         ends = [(ns, a, f"s{i}") for i, (ns, a) in enumerate(zip(self.snd_ns, self.snd_addr))]
         ends += [(ns, a, f"r{j}") for j, (ns, a) in enumerate(zip(self.rcv_nss, self.rcv_addrs))]
         for ns, addr, rdev in ends:
-            _run(["ip", "-n", ns, "link", "add", VETH_DEV, "type", "veth",
-                  "peer", "name", rdev, "netns", rtr])
-            _run(["ip", "-n", ns, "addr", "add", f"{addr}/32", "dev", VETH_DEV])
-            _run(["ip", "-n", ns, "link", "set", VETH_DEV, "up"])
-            _run(["ip", "-n", rtr, "addr", "add", f"{self.router_addr}/32", "dev", rdev])
-            _run(["ip", "-n", rtr, "link", "set", rdev, "up"])
-            _run(["ip", "-n", ns, "route", "add", self.router_addr, "dev", VETH_DEV])
-            _run(["ip", "-n", ns, "route", "add", str(ADDR_SPACE), "via",
-                  self.router_addr, "dev", VETH_DEV, "src", addr])
-            _run(["ip", "-n", rtr, "route", "add", f"{addr}/32", "dev", rdev])
-            # MTU-sized packets: the bottleneck FIFO queues and drops frames, not
-            # 64 KB GSO super-packets (netlab._no_segmentation_offload).
-            _run(["ip", "netns", "exec", ns, "ethtool", "-K", VETH_DEV, "tso", "off", "gso", "off"])
+            netns.veth(ns, VETH_DEV, rtr, rdev)
+            netns.add_addr(ns, VETH_DEV, f"{addr}/32")
+            netns.add_addr(rtr, rdev, f"{self.router_addr}/32")
+            netns.add_route(ns, self.router_addr, dev=VETH_DEV)
+            netns.add_route(ns, ADDR_SPACE, via=self.router_addr, dev=VETH_DEV, src=addr)
+            netns.add_route(rtr, f"{addr}/32", dev=rdev)
+            # MTU-sized packets: the bottleneck FIFO queues and drops frames,
+            # not 64 KB GSO super-packets.
+            netns.set_offloads(ns, VETH_DEV, False)
         for j in range(self.nreceivers):
             self._shape_kernel(f"r{j}")
 
@@ -330,18 +289,11 @@ class EmulatedPath(netlab.SetupClose):
         if self.loss or self.ecn:
             self._shape_fastpath(dev)
             return
-        rate_bps = int(self.rate_mbit * 1e6)
-        burst = max(TBF_BURST_MIN_BYTES, rate_bps // 8 * TBF_BURST_TIME_US // 1_000_000)
-        _run(["ip", "netns", "exec", self.rtr_ns, "tc", "qdisc", "add", "dev", dev, "root",
-              "handle", "1:", "tbf", "rate", f"{rate_bps}bit", "burst", str(burst),
-              "limit", str(self.buffer_bytes)])
+        netns.add_tbf(self.rtr_ns, dev, self.rate_mbit, self.buffer_bytes)
 
     def _shape_fastpath(self, dev):
-        """tbf plus flowgen's cls_bpf marker for loss and ECN (fastpath.py)."""
-        try:
-            import fastpath
-        except ImportError:
-            raise LabError("kernel backend: loss and ECN need selftests/lab/fastpath.py") from None
+        """tbf plus the cls_bpf marker for loss and ECN (labkit.fastpath)."""
+        from . import fastpath
         ecn = None
         if self.ecn:
             mode = self.ecn.get("mode")
@@ -360,13 +312,7 @@ class EmulatedPath(netlab.SetupClose):
 
     def kernel_qdisc(self, dev="r0"):
         """tbf counters on the router (kernel backend): bytes, packets, drops, backlog."""
-        cp = _run(["ip", "netns", "exec", self.rtr_ns, "tc", "-s", "-j", "qdisc", "show", "dev", dev])
-        for q in json.loads(cp.stdout or "[]"):
-            if q.get("kind") == "tbf":
-                return {"bytes": q.get("bytes", 0), "packets": q.get("packets", 0),
-                        "drops": q.get("drops", 0), "backlog_bytes": q.get("backlog", 0),
-                        "backlog_pkts": q.get("qlen", 0)}
-        return {}
+        return netns.tbf_stats(self.rtr_ns, dev) or {}
 
     # ---- results ----
 
@@ -408,10 +354,9 @@ class EmulatedPath(netlab.SetupClose):
                            f"{self._linkem_stderr()}")
 
     def read_log(self):
-        """The per-packet log as linkem_log.py returns it (linkem backend only)."""
+        """The per-packet log as labkit.linkem_log returns it (linkem backend only)."""
         if not self.log_path:
             raise LabError("no per-packet log (kernel backend or log=False)")
-        import linkem_log
         return linkem_log.read_log(self.log_path)
 
     # ---- teardown ----
@@ -419,7 +364,7 @@ class EmulatedPath(netlab.SetupClose):
     def close(self):
         """Stop processes, delete namespaces; safe to call twice."""
         errors = []
-        if self.backend == "kernel" and self.rtr_ns in self._created and self._stats is None:
+        if self.backend == "kernel" and self.rtr_ns in self._nss.created and self._stats is None:
             try:
                 self._stats = self.stats()
             except Exception:                           # noqa: BLE001 - stats are best effort here
@@ -442,12 +387,10 @@ class EmulatedPath(netlab.SetupClose):
                 proc.kill()
                 proc.wait()
         self._procs = []
-        for ns in reversed(self._created):
-            try:
-                netlab.delete_netns(ns)
-            except netlab.NetlabError as e:
-                errors.append(str(e))
-        self._created = []
+        try:
+            self._nss.close()
+        except BbrtestError as e:
+            errors.append(str(e))
         if self._own_workdir and self.workdir and not os.environ.get("LAB_KEEP"):
             shutil.rmtree(self.workdir, ignore_errors=True)
             self._own_workdir = False

@@ -33,7 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import ccctl
+import bbrtest
+
+from . import ccctl, linkem_log
 from . import metrics as M
 from . import scenario as S
 from .flows import read_flow_summaries, run_flows
@@ -48,20 +50,12 @@ PROJECT_CCS = {"bbr3": REPO / "bpf" / "bbr3.bpf.o",
 # Those with a BBR model that bbrctl trace/stat export (bpf/lib/tcp_cc.h);
 # dctcp_bpf keeps its state in icsk_ca_priv and exports none.
 BBR_STATE_CCS = ("bbr3", "bbr_swift")
-CC_LIST = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 STATE_POLL_S = 0.2          # bbrctl stat period (a process per poll: keep it modest)
 QUEUE_POLL_S = 0.1          # kernel backend: tc backlog period
-LOCK_WAIT_S = 600.0         # others hold it <= ~5 min at a time (briefing); 2 holds
+LOCK_WAIT_S = 600.0         # others hold it <= ~5 min at a time (docs/lab.md); 2 holds
 TRACE_STOP_S = 5.0          # SIGINT until bbrctl trace has flushed and exited
 MODES = ("STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT")   # BBR_STARTUP.. (bbr3_state.h)
 _lock_depth = [0]           # kernel_lock is re-entrant within this process
-
-
-def available_ccs():
-    try:
-        return CC_LIST.read_text().split()
-    except OSError:
-        return []
 
 
 @contextlib.contextmanager
@@ -105,20 +99,19 @@ def cc_session(cc):
     """Make cc usable for one run: built-in CCs as they are; project CCs
     registered (under the kernel lock) and unregistered afterwards."""
     if cc not in PROJECT_CCS:
-        if cc not in available_ccs():
+        if cc not in bbrtest.available_ccs():
             raise LabError(f"congestion control {cc!r} is neither built in "
-                           f"({' '.join(available_ccs())}) nor one of {sorted(PROJECT_CCS)}")
+                           f"({' '.join(bbrtest.available_ccs())}) nor one of {sorted(PROJECT_CCS)}")
         yield None
         return
     obj = PROJECT_CCS[cc]
     if not obj.is_file():
         raise LabError(f"{obj}: not built; run `make`")
-    import netlab
     with kernel_lock():
-        if cc in available_ccs():
+        if cc in bbrtest.available_ccs():
             yield None          # registered by a loader that holds it (e.g. bbrctl load)
             return
-        with netlab.register_cc(obj, cc):
+        with bbrtest.register_cc(obj, cc):
             yield cc
 
 
@@ -426,7 +419,6 @@ def rr_summary(flows, sums):
 
 def queue_from_log(path):
     """(t_s, queue_delay_ms) of forwarded data packets from linkem's log."""
-    import linkem_log
     try:
         t_ns, qd_us = linkem_log.queueing_delay_us(path.read_log(), linkem_log.DIR_FWD)
     except Exception as e:                      # noqa: BLE001 - reported in the report

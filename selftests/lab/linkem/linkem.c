@@ -54,7 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "json.h"
+#include <jansson.h>
+
 #include "linkem_log.h"
 
 #define MAX_PORTS 64			/* uint8 port index, 255 = unrouted */
@@ -267,72 +268,81 @@ static inline double rng_u01(uint64_t *s)
 
 /* ---------- config parsing ---------- */
 
-static void check_keys(const struct jnode *obj, const char *where,
+/* The configuration is read with jansson (libjansson, as flowgen); absent
+ * and null members mean "default" throughout. */
+static void check_keys(const json_t *obj, const char *where,
 		       const char *const *allowed)
 {
-	const struct jnode *k;
+	const char *key;
+	json_t *val;
 
-	if (!obj || obj->type != J_OBJ)
+	if (!json_is_object(obj))
 		die("config: %s must be an object", where);
-	for (k = obj->kids; k; k = k->next) {
+	json_object_foreach((json_t *)obj, key, val) {
 		const char *const *a;
 
 		for (a = allowed; *a; a++)
-			if (!strcmp(*a, k->key))
+			if (!strcmp(*a, key))
 				break;
 		if (!*a)
-			die("config: unknown key \"%s\" in %s", k->key, where);
+			die("config: unknown key \"%s\" in %s", key, where);
 	}
 }
 
-static double get_num(const struct jnode *obj, const char *key, const char *where,
-		      double def, double lo, double hi)
+static bool absent(const json_t *n)
 {
-	const struct jnode *n = json_get(obj, key);
-
-	if (!n || n->type == J_NULL)
-		return def;
-	if (n->type != J_NUM)
-		die("config: %s.%s must be a number", where, key);
-	if (!(n->num >= lo && n->num <= hi))
-		die("config: %s.%s = %g is out of range [%g, %g]", where, key,
-		    n->num, lo, hi);
-	return n->num;
+	return !n || json_is_null(n);
 }
 
-static double need_num(const struct jnode *obj, const char *key, const char *where,
+static double get_num(const json_t *obj, const char *key, const char *where,
+		      double def, double lo, double hi)
+{
+	const json_t *n = json_object_get(obj, key);
+	double v;
+
+	if (absent(n))
+		return def;
+	if (!json_is_number(n))
+		die("config: %s.%s must be a number", where, key);
+	v = json_number_value(n);
+	if (!(v >= lo && v <= hi))
+		die("config: %s.%s = %g is out of range [%g, %g]", where, key, v, lo, hi);
+	return v;
+}
+
+static double need_num(const json_t *obj, const char *key, const char *where,
 		       double lo, double hi)
 {
-	if (!json_get(obj, key))
+	if (!json_object_get(obj, key))
 		die("config: %s.%s is required", where, key);
 	return get_num(obj, key, where, 0, lo, hi);
 }
 
-static bool get_bool(const struct jnode *obj, const char *key, const char *where,
+static bool get_bool(const json_t *obj, const char *key, const char *where,
 		     bool def)
 {
-	const struct jnode *n = json_get(obj, key);
+	const json_t *n = json_object_get(obj, key);
 
-	if (!n || n->type == J_NULL)
+	if (absent(n))
 		return def;
-	if (n->type != J_BOOL)
+	if (!json_is_boolean(n))
 		die("config: %s.%s must be true or false", where, key);
-	return n->num != 0;
+	return json_is_true(n);
 }
 
-static const char *get_str(const struct jnode *obj, const char *key,
+static const char *get_str(const json_t *obj, const char *key,
 			   const char *where, bool required)
 {
-	const struct jnode *n = json_get(obj, key);
+	const json_t *n = json_object_get(obj, key);
 
 	if (!n) {
 		if (required)
 			die("config: %s.%s is required", where, key);
 		return NULL;
 	}
-	if (n->type != J_STR)
+	if (!json_is_string(n))
 		die("config: %s.%s must be a string", where, key);
-	return n->str;
+	return json_string_value(n);
 }
 
 static void copy_str(char *dst, size_t cap, const char *src, const char *what)
@@ -364,17 +374,17 @@ static void curve_add(struct curve *c, double t, double r)
 	c->n++;
 }
 
-static void parse_schedule(struct pipe_cfg *p, const struct jnode *sched,
+static void parse_schedule(struct pipe_cfg *p, const json_t *sched,
 			   const char *where)
 {
 	static const char *const keys[] = { "t_ms", "mbit", "ramp_ms", NULL };
 	double last_t = -1;
 	size_t i;
 
-	if (sched->type != J_ARR || !sched->n)
+	if (!json_is_array(sched) || !json_array_size(sched))
 		die("config: %s.rate.schedule must be a non-empty array", where);
-	for (i = 0; i < sched->n; i++) {
-		const struct jnode *e = json_at(sched, i);
+	for (i = 0; i < json_array_size(sched); i++) {
+		const json_t *e = json_array_get(sched, i);
 		double t = need_num(e, "t_ms", where, 0, 1e9) * NS_PER_MS;
 		double r = MBIT_TO_BPNS(need_num(e, "mbit", where, 0, MBIT_MAX));
 		double ramp = get_num(e, "ramp_ms", where, 0, 0, 1e9) * NS_PER_MS;
@@ -443,20 +453,20 @@ static void parse_trace(struct pipe_cfg *p, const char *file, bool repeat,
 			   p->trace.period_ns;
 }
 
-static void parse_rate(struct pipe_cfg *p, const struct jnode *rate, const char *where)
+static void parse_rate(struct pipe_cfg *p, const json_t *rate, const char *where)
 {
 	static const char *const keys[] = { "mbit", "schedule", "trace", "repeat", NULL };
-	const struct jnode *sched;
+	const json_t *sched;
 	const char *trace;
 
-	if (!rate || rate->type == J_NULL) {
+	if (absent(rate)) {
 		p->rate_kind = RATE_NONE;
 		return;
 	}
 	check_keys(rate, "rate", keys);
-	sched = json_get(rate, "schedule");
+	sched = json_object_get(rate, "schedule");
 	trace = get_str(rate, "trace", where, false);
-	if ((json_get(rate, "mbit") != NULL) + (sched != NULL) + (trace != NULL) != 1)
+	if ((json_object_get(rate, "mbit") != NULL) + (sched != NULL) + (trace != NULL) != 1)
 		die("config: %s.rate needs exactly one of mbit, schedule, trace", where);
 	if (trace) {
 		p->rate_kind = RATE_TRACE;
@@ -478,18 +488,18 @@ static void parse_rate(struct pipe_cfg *p, const struct jnode *rate, const char 
 	}
 }
 
-static void parse_queue(struct pipe_cfg *p, const struct jnode *q, const char *where)
+static void parse_queue(struct pipe_cfg *p, const json_t *q, const char *where)
 {
 	static const char *const keys[] = { "bytes", "packets", "bdp", NULL };
 
-	if (!q || q->type == J_NULL)
+	if (absent(q))
 		return;		/* unlimited */
 	check_keys(q, "queue", keys);
-	if (q->n != 1)
+	if (json_object_size(q) != 1)
 		die("config: %s.queue needs exactly one of bytes, packets, bdp", where);
-	if (json_get(q, "bytes"))
+	if (json_object_get(q, "bytes"))
 		p->q_limit_bytes = need_num(q, "bytes", where, 1, 1e12);
-	else if (json_get(q, "packets"))
+	else if (json_object_get(q, "packets"))
 		p->q_limit_pkts = need_num(q, "packets", where, 1, 1e9);
 	else {
 		double bdp = need_num(q, "bdp", where, 0.001, 1e6);
@@ -505,13 +515,13 @@ static void parse_queue(struct pipe_cfg *p, const struct jnode *q, const char *w
 	}
 }
 
-static void parse_loss(struct pipe_cfg *p, const struct jnode *l, const char *where)
+static void parse_loss(struct pipe_cfg *p, const json_t *l, const char *where)
 {
 	static const char *const keys[] = { "model", "p", "r", "h_good", "h_bad",
 					    "n", NULL };
 	const char *model;
 
-	if (!l || l->type == J_NULL)
+	if (absent(l))
 		return;
 	check_keys(l, "loss", keys);
 	model = get_str(l, "model", where, true);
@@ -536,13 +546,13 @@ static void parse_loss(struct pipe_cfg *p, const struct jnode *l, const char *wh
 	}
 }
 
-static void parse_ecn(struct pipe_cfg *p, const struct jnode *e, const char *where)
+static void parse_ecn(struct pipe_cfg *p, const json_t *e, const char *where)
 {
 	static const char *const keys[] = { "mode", "k_us", "k_pkts", "k_bytes",
 					    "gamma", "window_us", "ramp", NULL };
 	const char *mode;
 
-	if (!e || e->type == J_NULL)
+	if (absent(e))
 		return;
 	check_keys(e, "ecn", keys);
 	mode = get_str(e, "mode", where, true);
@@ -571,7 +581,7 @@ static void parse_ecn(struct pipe_cfg *p, const struct jnode *e, const char *whe
 	}
 }
 
-static void parse_pipe(struct pipe_cfg *p, const struct jnode *j, const char *where)
+static void parse_pipe(struct pipe_cfg *p, const json_t *j, const char *where)
 {
 	static const char *const keys[] = { "rate", "queue", "delay_us", "loss", "ecn",
 					    "ect1_only", NULL };
@@ -579,19 +589,19 @@ static void parse_pipe(struct pipe_cfg *p, const struct jnode *j, const char *wh
 	if (!j)
 		die("config: \"%s\" is required", where);
 	check_keys(j, where, keys);
-	parse_rate(p, json_get(j, "rate"), where);
-	parse_queue(p, json_get(j, "queue"), where);
+	parse_rate(p, json_object_get(j, "rate"), where);
+	parse_queue(p, json_object_get(j, "queue"), where);
 	p->delay_ns = get_num(j, "delay_us", where, 0, 0, 1e8) * NS_PER_US;
-	parse_loss(p, json_get(j, "loss"), where);
-	parse_ecn(p, json_get(j, "ecn"), where);
+	parse_loss(p, json_object_get(j, "loss"), where);
+	parse_ecn(p, json_object_get(j, "ecn"), where);
 	p->ect1_only = get_bool(j, "ect1_only", where, false);
 }
 
-static void parse_port(struct port *pt, const struct jnode *j, int idx)
+static void parse_port(struct port *pt, const json_t *j, int idx)
 {
 	static const char *const keys[] = { "name", "netns", "dev", "side", "addrs",
 					    "extra_delay_us", NULL };
-	const struct jnode *addrs;
+	const json_t *addrs;
 	const char *side;
 	char where[32];
 	struct stat st;
@@ -619,21 +629,21 @@ static void parse_port(struct port *pt, const struct jnode *j, int idx)
 		pt->side = 1;
 	else
 		die("config: %s.side must be \"a\" or \"b\"", where);
-	addrs = json_get(j, "addrs");
-	if (!addrs || addrs->type != J_ARR || !addrs->n)
+	addrs = json_object_get(j, "addrs");
+	if (!json_is_array(addrs) || !json_array_size(addrs))
 		die("config: %s.addrs must be a non-empty array of IPv4 addresses", where);
-	if (addrs->n > MAX_ADDRS_PER_PORT)
+	if (json_array_size(addrs) > MAX_ADDRS_PER_PORT)
 		die("config: %s.addrs: at most %d", where, MAX_ADDRS_PER_PORT);
-	for (i = 0; i < addrs->n; i++) {
-		const struct jnode *a = json_at(addrs, i);
+	for (i = 0; i < json_array_size(addrs); i++) {
+		const char *a = json_string_value(json_array_get(addrs, i));
 		struct in_addr in;
 
-		if (a->type != J_STR || inet_pton(AF_INET, a->str, &in) != 1)
+		if (!a || inet_pton(AF_INET, a, &in) != 1)
 			die("config: %s.addrs[%zu] is not an IPv4 address", where, i);
 		/* 198.18.0.0/15 only: the project's test address space */
 		if ((ntohl(in.s_addr) & 0xfffe0000u) != 0xc6120000u)
 			die("config: %s.addrs[%zu] %s is outside 198.18.0.0/15", where,
-			    i, a->str);
+			    i, a);
 		pt->addrs[pt->naddrs++] = in.s_addr;
 	}
 	pt->extra_delay_ns = get_num(j, "extra_delay_us", where, 0, 0, 1e8) * NS_PER_US;
@@ -647,27 +657,18 @@ static void load_config(const char *file)
 					    "lateness_bound_us", "seed", "duration_s",
 					    "pool_pkts", "schedule_origin", "realtime",
 					    NULL };
-	char err[160];
-	struct jnode *root, *ports;
+	json_error_t jerr;
+	json_t *root, *ports;
 	const char *origin;
-	FILE *f = fopen(file, "r");
-	char *text;
-	long len;
 	int i, k;
 
-	if (!f)
-		die("cannot open config %s: %s", file, strerror(errno));
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	text = malloc(len + 1);
-	if (!text || fread(text, 1, len, f) != (size_t)len)
-		die("cannot read config %s", file);
-	text[len] = 0;
-	fclose(f);
-	root = json_parse(text, err, sizeof(err));
-	if (!root)
-		die("config %s: %s", file, err);
+	root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		if (jerr.line < 0)	/* not read at all */
+			die("cannot read config %s: %s", file, jerr.text);
+		die("config %s: line %d, column %d: %s", file, jerr.line, jerr.column,
+		    jerr.text);
+	}
 	check_keys(root, "the top level", keys);
 	cfg.base_rtt_ns = get_num(root, "base_rtt_us", "config", 0, 0, 1e8) * NS_PER_US;
 	cfg.lateness_bound_ns = get_num(root, "lateness_bound_us", "config", 1000, 1,
@@ -680,14 +681,14 @@ static void load_config(const char *file)
 	if (origin && strcmp(origin, "ready") && strcmp(origin, "first_packet"))
 		die("config: schedule_origin must be \"ready\" or \"first_packet\"");
 	cfg.origin_first_packet = origin && !strcmp(origin, "first_packet");
-	ports = json_get(root, "ports");
-	if (!ports || ports->type != J_ARR || ports->n < 2)
+	ports = json_object_get(root, "ports");
+	if (!json_is_array(ports) || json_array_size(ports) < 2)
 		die("config: \"ports\" must be an array of at least two ports");
-	if (ports->n > MAX_PORTS)
+	if (json_array_size(ports) > MAX_PORTS)
 		die("config: at most %d ports", MAX_PORTS);
-	cfg.nports = ports->n;
+	cfg.nports = json_array_size(ports);
 	for (i = 0; i < cfg.nports; i++)
-		parse_port(&cfg.ports[i], json_at(ports, i), i);
+		parse_port(&cfg.ports[i], json_array_get(ports, i), i);
 	for (i = 0; i < cfg.nports; i++)
 		for (k = 0; k < i; k++) {
 			int a, b;
@@ -701,10 +702,9 @@ static void load_config(const char *file)
 					if (cfg.ports[i].addrs[a] == cfg.ports[k].addrs[b])
 						die("config: ports %d and %d share an address", k, i);
 		}
-	parse_pipe(&cfg.pipe[0], json_get(root, "fwd"), "fwd");
-	parse_pipe(&cfg.pipe[1], json_get(root, "rev"), "rev");
-	json_free(root);
-	free(text);
+	parse_pipe(&cfg.pipe[0], json_object_get(root, "fwd"), "fwd");
+	parse_pipe(&cfg.pipe[1], json_object_get(root, "rev"), "rev");
+	json_decref(root);
 }
 
 /* ---------- link server: W(t) and its inverse ---------- */

@@ -14,7 +14,7 @@
  *                     = t_depart_ns + delay_us * 1000
  *   release lateness= t_release_ns - scheduled release
  *
- * selftests/lab/linkem_log.py reads this layout with numpy; keep both in
+ * selftests/lab/labkit/linkem_log.py reads this layout with numpy; keep both in
  * step (the header's version field guards against a mismatch).
  */
 #ifndef LINKEM_LOG_H

@@ -25,7 +25,7 @@
  * packets; a packet that should be marked but is Not-ECT is counted in
  * WANT_NOT_ECT and passes (a real AQM would drop it; the lab wants to see
  * the difference). Configuration is one entry of the array map "cfg",
- * written by selftests/lab/fastpath.py right after attach; an all-zero
+ * written by selftests/lab/labkit/fastpath.py right after attach; an all-zero
  * config passes everything. Counters live in the per-CPU map "cnt".
  */
 #include "vmlinux.h"
@@ -45,7 +45,7 @@ enum mark_mode {
 	MARK_PHANTOM_RATE = 1 << 2,
 };
 
-/* Layout shared with fastpath.py (struct.pack "<QQQIIIIQI4x"). */
+/* Layout shared with labkit/fastpath.py (struct.pack "<QQQIIIIQI4x"). */
 struct marker_cfg {
 	__u64 rate_Bps;			/* shaper rate R, bytes/s; 0 = no queue model */
 	__u64 buffer_bytes;		/* virtual queue cap = the real FIFO's limit */

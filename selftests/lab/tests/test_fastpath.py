@@ -2,27 +2,21 @@
 """Kernel fast path: tbf + the clsact BPF marker on a router's egress.
 
 Traffic from flowgen (kernel CCs only) between namespaces of a
-netlab.Topology with prefix "lfp"+pid; the FastPath replaces the topology's
-tbf on the bottleneck device and must leave nothing behind.
+bbrtest.Topology with prefix "lfp"+pid; the FastPath (labkit.fastpath)
+replaces the topology's tbf on the bottleneck device and must leave nothing
+behind.
 """
 
 import json
 import math
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve()
-ROOT = HERE.parents[3]
-sys.path.insert(0, str(ROOT / "selftests"))
-sys.path.insert(0, str(ROOT / "selftests" / "lab"))
-sys.path.insert(0, str(HERE.parent))
-import netlab  # noqa: E402
-from fastpath import FastPath, MARKER_OBJ  # noqa: E402
-from test_flowgen import FLOWGEN, NS_PREFIX, PORT_LO, Server, run_client  # noqa: E402
+import bbrtest
+from labkit.fastpath import MARKER_OBJ, FastPath
+from test_flowgen import FLOWGEN, NS_PREFIX, PORT_LO, Server, run_client
 
 RATE_MBIT = 100
 BUFFER_BYTES = 500_000          # 40 ms at 100 Mbit/s: deep enough that ECN, not drops, rules
@@ -60,7 +54,7 @@ def _goodput_mbit(rows, t1, t2):
 
 
 def _qdiscs(ns, dev):
-    cp = netlab.netns_exec(ns, ["tc", "-j", "qdisc", "show", "dev", dev])
+    cp = bbrtest.netns_exec(ns, ["tc", "-j", "qdisc", "show", "dev", dev])
     return [q["kind"] for q in json.loads(cp.stdout)]
 
 
@@ -70,9 +64,9 @@ def _prog_alive(prog_id):
 
 
 def _run_marked(tmp_path, ecn, flows_fn, tag):
-    with netlab.Topology(rate_mbit=RATE_MBIT, prefix=NS_PREFIX) as topo:
-        netlab.netns_exec(topo.snd_ns, ["sysctl", "-q", "-w", "net.ipv4.tcp_ecn=1"])
-        with Server(topo.rcv_ns, topo.rcv_addr):
+    with bbrtest.Topology(rate_mbit=RATE_MBIT, prefix=NS_PREFIX) as topo:
+        bbrtest.netns_exec(topo.snd_ns, ["sysctl", "-q", "-w", "net.ipv4.tcp_ecn=1"])
+        with Server(topo, tmp_path):
             with FastPath(topo.rtr_ns, topo.bottleneck_dev, RATE_MBIT, BUFFER_BYTES,
                           ecn=ecn) as fp:
                 d = tmp_path / tag
@@ -121,8 +115,8 @@ def test_step_marking_only_above_k(tmp_path):
 def test_goodput_at_rate(tmp_path):
     """No marking, no loss: 4 cubic flows get the tbf rate (payload share of frames)."""
     _need_root()
-    with netlab.Topology(rate_mbit=RATE_MBIT, prefix=NS_PREFIX) as topo:
-        with Server(topo.rcv_ns, topo.rcv_addr):
+    with bbrtest.Topology(rate_mbit=RATE_MBIT, prefix=NS_PREFIX) as topo:
+        with Server(topo, tmp_path):
             with FastPath(topo.rtr_ns, topo.bottleneck_dev, RATE_MBIT, BUFFER_BYTES) as fp:
                 cp, _, rows = run_client(topo.snd_ns, _bulk(topo, 4), tmp_path)
                 c = fp.counters()
@@ -155,8 +149,8 @@ def test_phantom_marks_below_capacity(tmp_path, ecn):
 def test_random_loss_binomial(tmp_path):
     """loss=1 %: dropped count within 4.5 sigma of n*p; Not-ECT traffic is never marked."""
     _need_root()
-    with netlab.Topology(rate_mbit=RATE_MBIT, prefix=NS_PREFIX) as topo:
-        with Server(topo.rcv_ns, topo.rcv_addr):
+    with bbrtest.Topology(rate_mbit=RATE_MBIT, prefix=NS_PREFIX) as topo:
+        with Server(topo, tmp_path):
             with FastPath(topo.rtr_ns, topo.bottleneck_dev, RATE_MBIT, BUFFER_BYTES,
                           ecn={"mode": "step", "k_us": K_US}, loss=LOSS_P,
                           shaper="htb") as fp:

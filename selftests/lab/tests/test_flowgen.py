@@ -1,28 +1,26 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """flowgen: many flows, a CC per socket, TCP_INFO samples, stop times, rr counts.
 
-Runs between namespaces this test builds (netlab.Topology, prefix "lfp"+pid),
+Runs between namespaces this test builds (bbrtest.Topology, prefix "lfp"+pid),
 with kernel CCs only (cubic, reno, bbr), so it needs no struct_ops lock.
+flowgen runs through the toolkit's wrapper (bbrtest.flowgen).
 """
 
-import csv
 import json
 import os
 import subprocess
-import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "selftests"))
-import netlab  # noqa: E402
+import bbrtest
+from bbrtest.flowgen import FLOWGEN_BIN as FLOWGEN
+from bbrtest.flowgen import run_client
 
-FLOWGEN = ROOT / "selftests" / "lab" / "flowgen" / "flowgen"
 NS_PREFIX = f"lfp{os.getpid()}"
 PORT_LO, PORT_HI = 5201, 5204
+PORTS = f"{PORT_LO}-{PORT_HI}"
 SAMPLE_MS = 100
 SAMPLE_TOL_S = 0.035            # one sample interval may stretch by a busy epoll pass
 STOP_TOL_S = 0.05               # stop at 1 ms ticks, plus scheduling noise
@@ -37,49 +35,13 @@ def _need_root():
         pytest.fail(f"{FLOWGEN} not built: run make")
 
 
-class Server:
-    """flowgen server in a namespace; stopped (SIGTERM) on exit."""
-
-    def __init__(self, ns, addr, ports=f"{PORT_LO}-{PORT_HI}"):
-        self.argv = ["ip", "netns", "exec", ns, str(FLOWGEN), "server",
-                     "--addr", addr, "--ports", ports]
-
-    def __enter__(self):
-        self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        if line.strip() != "READY":
-            self.proc.kill()
-            raise RuntimeError(f"flowgen server failed: {line!r} {self.proc.stderr.read()}")
-        return self
-
-    def __exit__(self, *exc):
-        self.proc.terminate()
-        try:
-            _, err = self.proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            _, err = self.proc.communicate()
-        self.stderr = err
-        return False
-
-
-def run_client(ns, flows, tmp_path, sample_ms=SAMPLE_MS, timeout=60):
-    spec = tmp_path / "flows.json"
-    out = tmp_path / "samples.csv"
-    summ = tmp_path / "summary.json"
-    spec.write_text(json.dumps({"sample_ms": sample_ms, "flows": flows}))
-    cp = subprocess.run(["ip", "netns", "exec", ns, str(FLOWGEN), "client",
-                         "--spec", str(spec), "--out", str(out), "--summary", str(summ)],
-                        capture_output=True, text=True, timeout=timeout)
-    summary = json.loads(summ.read_text()) if summ.exists() else None
-    with open(out) as f:
-        rows = list(csv.DictReader(f))
-    return cp, summary, rows
+def Server(topo, errdir):
+    """flowgen's server on the topology's receiver, ports PORT_LO..PORT_HI."""
+    return bbrtest.flowgen.Server(topo.rcv_ns, topo.rcv_addr, PORTS, errdir / "server.err")
 
 
 def _assert_no_leftovers():
-    left = [ns for ns in netlab.list_netns() if ns.startswith(NS_PREFIX)]
+    left = [ns for ns in bbrtest.list_netns() if ns.startswith(NS_PREFIX)]
     assert not left, f"namespaces left behind: {left}"
 
 
@@ -99,12 +61,12 @@ def test_200_mixed_flows(tmp_path):
                      resp_bytes=3000, count=20, stop_s=10)
         flows.append(f)
     try:
-        # 4 MB of buffer, ~18 packets per bulk flow: with netlab's default
+        # 4 MB of buffer, ~18 packets per bulk flow: with the toolkit's default
         # (2 per flow) some flows sit in RTO backoff for the whole run.
-        with netlab.Topology(rate_mbit=200, buffer_bytes=BUFFER_BYTES, prefix=NS_PREFIX) as topo:
+        with bbrtest.Topology(rate_mbit=200, buffer_bytes=BUFFER_BYTES, prefix=NS_PREFIX) as topo:
             for f in flows:
                 f["dst"] = topo.rcv_addr
-            with Server(topo.rcv_ns, topo.rcv_addr):
+            with Server(topo, tmp_path):
                 t0 = time.monotonic()
                 cp, summary, rows = run_client(topo.snd_ns, flows, tmp_path)
                 wall_s = time.monotonic() - t0
@@ -174,12 +136,12 @@ def test_unknown_cc_is_a_flow_error(tmp_path):
     """An unknown CC fails that flow (with errno ENOENT) and the run goes on."""
     _need_root()
     try:
-        with netlab.Topology(prefix=NS_PREFIX) as topo:
+        with bbrtest.Topology(prefix=NS_PREFIX) as topo:
             flows = [{"id": 0, "dst": topo.rcv_addr, "port": PORT_LO, "cc": "cubic",
                       "kind": "bulk", "bytes": 1_000_000},
                      {"id": 1, "dst": topo.rcv_addr, "port": PORT_LO, "cc": "no_such_cc",
                       "kind": "bulk", "bytes": 1_000_000}]
-            with Server(topo.rcv_ns, topo.rcv_addr):
+            with Server(topo, tmp_path):
                 cp, summary, rows = run_client(topo.snd_ns, flows, tmp_path)
     finally:
         _assert_no_leftovers()

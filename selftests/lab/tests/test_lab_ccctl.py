@@ -6,17 +6,15 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from labkit import ccctl, report, runner  # noqa: E402
-from labkit import scenario as S  # noqa: E402
-from labkit.path import LabError  # noqa: E402
+from labkit import ccctl, report, runner
+from labkit import scenario as S
+from labkit.path import LabError
 
 BASE = """
 duration_s = 10

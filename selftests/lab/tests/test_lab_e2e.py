@@ -12,15 +12,13 @@ kernel's BBRv1 (built in: no struct_ops lock). Behaviour that must hold:
 
 import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import labkit  # noqa: E402
-from labkit import runner, scenario  # noqa: E402
-from labkit.path import list_netns  # noqa: E402
+import bbrtest
+import labkit
+from bbrtest import list_netns
+from labkit import runner, scenario
 
 SCEN = """
 name = "e2e"
@@ -131,7 +129,7 @@ def test_rr_flow_completion_time(tmp_path):
     buffer) but no retransmission timeout (< base + full buffer + slack)."""
     if os.geteuid() != 0:
         pytest.fail("needs root (network namespaces, TUN devices)")
-    if not labkit.linkem_available() or labkit.flows.generator()[-1].endswith(".py"):
+    if not labkit.linkem_available() or not bbrtest.flowgen.available():
         pytest.fail("linkem and flowgen must be built: run make")
     runs = runner.run_scenario(scenario.loads(RR_SCEN), tmp_path, ccs=["cubic"], progress=False)
     rr = runs[0]["rr"]

@@ -1,15 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """labkit metrics and scenarios on synthetic data (no root, no network)."""
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from labkit import metrics as M  # noqa: E402
-from labkit import scenario as S  # noqa: E402
+from labkit import metrics as M
+from labkit import scenario as S
 
 
 def test_jain_bounds():

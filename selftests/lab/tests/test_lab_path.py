@@ -5,22 +5,18 @@ Runs only between namespaces it creates (prefix lab<pid>), kernel CCs only.
 """
 
 import os
-import socket
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import labkit  # noqa: E402
-from labkit.path import list_netns  # noqa: E402
+import bbrtest
+import labkit
 
 PREFIX = f"lab{os.getpid()}-"
 
 
 def _ours():
-    return [ns for ns in list_netns() if ns.startswith(PREFIX)]
+    return [ns for ns in bbrtest.list_netns() if ns.startswith(PREFIX)]
 
 
 def _alive(pid):
@@ -37,28 +33,9 @@ def _require_root():
 
 
 def _connect(p, sender=0):
-    """A TCP connection sender -> receiver through the path (nc-free: python)."""
-    code = ("import socket,sys;s=socket.create_connection((sys.argv[1],5299),timeout=5);"
-            "s.sendall(b'x'*100000);s.close()")
-    srv = subprocess.Popen(["ip", "netns", "exec", p.rcv_ns, sys.executable, "-c",
-                            "import socket;l=socket.socket();l.setsockopt(socket.SOL_SOCKET,"
-                            "socket.SO_REUSEADDR,1);l.bind(('0.0.0.0',5299));l.listen();"
-                            "l.settimeout(8);c,_=l.accept();n=0\n"
-                            "while True:\n b=c.recv(65536)\n if not b: break\n n+=len(b)\n"
-                            "print(n)"], stdout=subprocess.PIPE, text=True)
-    try:
-        cp = None
-        for _ in range(50):
-            cp = subprocess.run(["ip", "netns", "exec", p.snd_ns[sender], sys.executable, "-c",
-                                 code, p.rcv_addr], capture_output=True, text=True, timeout=10)
-            if cp.returncode == 0:
-                break
-        out, _ = srv.communicate(timeout=10)
-        return int(out.strip() or 0)
-    finally:
-        if srv.poll() is None:
-            srv.kill()
-            srv.wait()
+    """Bytes received of a TCP transfer sender -> receiver through the path."""
+    with bbrtest.Transfer(p, "cubic", nbytes=100000, port=5299, sender=sender) as t:
+        return t.result()["bytes_received"]
 
 
 @pytest.mark.parametrize("backend", ["linkem", "kernel"])

@@ -1,15 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Accuracy tests of the linkem emulator (selftests/lab/linkem).
 
-Each test builds its own pair of namespaces (prefix "lem" + pid), starts
-linkem between them, sends UDP through it from Python sockets run with
-`ip netns exec`, and checks the emulator's per-packet log and stats against
+Each test builds its own pair of namespaces (prefix "lem" + pid, through the
+toolkit: bbrtest.netns), starts linkem between them, sends UDP through it
+from Python sockets run inside them, and checks the emulator's per-packet log and stats against
 the configuration: rate, propagation delay, loss statistics, every-Nth
 loss, CE marking at the sojourn threshold, schedule timing, bad-config
 errors, and teardown. Needs root; without it the tests fail with the reason.
 """
 
-import contextlib
 import ipaddress
 import itertools
 import json
@@ -25,11 +24,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-LAB = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(LAB))
-import linkem_log as L  # noqa: E402
-
-LINKEM = LAB / "linkem" / "linkem"
+from bbrtest import netns, run
+from labkit import linkem_log as L
+from labkit.path import LINKEM_BIN as LINKEM
 SND_ADDR = "198.18.200.1"
 RCV_ADDR = "198.18.201.1"
 UDP_PORT = 5300
@@ -116,13 +113,6 @@ while True:
 """
 
 
-def run(cmd, check=True, timeout=15):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if check and r.returncode:
-        raise RuntimeError(f"{' '.join(map(str, cmd))} failed: {r.stderr.strip()}")
-    return r
-
-
 def require_root():
     if os.geteuid() != 0:
         pytest.fail("linkem tests need root (namespaces, TUN devices)")
@@ -147,6 +137,7 @@ class Emu:
         self.ns = [f"lemA{tag}", f"lemB{tag}"] + [f"lemS{i}x{tag}" for i in range(1, senders)]
         self.more_senders = [(ns, str(ipaddress.ip_address(SND_ADDR) + i))
                              for i, ns in enumerate(self.ns[2:], 1)]
+        self.nss = netns.Namespaces()
         self.fwd, self.rev = fwd, rev or pipe()
         self.extra = extra_delay_us
         self.top = top
@@ -172,7 +163,7 @@ class Emu:
     def __enter__(self):
         try:
             for ns in self.ns:
-                run(["ip", "netns", "add", ns])
+                self.nss.add(ns)
             self.cfg_path.write_text(json.dumps(self.config()))
             self.proc = subprocess.Popen(
                 [str(LINKEM), "--config", str(self.cfg_path), "--log", str(self.log_path),
@@ -185,24 +176,21 @@ class Emu:
             ends = [(self.ns[0], "lem0", SND_ADDR), (self.ns[1], "lem1", RCV_ADDR)]
             ends += [(ns, "lem0", addr) for ns, addr in self.more_senders]
             for ns, dev, addr in ends:
-                run(["ip", "-n", ns, "addr", "add", f"{addr}/32", "dev", dev])
-                run(["ip", "-n", ns, "route", "add", "198.18.0.0/15", "dev", dev])
+                netns.add_addr(ns, dev, f"{addr}/32")
+                netns.add_route(ns, netns.ADDR_SPACE, dev=dev)
             return self
         except BaseException:
             self.__exit__(None, None, None)
             raise
 
     def bg(self, ns, script, *args):
-        p = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", script,
-                              *map(str, args)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+        p = netns.python_in(ns, script, *args)
         self.procs.append(p)
         return p
 
     def fg(self, ns, script, *args, timeout=30):
-        r = run(["ip", "netns", "exec", ns, sys.executable, "-c", script, *map(str, args)],
-                timeout=timeout)
-        return r.stdout
+        return netns.netns_exec(ns, [sys.executable, "-c", script, *map(str, args)],
+                                timeout=timeout).stdout
 
     def udp(self, rate_bps, size, secs, tos=0, count=0, rx_extra_s=1.0):
         """Send UDP A->B; return (sent, receiver result dict)."""
@@ -234,8 +222,7 @@ class Emu:
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        for ns in self.ns:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        self.nss.close()
         self.dir.cleanup()
         return False
 
@@ -486,7 +473,7 @@ def test_bad_config(name, mutate, msg):
     e = Emu(pipe(10, 1000))
     try:
         for ns in e.ns:
-            run(["ip", "netns", "add", ns])
+            e.nss.add(ns)
         cfg = e.config()
         mutate(cfg)
         e.cfg_path.write_text(json.dumps(cfg))

@@ -1,6 +1,5 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-"""bbr-bpf demo (`make run`): the project's bbr3 against CUBIC on an emulated path.
+"""bbr-bpf demo (`make run`, scripts/demo): the project's bbr3 against CUBIC on an emulated path.
 
 Runs the lab's default scenario (embedded below): two bulk flows over a
 50 Mbit/s bottleneck with 40 ms base RTT and a 2 BDP buffer, emulated by
@@ -14,16 +13,14 @@ selftests/lab/run SCENARIO (docs/lab.md).
 """
 
 import argparse
+import os
 import signal
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "selftests" / "lab"))
-
-from labkit import linkem_available, report, runner, scenario  # noqa: E402
-from labkit.path import LINKEM_BIN, LabError  # noqa: E402
+from . import report, runner, scenario
+from .path import LAB_DIR, LINKEM_BIN, LabError, linkem_available
 
 DEFAULT_SCENARIO = """
 name = "demo"
@@ -47,7 +44,7 @@ count = 1
 sender = 1
 start_s = 1
 """
-RESULTS = REPO / "selftests" / "lab" / "results"
+RESULTS = LAB_DIR / "results"
 TABLE_COLUMNS = ("cc", "goodput Mbit/s", "util %", "retx %", "queue p50/p95/p99 ms",
                  "rtt p50 ms", "Jain run", "conv s", "valid")
 
@@ -55,7 +52,8 @@ TABLE_COLUMNS = ("cc", "goodput Mbit/s", "util %", "retx %", "queue p50/p95/p99 
 def parse_args(argv):
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
-        epilog="Example: scripts/demo.py --cc bbr3,bbr,cubic --seconds 20")
+        prog="scripts/demo",
+        epilog="Example: scripts/demo --cc bbr3,bbr,cubic --seconds 20")
     p.add_argument("--cc", default=None,
                    help="comma-separated CCs to compare (default: bbr3,cubic)")
     p.add_argument("--seconds", type=float, default=None,
@@ -73,7 +71,6 @@ def terminate_on_sigterm():
 
 
 def check_prerequisites(ccs):
-    import os
     if os.geteuid() != 0:
         raise LabError("must run as root (namespaces, TUN devices, BPF struct_ops)")
     if not linkem_available():

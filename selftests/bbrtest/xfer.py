@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-"""One bulk TCP transfer, one side per process; run by selftests/netlab.py.
+"""One bulk TCP transfer, one side per process; run by bbrtest.transfer.
 
     xfer.py server --addr A [--port P] [--timeout S]
     xfer.py client --addr A [--port P] --cc NAME (--bytes N | --seconds S)
 
-Each mode prints exactly one JSON line on stdout and exits 0. On failure it
-prints one JSON line with an "error" key (and "errno"/"errno_name" when a
-system call failed) and exits non-zero, so the caller can report the exact
-cause, e.g. ENOENT when the congestion control is not registered.
+Each mode prints one JSON line with its result on stdout and exits 0; the
+client prints {"connected": true, "cookie": C, "sport": P} before it (C is
+the socket's SO_COOKIE, as `bbrctl stat` and `bbrctl trace` show it). On
+failure the last line has an "error" key (and "errno"/"errno_name" when a
+system call failed) and the process exits non-zero, so the caller can report
+the exact cause, e.g. ENOENT when the congestion control is not registered.
 
 The server accepts one connection and counts bytes until EOF. The client
 selects the congestion control with setsockopt(TCP_CONGESTION) before
@@ -35,6 +37,7 @@ DRAIN_POLL_S = 0.001            # between checks that all data is acknowledged
 SEND_POLL_S = 0.1               # longest a blocked send() waits before the deadline is rechecked
 TCP_CA_NAME_MAX_BYTES = 16      # TCP_CA_NAME_MAX in include/net/tcp.h
 TCP_INFO_MAX_BYTES = 512        # more than any kernel's struct tcp_info
+SO_COOKIE = 57                  # include/uapi/asm-generic/socket.h
 # In --seconds mode, keep at most this much written-but-unsent data in the
 # socket, so that sending stops about when the time is up instead of after
 # draining a send buffer autotuned to tens of MB (seconds at 100 Mbit/s).
@@ -199,6 +202,9 @@ def run_client(args):
     deadline = time.monotonic() + args.timeout
     sock = connect_with_cc(args.addr, args.port, args.cc, args.connect_timeout)
     with sock:
+        cookie = struct.unpack("=Q", sock.getsockopt(socket.SOL_SOCKET, SO_COOKIE, 8))[0]
+        print(json.dumps({"connected": True, "cookie": cookie,
+                          "sport": sock.getsockname()[1]}), flush=True)
         start = time.monotonic()
         sent = send_bulk(sock, args.bytes, args.seconds, deadline)
         wait_all_acked(sock, deadline)
@@ -208,7 +214,8 @@ def run_client(args):
                                               TCP_INFO_MAX_BYTES))
         sock.shutdown(socket.SHUT_WR)
         wait_peer_close(sock, deadline)
-    return {"bytes_sent": sent, "seconds": elapsed, "cc": cc, "tcp_info": info}
+    return {"bytes_sent": sent, "seconds": elapsed, "cc": cc, "tcp_info": info,
+            "cookie": cookie}
 
 
 # ---- server -------------------------------------------------------------------

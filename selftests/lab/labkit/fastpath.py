@@ -17,7 +17,7 @@ ecn: None, {"mode": "step", "k_us": K}, {"mode": "phantom", "gamma": 0.95,
 "thresh_bytes": B}, or {"mode": "phantom_rate", "gamma": 0.95,
 "window_us": 5000}. loss: None or a probability in [0, 1).
 
-The shaper replaces the device's root qdisc (a netlab.Topology's own tbf,
+The shaper replaces the device's root qdisc (a bbrtest.Topology's own tbf,
 for instance); on exit the root qdisc and clsact are deleted (the device is
 left with its default qdisc) and the program and its maps go with the
 filter. Nothing is pinned: the maps are found through the filter's program
@@ -28,21 +28,13 @@ the tbf bucket must cover a 64 KB skb.
 
 import json
 import struct
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # selftests/
-from netlab import SetupClose  # noqa: E402
+from bbrtest import BbrtestError, SetupClose, run
+from bbrtest.netns import ETH_FRAME_MAX_BYTES, add_tbf, netns_exec, tbf_burst_bytes
 
-MARKER_OBJ = Path(__file__).resolve().with_name("marker") / "marker.bpf.o"
-CMD_TIMEOUT_S = 15.0
-ETH_FRAME_MAX_BYTES = 1514
-# tbf bucket: 4 ms of tokens, at least two frames (netlab.py measured why:
-# a smaller bucket loses the tokens of late qdisc watchdog wake-ups).
-TBF_BURST_TIME_US = 4000
-TBF_BURST_MIN_BYTES = 2 * ETH_FRAME_MAX_BYTES
+MARKER_OBJ = Path(__file__).resolve().parents[1] / "marker" / "marker.bpf.o"
 # struct marker_cfg in marker.bpf.c
 CFG_FORMAT = "<QQQIIIIQI4x"
 MARK_STEP, MARK_PHANTOM_Q, MARK_PHANTOM_RATE = 1, 2, 4
@@ -56,22 +48,8 @@ COUNTERS = ("pkts", "bytes", "drop_loss", "mark_step", "mark_phantom",
 MAP_GONE_TIMEOUT_S = 3.0
 
 
-class FastPathError(RuntimeError):
+class FastPathError(BbrtestError):
     pass
-
-
-def _run(argv, check=True):
-    try:
-        cp = subprocess.run(argv, capture_output=True, text=True, timeout=CMD_TIMEOUT_S)
-    except FileNotFoundError as e:
-        raise FastPathError(f"{argv[0]} not found: {e}") from e
-    if check and cp.returncode != 0:
-        raise FastPathError(f"{' '.join(argv)}: exit {cp.returncode}: {cp.stderr.strip()}")
-    return cp
-
-
-def tbf_burst_bytes(rate_mbit):
-    return max(TBF_BURST_MIN_BYTES, int(rate_mbit * 1e6 / 8 * TBF_BURST_TIME_US / 1e6))
 
 
 def config_bytes(rate_mbit, buffer_bytes, ecn=None, loss=None):
@@ -128,7 +106,7 @@ class FastPath(SetupClose):
         self._root = self._clsact = False
 
     def _tc(self, *args, check=True):
-        return _run(["ip", "netns", "exec", self.ns, "tc", *args], check=check)
+        return netns_exec(self.ns, ["tc", *args], check=check)
 
     def __enter__(self):
         if not self.obj.exists():
@@ -136,7 +114,7 @@ class FastPath(SetupClose):
         return super().__enter__()
 
     def _setup(self):
-        """Called by netlab.SetupClose.__enter__, which closes on failure."""
+        """Called by SetupClose.__enter__, which closes on failure."""
         self._install_shaper()
         self._install_marker()
         self._configure()
@@ -148,9 +126,7 @@ class FastPath(SetupClose):
         self._tc("qdisc", "del", "dev", self.dev, "root", check=False)
         self._root = True
         if self.shaper == "tbf":
-            burst = tbf_burst_bytes(self.rate_mbit)
-            self._tc("qdisc", "add", "dev", self.dev, "root", "handle", "1:", "tbf",
-                     "rate", rate, "burst", str(burst), "limit", str(self.buffer_bytes))
+            add_tbf(self.ns, self.dev, self.rate_mbit, self.buffer_bytes)
         else:
             self._tc("qdisc", "add", "dev", self.dev, "root", "handle", "1:", "htb",
                      "default", "1")
@@ -171,22 +147,22 @@ class FastPath(SetupClose):
         if len(ids) != 1:
             raise FastPathError(f"expected one marker program on {self.ns}/{self.dev}, got {ids}")
         self.prog_id = ids[0]
-        prog = json.loads(_run(["bpftool", "-j", "prog", "show", "id", str(self.prog_id)]).stdout)
+        prog = json.loads(run(["bpftool", "-j", "prog", "show", "id", str(self.prog_id)]).stdout)
         for mid in prog.get("map_ids", []):
-            m = json.loads(_run(["bpftool", "-j", "map", "show", "id", str(mid)]).stdout)
+            m = json.loads(run(["bpftool", "-j", "map", "show", "id", str(mid)]).stdout)
             self.map_ids[m["name"]] = mid
         missing = {"cfg", "vstate", "cnt"} - set(self.map_ids)
         if missing:
             raise FastPathError(f"marker program {self.prog_id} lacks maps {missing}")
 
     def _configure(self):
-        _run(["bpftool", "map", "update", "id", str(self.map_ids["cfg"]),
+        run(["bpftool", "map", "update", "id", str(self.map_ids["cfg"]),
               "key", "hex", "00", "00", "00", "00",
               "value", "hex", *[f"{b:02x}" for b in self.cfg]])
 
     def counters(self):
         """Marker counters summed over CPUs, plus the shaper's drops and backlog."""
-        dump = json.loads(_run(["bpftool", "-j", "map", "dump", "id",
+        dump = json.loads(run(["bpftool", "-j", "map", "dump", "id",
                                 str(self.map_ids["cnt"])]).stdout)
         out = dict.fromkeys(COUNTERS, 0)
         for entry in dump:
@@ -234,9 +210,9 @@ class FastPath(SetupClose):
         """The program and its maps are freed after an RCU grace period."""
         deadline = time.monotonic() + MAP_GONE_TIMEOUT_S
         while time.monotonic() < deadline:
-            alive = _run(["bpftool", "prog", "show", "id", str(self.prog_id)],
+            alive = run(["bpftool", "prog", "show", "id", str(self.prog_id)],
                          check=False).returncode == 0
-            alive |= any(_run(["bpftool", "map", "show", "id", str(m)], check=False).returncode == 0
+            alive |= any(run(["bpftool", "map", "show", "id", str(m)], check=False).returncode == 0
                          for m in self.map_ids.values())
             if not alive:
                 return True

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""bbrtest: the toolkit of bbr-bpf's integration tests, lab and bench.
+
+    import bbrtest
+
+    with bbrtest.register_cc("selftests/progs/bbrbpf_test_cc.bpf.o") as reg, \\
+            bbrtest.Topology(rate_mbit=50) as topo:
+        res = bbrtest.run_transfer(topo, reg.cc_name, seconds=3)
+        print(res["mbps"], res["tcp_info"]["retransmits"])
+
+Modules:
+  base       REPO, BbrtestError, run() (commands with a timeout, errors with
+             their stderr), make(), wait_for(), SetupClose
+  netns      namespaces, veth links, addresses, routes, sysctls, offloads,
+             the tbf bottleneck, processes inside a namespace (and a cgroup)
+  cgroup     cgroup v2 directories for a test's or a run's processes
+  topology   Topology: sender - [router with tbf] - receiver
+  cc         the kernel's CC list, bpffs, registering a struct_ops object
+             (bpftool struct_ops register, or bbrctl load)
+  transfer   one bulk transfer with a CC, checked end to end (xfer.py)
+  flowgen    the many-flow generator with TCP_INFO samples (C, the lab's)
+
+Rules every helper keeps:
+  * Traffic only flows between namespaces created here, on addresses in
+    198.18.0.0/15 (RFC 2544 benchmarking space). Nothing is added to the
+    init namespace except pins under /sys/fs/bpf and cgroups.
+  * Whatever is created is deleted on exit, also when setup fails half-way
+    or the body raises: namespaces (and any process left in them), cgroups,
+    pinned links and their directory, and with them the registered CC.
+  * Every external command has a timeout and fails with its stderr.
+
+Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_BPF), iproute2, ethtool,
+util-linux (nsenter) and bpftool. The lab (selftests/lab/labkit) adds the
+emulated path on top; docs/development.md and docs/lab.md show both.
+"""
+
+from . import flowgen
+from .base import POLL_S, REPO, BbrtestError, SetupClose, make, run, wait_for
+from .cc import (BPFFS_ROOT, BbrctlRegistration, RegistrationError, StructOpsRegistration,
+                 available_ccs, bbrctl_can_load, ensure_bpffs, register_cc, struct_ops_ids)
+from .cgroup import Cgroup, cgroup2_root
+from .netns import (ADDR_SPACE, Namespaces, add_netns, delete_netns, list_netns, netns_exec,
+                    popen_in, python_in)
+from .topology import Topology, default_buffer_bytes
+from .transfer import Transfer, TransferError, run_transfer
+
+__all__ = [
+    "flowgen", "POLL_S", "REPO", "BbrtestError", "SetupClose", "make", "run", "wait_for",
+    "BPFFS_ROOT", "BbrctlRegistration", "RegistrationError", "StructOpsRegistration",
+    "available_ccs", "bbrctl_can_load", "ensure_bpffs", "register_cc", "struct_ops_ids",
+    "Cgroup", "cgroup2_root", "ADDR_SPACE", "Namespaces", "add_netns", "delete_netns",
+    "list_netns", "netns_exec", "popen_in", "python_in", "Topology", "default_buffer_bytes",
+    "Transfer", "TransferError", "run_transfer",
+]
