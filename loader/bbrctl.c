@@ -627,7 +627,9 @@ int main(int argc, char **argv)
 	if (!g_opts.objdir)
 		g_opts.objdir = resolve_objdir();
 	setup_libbpf_logging();
-	if (cmd->changes && bbrctl_lock(cmd->name))
+	/* Privileges first: an unprivileged run must hear "permission
+	 * denied ... root", not a failure to open root's lock file. */
+	if (cmd->changes && (check_privileges(cmd->name) || bbrctl_lock(cmd->name)))
 		return EXIT_FAIL;
 	ret = cmd->run(&o, argv + optind, argc - optind);
 	free(o.objs);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * Test helper for test_ets*.py: load bpf/ets.bpf.o with its maps pinned by
- * name under PINDIR (instead of ETS_PIN_ROOT, so a test never touches the
- * maps a running bbr_swift shares), attach ets_sockops to CGROUP and pin
+ * Test helper for test_ets*.py: load bpf/ets.bpf.o with its shared maps
+ * (PIN_SHARED_MAPS) pinned under PINDIR (instead of PIN_SHARED, so a test
+ * never touches the maps a running bbr_swift shares), attach ets_sockops
+ * to CGROUP and pin
  * the link as PINDIR/link. Removing PINDIR/link detaches it; the test
  * removes the whole directory afterwards.
  *
@@ -17,11 +18,15 @@
 
 #include <bpf/libbpf.h>
 
+#include "bbr_pins.h"
+
 int main(int argc, char **argv)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo);
+	static const char *const shared[] = PIN_SHARED_MAPS;
 	struct bpf_program *prog;
 	struct bpf_object *obj;
+	struct bpf_map *map;
 	struct bpf_link *link;
 	char path[4096];
 	int cg;
@@ -30,13 +35,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s OBJ CGROUP PINDIR\n", argv[0]);
 		return 2;
 	}
-	oo.pin_root_path = argv[3];
 	if (mkdir(argv[3], 0700) && errno != EEXIST) {
 		fprintf(stderr, "mkdir %s: %s\n", argv[3], strerror(errno));
 		return 1;
 	}
 	obj = bpf_object__open_file(argv[1], &oo);
-	if (!obj || bpf_object__load(obj)) {
+	if (!obj) {
+		fprintf(stderr, "open %s failed\n", argv[1]);
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		map = bpf_object__find_map_by_name(obj, shared[i]);
+		snprintf(path, sizeof(path), "%s/%s", argv[3], shared[i]);
+		if (!map || bpf_map__set_pin_path(map, path)) {
+			fprintf(stderr, "%s: no map %s to pin\n", argv[1], shared[i]);
+			return 1;
+		}
+	}
+	if (bpf_object__load(obj)) {
 		fprintf(stderr, "load %s failed\n", argv[1]);
 		return 1;
 	}

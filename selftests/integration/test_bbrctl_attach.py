@@ -224,13 +224,18 @@ def test_swap_in_place(cc_objs):
             bbrtest.netns.sysctl(ns, {"net.ipv4.tcp_congestion_control": name})
             with peer(ns) as p:
                 assert ask(p, "cc") == [name] * 3
-                cp = bbrctl("swap", "--obj", vx, name, check=1)
-                print("wrong name:", cp.stderr.strip())
-                assert "not" in cp.stderr and link_map_id(name) == m1
+                cp = bbrctl("swap", "--obj", v2, other, check=1)
+                print("not loaded:", cp.stderr.strip())
+                assert "not loaded" in cp.stderr and link_map_id(name) == m1
+                assert other not in bbrtest.available_ccs()
+                # an object built under another name is registered as NAME
+                bbrctl("swap", "--obj", vx, name, check=0)
+                mx = link_map_id(name)
+                assert mx != m1 and other not in bbrtest.available_ccs()
                 bbrctl("swap", "--obj", v2, name, check=0)
                 m2 = link_map_id(name)
-                print("struct_ops map before/after swap:", m1, m2)
-                assert m2 != m1
+                print("struct_ops map before/after the swaps:", m1, mx, m2)
+                assert m2 not in (m1, mx)
                 # old sockets keep the old build and still move data
                 assert ask(p, "xfer") == ["ok", "100000"]
                 assert m1 in struct_ops_maps()
