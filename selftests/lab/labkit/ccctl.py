@@ -12,10 +12,8 @@ their own, so that `bbrctl` can configure exactly their sockets:
                  that writes its own pid into cgroup.procs and then execs the
                  command (so every socket is created inside). rmdir on exit,
                  after moving any straggler back to the root.
-  CcParams       `bbrctl set --cgroup CG NAME k=v...` and `--reset` after the
-                 run; when bbrctl has no `set` yet: global `bbrctl params
-                 NAME k=v...`, the previous values read first and written
-                 back after the run.
+  CcParams       `bbrctl set --cgroup CG NAME k=v...` (a profile as
+                 `profile=NAME`), and `--reset` after the run.
   EtsAttach      `bbrctl attach --cgroup CG --cc CC` (plus `--ets` when
                  bbrctl offers it for CCs that do not need ETS themselves),
                  `bbrctl detach --cgroup CG` after the run.
@@ -26,7 +24,6 @@ Callers hold /tmp/bbrbpf-kernel.lock around them (runner.kernel_lock).
 
 import functools
 import itertools
-import json
 import os
 import re
 import subprocess
@@ -40,48 +37,59 @@ BBRCTL = REPO / "loader" / "bbrctl"
 CG_PREFIX = "lab"                                # the lab's cgroup prefix
 BBRCTL_TIMEOUT_S = 30.0
 # Parameter keys per project CC: the rows of the parameter table
-# (include/bbr_params.h) and, for bbr_swift, the fields of struct swift_cfg
-# (include/bbr_swift.h). Read from the headers so a new key needs no edit here.
+# (include/bbr_params.h: BBR_PARAM rows for every CC on the BBRv3 core,
+# SWIFT_PARAM rows for bbr_swift only) and its profiles. Read from the
+# header so a new key or profile needs no edit here.
 BBR_PARAMS_HDR = REPO / "include" / "bbr_params.h"
-SWIFT_HDR = REPO / "include" / "bbr_swift.h"
-PARAM_CCS = ("bbr3", "bbr_swift", "dctcp_bpf")
+PARAM_CCS = ("bbr3", "bbr_swift")
+PROFILE_KEY = "profile"
+VARIANT_SEP = ":"                                # "bbr3:v3plus": bbr3, profile v3plus
 
 _counter = itertools.count()
 
 
-def _struct_fields(header, struct):
-    """Field names of `struct NAME {...}` in a C header (u32 x; lines), no _reserved."""
+def _header():
     try:
-        text = Path(header).read_text()
+        return Path(BBR_PARAMS_HDR).read_text()
     except OSError:
-        return set()
-    m = re.search(r"struct\s+" + struct + r"\s*\{(.*?)\};", text, re.S)
-    if not m:
-        return set()
-    body = re.sub(r"/\*.*?\*/", "", m.group(1), flags=re.S)
-    return {n for n in re.findall(r"\b(\w+)\s*(?:\[[^\]]*\])?\s*;", body)
-            if not n.startswith("_")}
+        return ""
 
 
-def _table_keys(header):
-    """Key names of the BBR_PARAM(name, ...) rows of the parameter table."""
-    try:
-        text = Path(header).read_text()
-    except OSError:
-        return set()
-    return set(re.findall(r"^\s*BBR_PARAM\((\w+),", text, re.M))
+def _table_keys(kind):
+    """Key names of the KIND(name, ...) rows of the parameter table."""
+    return set(re.findall(r"^\s*" + kind + r"\((\w+),", _header(), re.M))
+
+
+@functools.lru_cache(maxsize=None)
+def profiles():
+    """The profile names of BBR_PROFILE_NAMES, in order."""
+    m = re.search(r"#define\s+BBR_PROFILE_NAMES\s*\{([^}]*)\}", _header())
+    return tuple(re.findall(r'"(\w+)"', m.group(1))) if m else ()
 
 
 @functools.lru_cache(maxsize=None)
 def param_keys(cc):
     """The keys `[cc_params.cc]` may set (empty: cc has no parameters)."""
-    bbr = _table_keys(BBR_PARAMS_HDR)
+    core = _table_keys("BBR_PARAM") | {PROFILE_KEY}
     if cc == "bbr3":
-        return frozenset(bbr)
+        return frozenset(core)
     if cc == "bbr_swift":
-        # keep_ecn: bbrctl set's name for the SWIFT_CFG_F_KEEP_ECN flag
-        return frozenset(bbr | _struct_fields(SWIFT_HDR, "swift_cfg") | {"keep_ecn"})
+        return frozenset(core | _table_keys("SWIFT_PARAM"))
     return frozenset()
+
+
+def split_variant(spec):
+    """"bbr3:v3plus" -> ("bbr3", "v3plus"); "cubic" -> ("cubic", None).
+    A variant is a project CC run with one of its profiles (bbrctl set
+    --cgroup ... profile=NAME), named apart in the results."""
+    cc, sep, prof = spec.partition(VARIANT_SEP)
+    if not sep:
+        return cc, None
+    if cc not in PARAM_CCS:
+        raise LabError(f"{spec!r}: only {list(PARAM_CCS)} have profiles")
+    if prof not in profiles():
+        raise LabError(f"{spec!r}: no profile {prof!r} (profiles: {', '.join(profiles())})")
+    return cc, prof
 
 
 def validate_params(cc_params, bad):
@@ -98,7 +106,10 @@ def validate_params(cc_params, bad):
         for k, v in kv.items():
             if k not in keys:
                 bad(f"[cc_params.{cc}]: unknown key {k!r} (known: {sorted(keys)})")
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            if k == PROFILE_KEY:
+                if v not in profiles():
+                    bad(f"[cc_params.{cc}].profile: one of {list(profiles())}, got {v!r}")
+            elif isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 bad(f"[cc_params.{cc}].{k}: needs a non-negative integer, got {v!r}")
 
 
@@ -136,52 +147,25 @@ def bbrctl_help(cmd):
     return text
 
 
-def has_set():
-    h = bbrctl_help("set")
-    return bool(h and "--cgroup" in h)
-
-
 class CcParams:
-    """Parameters of CC cc for the sockets of cgroup cg (see the module doc)."""
+    """Parameters of CC cc for the sockets of cgroup cg (see the module doc).
+    A profile is written first, so the scenario's own keys override it."""
 
     def __init__(self, cc, params, cg):
         self.cc, self.params, self.cg = cc, dict(params), cg
         self.method = None
-        self._old = None
 
     def __enter__(self):
-        kv = [f"{k}={v}" for k, v in self.params.items()]
-        if has_set():
-            _bbrctl(["set", "--cgroup", str(self.cg.path), self.cc, *kv])
-            self.method = "bbrctl set --cgroup"
-            return self
-        cur = _bbrctl(["--json", "params", self.cc])
-        try:
-            old = json.loads(cur.stdout)
-        except ValueError:
-            raise LabError(f"`bbrctl --json params {self.cc}` printed no JSON: "
-                           f"{cur.stdout[:200]!r}") from None
-        old = old.get("params", old) if isinstance(old, dict) else {}
-        missing = [k for k in self.params if k not in old]
-        if missing:
-            raise LabError(f"bbrctl has no `set --cgroup`, and the global parameters of "
-                           f"{self.cc} have no {missing}")
-        self._old = {k: old[k] for k in self.params}
-        cp = _bbrctl(["params", self.cc, *kv], check=False)
-        if cp.returncode != 0:
-            raise LabError(f"bbrctl has neither `set --cgroup` nor `params NAME key=value` "
-                           f"({(cp.stderr or cp.stdout).strip()})")
-        self.method = "bbrctl params (global; restored after the run)"
+        kv = sorted((f"{k}={v}" for k, v in self.params.items()),
+                    key=lambda x: not x.startswith(PROFILE_KEY + "="))
+        _bbrctl(["set", "--cgroup", str(self.cg.path), self.cc, *kv])
+        self.method = "bbrctl set --cgroup"
         return self
 
     def __exit__(self, *exc):
-        if self.method is None:
-            return False
-        if self._old is None:
+        if self.method is not None:
             _bbrctl(["set", "--cgroup", str(self.cg.path), self.cc, "--reset"])
-        else:
-            _bbrctl(["params", self.cc, *(f"{k}={v}" for k, v in self._old.items())])
-        self.method = None
+            self.method = None
         return False
 
 

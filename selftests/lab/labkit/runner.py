@@ -95,9 +95,11 @@ def kernel_lock(wait_s=LOCK_WAIT_S):
 
 
 @contextlib.contextmanager
-def cc_session(cc):
-    """Make cc usable for one run: built-in CCs as they are; project CCs
-    registered (under the kernel lock) and unregistered afterwards."""
+def cc_session(spec):
+    """Make the CC of spec (a name, or NAME:PROFILE) usable for one run:
+    built-in CCs as they are; project CCs registered (under the kernel lock)
+    and unregistered afterwards."""
+    cc, _ = ccctl.split_variant(spec)
     if cc not in PROJECT_CCS:
         if cc not in bbrtest.available_ccs():
             raise LabError(f"congestion control {cc!r} is neither built in "
@@ -257,11 +259,14 @@ def state_recorder(cc, t0, outdir, path=None):
 
 
 @contextlib.contextmanager
-def run_config(sc, cc, flows):
-    """The run's cgroup with [cc_params] and ETS applied, or None when the
-    scenario asks for neither. Yields (cgroup, info dict for the summary)."""
-    params = {n: kv for n, kv in (sc.get("cc_params") or {}).items()
+def run_config(sc, cc, flows, profile=None):
+    """The run's cgroup with [cc_params], the variant's profile and ETS
+    applied, or None when the run needs none of them. Yields (cgroup, info
+    dict for the summary)."""
+    params = {n: dict(kv) for n, kv in (sc.get("cc_params") or {}).items()
               if any(f["cc"] == n for f in flows)}
+    if profile:
+        params.setdefault(cc, {})[ccctl.PROFILE_KEY] = profile
     ets = bool(sc.get("ets"))
     if not params and not ets:
         yield None, {}
@@ -304,17 +309,20 @@ def rate_at(schedule, t_s):
 
 # ---- one run ----
 
-def run_one(sc, cc, outdir, progress=None, registered=False):
-    """Run scenario sc (no sweep) under cc: (metrics, samples, state rows).
-    registered: the caller holds cc_session(cc) already."""
+def run_one(sc, spec, outdir, progress=None, registered=False):
+    """Run scenario sc (no sweep) under spec, a CC or a variant NAME:PROFILE
+    (the results carry spec as their cc): (metrics, samples, state rows).
+    registered: the caller holds cc_session(spec) already."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
+    cc, profile = ccctl.split_variant(spec)
     flows = S.expand_flows(sc, cc)
     kw = S.path_kwargs(sc, flows)
     dur = sc["duration_s"]
     queue = []
-    with contextlib.nullcontext() if registered else cc_session(cc):
-        with EmulatedPath(workdir=outdir, **kw) as path, run_config(sc, cc, flows) as (cg, conf):
+    with contextlib.nullcontext() if registered else cc_session(spec):
+        with EmulatedPath(workdir=outdir, **kw) as path, \
+                run_config(sc, cc, flows, profile) as (cg, conf):
             t0 = time.monotonic()
             last_q = [0.0]
 
@@ -338,7 +346,7 @@ def run_one(sc, cc, outdir, progress=None, registered=False):
             buffer_bytes, bdp = path.buffer_bytes, path.bdp_bytes
     (outdir / "stats.json").write_text(json.dumps(stats, indent=1))
     state = rec["rows"]
-    res = compute(sc, cc, flows, samples, stats, queue, log_q, state, backend)
+    res = compute(sc, spec, flows, samples, stats, queue, log_q, state, backend)
     res.update({"backend": backend, "buffer_bytes": buffer_bytes, "bdp_bytes": bdp,
                 "rate_mbit": rate, "state_source": rec["source"] if state else
                 "none (tcp_info only)" if not rec["error"] else f"none ({rec['error']})",
@@ -554,7 +562,7 @@ def run_scenario(sc, out, ccs=None, progress=True):
     for ci, cc in enumerate(ccs):
         with cc_session(cc):
             for pi, (label, psc) in enumerate(pts):
-                rundir = out / "runs" / (_dirname(label) or "run") / cc
+                rundir = out / "runs" / (_dirname(label) or "run") / _dirname(cc)
                 name = f"{label + ' ' if label else ''}{cc}"
                 if progress and not sys.stderr.isatty():
                     sys.stderr.write(f"{sc['name']}: {name} ({psc['duration_s']:g} s)\n")

@@ -63,6 +63,25 @@ def test_param_keys_from_headers():
     assert not any(k.startswith("_") for k in ks)
 
 
+def test_variants_and_profiles():
+    """"bbr3:v3plus" names bbr3 run with a profile; the profile names come
+    from BBR_PROFILE_NAMES, and a scenario may set one as a key."""
+    assert ccctl.profiles()[:2] == ("v3", "v3plus")
+    assert ccctl.split_variant("bbr3:v3plus") == ("bbr3", "v3plus")
+    assert ccctl.split_variant("cubic") == ("cubic", None)
+    for bad, msg in (("cubic:v3", "only"), ("bbr3:fast", "no profile 'fast'")):
+        with pytest.raises(LabError, match=msg):
+            ccctl.split_variant(bad)
+    sc = S.loads('ccs = ["bbr3:v3", "bbr3:v3plus", "bbr"]\n' + BASE +
+                 "[cc_params.bbr3]\nprofile = \"v3plus\"\n[[flows]]\ncount = 1\n")
+    assert sc["ccs"] == ["bbr3:v3", "bbr3:v3plus", "bbr"]
+    for text, msg in (('ccs = ["bbr3:nope"]\n', "no profile"),
+                      ('[cc_params.bbr3]\nprofile = "v9"\n', "profile: one of")):
+        top = text.startswith("ccs")
+        with pytest.raises(S.ScenarioError, match=msg):
+            S.loads((text + BASE if top else BASE + text) + "[[flows]]\ncount = 1\n")
+
+
 @pytest.mark.parametrize("extra,msg", [
     ("[cc_params.cubic]\nbeta = 1\n", "unknown congestion control 'cubic'"),
     ("[cc_params.bbr_fast]\nbeta = 1\n", "unknown congestion control 'bbr_fast'"),
@@ -252,13 +271,11 @@ def test_state_recorder_prefers_trace_and_falls_back_to_stat(monkeypatch, tmp_pa
 
 
 FAKE_BBRCTL = """#!/bin/sh
-# bbrctl without `set`: help set fails; params shows JSON or logs a change
+# logs its arguments; set, attach and detach succeed
 echo "$@" >> "$0.log"
 case "$1 $2" in
-  "help set") echo "bbrctl: unknown command set" >&2; exit 2;;
   "help attach") echo "Usage: bbrctl attach --cgroup PATH --cc NAME"; exit 0;;
-  "--json params") echo '{"cc":"bbr3","params":{"beta":76,"ecn_enable":0}}'; exit 0;;
-  "params bbr3") exit 0;;
+  "set --cgroup") exit 0;;
   "attach --cgroup") echo "bbrctl: attached: ... use bbr3; pinned at ..." >&2; exit 0;;
   "detach --cgroup") exit 0;;
 esac
@@ -266,9 +283,10 @@ exit 1
 """
 
 
-def test_params_fallback_restores_global_values(monkeypatch, tmp_path):
-    """bbrctl without `set --cgroup`: global `params NAME k=v`, the old values
-    written back after the run, also when the run fails; attach/detach pair up."""
+def test_params_profile_first_and_reset_after_failure(monkeypatch, tmp_path):
+    """`bbrctl set --cgroup` with the profile before the scenario's keys (so
+    they override it), `--reset` after the run also when it fails, and
+    attach/detach pair up."""
     fake = tmp_path / "bbrctl"
     fake.write_text(FAKE_BBRCTL)
     fake.chmod(0o755)
@@ -277,21 +295,19 @@ def test_params_fallback_restores_global_values(monkeypatch, tmp_path):
     class Cg:
         path = Path("/sys/fs/cgroup/unified/lab-test")
 
+    cg = str(Cg.path)
     with pytest.raises(RuntimeError):
-        with ccctl.CcParams("bbr3", {"beta": 128, "ecn_enable": 1}, Cg()) as cp, \
+        with ccctl.CcParams("bbr3", {"beta": 128, "profile": "v3plus"}, Cg()) as cp, \
                 ccctl.EtsAttach("bbr3", Cg()) as ea:
-            assert cp.method.startswith("bbrctl params (global")
+            assert cp.method == "bbrctl set --cgroup"
             assert ea.ets is False
             raise RuntimeError("run failed")
     log = (tmp_path / "bbrctl.log").read_text().splitlines()
     print("\n".join(log))
-    assert "params bbr3 beta=128 ecn_enable=1" in log
-    assert log[-1] == "params bbr3 beta=76 ecn_enable=0"           # restored last
-    assert "detach --cgroup /sys/fs/cgroup/unified/lab-test" in log
-    assert log.index("detach --cgroup /sys/fs/cgroup/unified/lab-test") < len(log) - 1
-    with pytest.raises(LabError, match="have no \\['bogus'\\]"):
-        with ccctl.CcParams("bbr3", {"bogus": 1}, Cg()):
-            pass
+    assert f"set --cgroup {cg} bbr3 profile=v3plus beta=128" in log
+    assert log[-1] == f"set --cgroup {cg} bbr3 --reset"            # reset last
+    assert f"detach --cgroup {cg}" in log
+    assert log.index(f"detach --cgroup {cg}") < len(log) - 1
 
 
 def test_sender_summary_and_table():
