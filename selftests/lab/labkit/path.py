@@ -47,6 +47,7 @@ SND_HOST_BASE = 1                   # sender i: .1+i of the path's /24
 RCV_HOST_BASE = 101                 # receiver j: .101+j
 ROUTER_HOST = 254                   # kernel backend: the router's address
 MAX_ENDPOINTS = 100                 # senders (and receivers) per path
+ACK_EVERY_MAX = 64                  # linkem's ack_every limit
 TUN_DEV = "lem0"                    # linkem's device in each end namespace
 VETH_DEV = "lab0"                   # kernel backend's device in each end namespace
 READY_TIMEOUT_S = 10.0              # linkem: start-up until READY
@@ -96,7 +97,7 @@ class EmulatedPath(SetupClose):
     def __init__(self, rate_mbit=50, rtt_ms=40, buffer_bdp=None, buffer_bytes=None,
                  buffer_pkts=None, senders=1, receivers=1, extra_delay_ms=None,
                  loss=None, ecn=None, schedule=None, trace=None, backend="auto",
-                 log=True, workdir=None, lateness_bound_us=1000, seed=1, prefix=NS_PREFIX):
+                 ack_batch_ms=0, ack_every=1, ack_hold_ms=None, log=True, workdir=None, lateness_bound_us=1000, seed=1, prefix=NS_PREFIX):
         if not 1 <= senders <= MAX_ENDPOINTS or not 1 <= receivers <= MAX_ENDPOINTS:
             raise ValueError(f"senders and receivers must be 1..{MAX_ENDPOINTS}")
         if sum(x is not None for x in (buffer_bdp, buffer_bytes, buffer_pkts)) > 1:
@@ -113,6 +114,10 @@ class EmulatedPath(SetupClose):
         if len(self.extra_delay_ms) != senders:
             raise ValueError("extra_delay_ms needs one value per sender")
         self.loss, self.ecn = loss, ecn
+        # ACK aggregation on the ACK path (linkem batch_us, ack_every)
+        if ack_batch_ms < 0 or not 1 <= int(ack_every) <= ACK_EVERY_MAX:
+            raise ValueError(f"ack_batch_ms must be >= 0 and ack_every 1..{ACK_EVERY_MAX}")
+        self.ack_batch_ms, self.ack_every, self.ack_hold_ms = ack_batch_ms, int(ack_every), ack_hold_ms
         self.nsenders, self.nreceivers = senders, receivers
         self.bdp_bytes = bdp_bytes(self.rate_mbit, self.rtt_ms) if self.rtt_ms else 0
         if buffer_bytes is not None:
@@ -125,14 +130,15 @@ class EmulatedPath(SetupClose):
         self._queue = ({"bytes": int(buffer_bytes)} if buffer_bytes is not None else
                        {"packets": int(buffer_pkts)} if buffer_pkts is not None else
                        {"bytes": self.buffer_bytes})
-        needs_linkem = bool(self.rtt_ms or any(self.extra_delay_ms) or schedule or trace)
+        needs_linkem = bool(self.rtt_ms or any(self.extra_delay_ms) or schedule or trace or
+                            ack_batch_ms or self.ack_every > 1)
         if backend == "auto":
             backend = "linkem" if (linkem_available() or needs_linkem) else "kernel"
         if backend not in ("linkem", "kernel"):
             raise ValueError(f"backend must be linkem, kernel or auto, not {backend!r}")
-        if backend == "kernel" and (any(self.extra_delay_ms) or trace or schedule):
-            raise ValueError("the kernel backend cannot add delay or follow a schedule; "
-                             "use backend='linkem'")
+        if backend == "kernel" and needs_linkem:
+            raise ValueError("the kernel backend cannot add delay, aggregate ACKs or "
+                             "follow a schedule; use backend='linkem'")
         self.backend = backend
         self.lateness_bound_us, self.seed = lateness_bound_us, seed
         self.want_log = log
@@ -217,9 +223,13 @@ class EmulatedPath(SetupClose):
                "ecn": self.ecn, "ect1_only": bool((self.ecn or {}).get("ect1_only", False))}
         if fwd["ecn"]:
             fwd["ecn"] = {k: v for k, v in fwd["ecn"].items() if k != "ect1_only"}
-        # ACK path: unshaped, a large queue, the other half of the delay.
+        # ACK path: unshaped, a large queue, the other half of the delay;
+        # ACKs released in aggregates (batch_us) and/or coalesced (ack_every).
         rev = {"rate": None, "queue": {"packets": 100000}, "delay_us": one_way_us,
-               "loss": None, "ecn": None, "ect1_only": False}
+               "loss": None, "ecn": None, "ect1_only": False,
+               "batch_us": int(self.ack_batch_ms * 1000), "ack_every": self.ack_every}
+        if self.ack_hold_ms is not None:
+            rev["ack_hold_us"] = int(self.ack_hold_ms * 1000)
         return {"ports": ports, "base_rtt_us": int(self.rtt_ms * 1000), "fwd": fwd,
                 "rev": rev, "lateness_bound_us": self.lateness_bound_us,
                 "seed": self.seed, "duration_s": 0}

@@ -5,7 +5,8 @@
     description = "..."
     duration_s = 20                  # each CC's run
     warmup_s = 5                     # metrics after warm-up start here
-    ccs = ["bbr3", "bbr", "cubic"]   # compared; --cc on the command line overrides
+    ccs = ["bbr3", "bbr", "cubic"]   # compared; --cc on the command line overrides;
+                                     # "bbr3:v3plus": bbr3 with that profile
     backend = "auto"                 # "linkem", "kernel" (no delay) or "auto"
 
     [link]
@@ -16,6 +17,11 @@
     loss = 0.0                       # random loss probability on the data path
     ecn = {mode = "sojourn", k_us = 2000}   # linkem's ecn object
     extra_delay_ms = [0, 10]         # per sender (extra RTT)
+    ack_batch_ms = 4                 # ACKs reach the senders in aggregates every
+                                     # 4 ms (Wi-Fi, cellular); default 0: off
+    ack_every = 4                    # of each flow's pure ACKs only every 4th
+                                     # (GRO/stretch ACKs; default 1: all) ...
+    ack_hold_ms = 1                  # ... or one held that long (default 1)
 
     [[flows]]
     count = 2                        # that many identical flows
@@ -44,8 +50,10 @@ from pathlib import Path
 
 DEFAULT_CCS = ["bbr3", "bbr", "cubic"]
 EACH = "each"
-LINK_KEYS = {"rate_mbit", "schedule", "trace", "rtt_ms", "buffer_bdp", "buffer_bytes",
-             "buffer_pkts", "loss", "ecn", "extra_delay_ms"}
+PATH_LINK_KEYS = ("rate_mbit", "schedule", "trace", "rtt_ms", "buffer_bdp", "buffer_bytes",
+                  "buffer_pkts", "loss", "ecn", "extra_delay_ms", "ack_batch_ms", "ack_every",
+                  "ack_hold_ms")
+LINK_KEYS = set(PATH_LINK_KEYS)
 TOP_KEYS = {"name", "description", "duration_s", "warmup_s", "ccs", "backend", "link",
             "flows", "sweep", "expect", "cc_params", "ets"}
 FLOW_KEYS = {"count", "sender", "receiver", "start_s", "stop_s", "cc", "kind",
@@ -99,6 +107,14 @@ def validate(sc, origin):
     if not 0 <= sc["warmup_s"] < sc["duration_s"]:
         bad("warmup_s must be in [0, duration_s)")
     sc.setdefault("ccs", list(DEFAULT_CCS))
+    if not isinstance(sc["ccs"], list) or not sc["ccs"]:
+        bad("ccs must be a non-empty list of CC names (or NAME:PROFILE)")
+    from .ccctl import split_variant
+    for c in sc["ccs"]:
+        try:
+            split_variant(c)
+        except Exception as e:      # LabError: name the file and the key
+            bad(f"ccs: {e}")
     sc.setdefault("backend", "auto")
     link = sc.get("link")
     if not isinstance(link, dict):
@@ -108,6 +124,13 @@ def validate(sc, origin):
         bad(f"[link]: unknown keys {sorted(unknown)} (known: {sorted(LINK_KEYS)})")
     if not any(k in link for k in ("rate_mbit", "schedule", "trace")):
         bad("[link] needs rate_mbit, schedule or trace")
+    for k, lo, hi in (("ack_batch_ms", 0, 1000), ("ack_hold_ms", 0.001, 1000)):
+        v = link.get(k, lo)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+            bad(f"[link].{k}: a number of ms in [{lo}, {hi}], got {v!r}")
+    v = link.get("ack_every", 1)
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 64:
+        bad(f"[link].ack_every: an integer in [1, 64], got {v!r}")
     flows = sc.get("flows")
     if not flows:
         bad("at least one [[flows]] entry is needed")
@@ -162,7 +185,7 @@ def estimate_s(sc, ccs=None):
     pts = points(sc)
     runs = len(pts) * len(ccs)
     return (sum(p["duration_s"] for _, p in pts) * len(ccs) + runs * RUN_OVERHEAD_S
-            + REGISTER_OVERHEAD_S * sum(c in PROJECT_CCS for c in ccs))
+            + REGISTER_OVERHEAD_S * sum(c.partition(":")[0] in PROJECT_CCS for c in ccs))
 
 
 def points(sc):
@@ -203,9 +226,7 @@ def expand_flows(sc, cc):
 def path_kwargs(sc, flows):
     """EmulatedPath keyword arguments for one run."""
     link = sc["link"]
-    kw = {k: link[k] for k in ("rate_mbit", "schedule", "trace", "rtt_ms", "buffer_bdp",
-                               "buffer_bytes", "buffer_pkts", "loss", "ecn", "extra_delay_ms")
-          if k in link}
+    kw = {k: link[k] for k in PATH_LINK_KEYS if k in link}
     if "rate_mbit" not in kw:
         kw["rate_mbit"] = None
     kw.setdefault("rtt_ms", 0)

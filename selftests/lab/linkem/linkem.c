@@ -75,6 +75,14 @@
 #define POOL_MAX_PKTS 262144		/* 512 MB of packet buffers at most */
 #define HIST_BUCKETS_US 20000		/* 1 us buckets up to 20 ms, then overflow */
 #define PHANTOM_WINDOW_DEFAULT_US 5000	/* issue 4: rate over a 5 ms window */
+#define ACK_SLOTS 1024			/* flows whose ACKs one direction coalesces at once */
+#define ACK_HOLD_DEFAULT_US 1000	/* a held ACK goes out after 1 ms at the latest */
+#define TCP_PROTO 6
+#define TCP_OPT_EOL 0
+#define TCP_OPT_NOP 1
+#define TCP_OPT_SACK 5
+#define TCP_FLAG_ACK 0x10
+#define TCP_FLAG_PSH 0x08
 #define NS_PER_S 1000000000ull
 #define NS_PER_MS 1000000ull
 #define NS_PER_US 1000ull
@@ -138,6 +146,9 @@ struct pipe_cfg {
 	uint64_t window_ns;
 	bool phantom_ramp;	/* mark with probability rising 0 -> 1 over gamma C -> C */
 	bool ect1_only;
+	uint64_t batch_ns;	/* releases only on a grid of this period (0: off) */
+	uint32_t ack_every;	/* forward 1 of this many pure ACKs per flow (<= 1: off) */
+	uint64_t ack_hold_ns;	/* ... or a held one once it waited this long */
 };
 
 struct config {
@@ -171,6 +182,16 @@ struct ring {			/* FIFO of packet indices */
 
 struct win_ent { uint64_t t; uint32_t bits; };
 
+/* One flow's pure ACK held back by ACK coalescing (see coalesce()). */
+struct ack_slot {
+	uint8_t key[12];	/* saddr, daddr, sport, dport as on the wire */
+	uint32_t idx;		/* the held packet */
+	uint32_t n;		/* ACKs it stands for */
+	uint32_t ack;		/* its acknowledgment number */
+	uint64_t deadline;
+	bool used;
+};
+
 struct dir_state {
 	struct pipe_cfg *cfg;
 	struct ring q;
@@ -185,6 +206,10 @@ struct dir_state {
 	struct win_ent *win;
 	size_t win_cap, win_head, win_n;
 	uint64_t win_bits;
+	/* ACK coalescing */
+	struct ack_slot *acks;	/* ACK_SLOTS entries when ack_every > 1 */
+	size_t acks_held;
+	uint64_t acks_coalesced;
 	/* counters */
 	uint64_t arrived, arrived_bytes, forwarded, forwarded_bytes;
 	uint64_t drops[6], ce_marked, ect_in, ce_in;
@@ -584,7 +609,8 @@ static void parse_ecn(struct pipe_cfg *p, const json_t *e, const char *where)
 static void parse_pipe(struct pipe_cfg *p, const json_t *j, const char *where)
 {
 	static const char *const keys[] = { "rate", "queue", "delay_us", "loss", "ecn",
-					    "ect1_only", NULL };
+					    "ect1_only", "batch_us", "ack_every",
+					    "ack_hold_us", NULL };
 
 	if (!j)
 		die("config: \"%s\" is required", where);
@@ -595,6 +621,10 @@ static void parse_pipe(struct pipe_cfg *p, const json_t *j, const char *where)
 	parse_loss(p, json_object_get(j, "loss"), where);
 	parse_ecn(p, json_object_get(j, "ecn"), where);
 	p->ect1_only = get_bool(j, "ect1_only", where, false);
+	p->batch_ns = get_num(j, "batch_us", where, 0, 0, 1e6) * NS_PER_US;
+	p->ack_every = get_num(j, "ack_every", where, 1, 1, 64);
+	p->ack_hold_ns = get_num(j, "ack_hold_us", where, ACK_HOLD_DEFAULT_US,
+				 1, 1e6) * NS_PER_US;
 }
 
 static void parse_port(struct port *pt, const json_t *j, int idx)
@@ -1063,8 +1093,18 @@ static void schedule_release(struct pkt *p, uint32_t idx)
 {
 	uint64_t delay = path_delay_ns(p);
 
+	const struct pipe_cfg *c = dirs[p->dir].cfg;
+
 	p->delay_us = delay / NS_PER_US;
 	p->release = p->depart == U64_INF ? U64_INF : p->depart + delay;
+	/* batch_us: held to the next grid point, as a Wi-Fi or cellular link
+	 * hands packets over in aggregates every few ms */
+	if (c->batch_ns && p->release != U64_INF && p->release > origin_ns) {
+		uint64_t off = (p->release - origin_ns) % c->batch_ns;
+
+		if (off)
+			p->release += c->batch_ns - off;
+	}
 	heap_push(idx);
 }
 
@@ -1202,6 +1242,143 @@ static void set_origin(uint64_t t)
 }
 
 /* Read one packet from a port into the bottleneck; false if it had none. */
+/* Into the pipe: the loss model, then the bottleneck queue. */
+static void admit(struct dir_state *d, uint32_t idx)
+{
+	if (loss_drop(d))
+		drop_pkt(idx, LEM_DROP_LOSS);
+	else
+		enqueue(d, idx);
+}
+
+/*
+ * ACK coalescing (ack_every N): of the pure cumulative ACKs of one flow,
+ * only every Nth enters the pipe, or the one held when ack_hold_us has
+ * passed; each replaces the one held before it. The sender then sees what a
+ * receiver with GRO/LRO or stretch ACKs sends: one ACK per 2N segments,
+ * covering all of them. ACKs that carry data, flags other than ACK/PSH
+ * (ECE included), a SACK block or a repeated acknowledgment number
+ * (duplicate ACKs) are never held: they first release the flow's held ACK,
+ * so that loss recovery and ECN see every signal, in order.
+ */
+static bool pure_ack(const uint8_t *ip, size_t len, uint32_t *ack)
+{
+	size_t ihl = (ip[0] & 0xf) * 4, doff, tot, o;
+
+	if (ip[9] != TCP_PROTO || ihl < 20 || len < ihl + 20)
+		return false;
+	doff = (ip[ihl + 12] >> 4) * 4;
+	tot = (size_t)ip[2] << 8 | ip[3];
+	if (doff < 20 || tot > len || tot != ihl + doff ||
+	    (ip[ihl + 13] & ~TCP_FLAG_PSH) != TCP_FLAG_ACK)
+		return false;
+	for (o = ihl + 20; o < ihl + doff;) {
+		uint8_t kind = ip[o];
+
+		if (kind == TCP_OPT_EOL)
+			break;
+		if (kind == TCP_OPT_NOP) {
+			o++;
+			continue;
+		}
+		if (kind == TCP_OPT_SACK || o + 1 >= ihl + doff || ip[o + 1] < 2)
+			return false;
+		o += ip[o + 1];
+	}
+	memcpy(ack, ip + ihl + 8, 4);
+	return true;
+}
+
+static void ack_key(const uint8_t *ip, uint8_t key[12])
+{
+	size_t ihl = (ip[0] & 0xf) * 4;
+
+	memcpy(key, ip + 12, 8);
+	if (ip[9] == TCP_PROTO)
+		memcpy(key + 8, ip + ihl, 4);
+	else
+		memset(key + 8, 0, 4);
+}
+
+static struct ack_slot *ack_slot_of(struct dir_state *d, const uint8_t key[12])
+{
+	uint32_t h = 2166136261u;	/* FNV-1a over the 4-tuple */
+	int i;
+
+	for (i = 0; i < 12; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return &d->acks[h % ACK_SLOTS];
+}
+
+static void ack_release(struct dir_state *d, struct ack_slot *s, uint64_t now)
+{
+	struct pkt *p = &pool[s->idx];
+
+	s->used = false;
+	d->acks_held--;
+	p->arrive = now;	/* it leaves the receiver now */
+	p->seq = arrival_seq++;
+	admit(d, s->idx);
+}
+
+/* true: idx is held (or replaced the held one); false: forward it now */
+static bool coalesce(struct dir_state *d, uint32_t idx)
+{
+	struct pkt *p = &pool[idx];
+	struct ack_slot *s;
+	uint8_t key[12];
+	uint32_t ack;
+	bool pure;
+
+	if (p->len < 20 || p->data[9] != TCP_PROTO)
+		return false;
+	ack_key(p->data, key);
+	s = ack_slot_of(d, key);
+	pure = pure_ack(p->data, p->len, &ack);
+	if (s->used && memcmp(s->key, key, sizeof(key)))
+		return false;		/* another flow's ACK holds the slot */
+	if (!pure || (s->used && s->ack == ack)) {
+		if (s->used)
+			ack_release(d, s, p->arrive);
+		return false;
+	}
+	if (s->used) {
+		d->acks_coalesced++;	/* not logged: it never left */
+		pkt_free(s->idx);
+		s->n++;
+	} else {
+		memcpy(s->key, key, sizeof(key));
+		s->used = true;
+		s->n = 1;
+		s->deadline = p->arrive + d->cfg->ack_hold_ns;
+		d->acks_held++;
+	}
+	s->idx = idx;
+	s->ack = ack;
+	if (s->n >= d->cfg->ack_every)
+		ack_release(d, s, p->arrive);
+	return true;
+}
+
+/* Held ACKs whose time is up; the earliest deadline left (U64_INF: none). */
+static uint64_t acks_due(struct dir_state *d, uint64_t now)
+{
+	uint64_t next = U64_INF;
+	size_t i;
+
+	for (i = 0; d->acks_held && i < ACK_SLOTS; i++) {
+		struct ack_slot *s = &d->acks[i];
+
+		if (!s->used)
+			continue;
+		if (s->deadline <= now)
+			ack_release(d, s, now);
+		else if (s->deadline < next)
+			next = s->deadline;
+	}
+	return next;
+}
+
 static bool receive_one(int port_idx)
 {
 	static uint8_t scratch[PKT_BUF_BYTES];
@@ -1259,11 +1436,9 @@ static bool receive_one(int port_idx)
 		return true;
 	}
 	p->out = out;
-	if (loss_drop(d)) {
-		drop_pkt(idx, LEM_DROP_LOSS);
+	if (d->cfg->ack_every > 1 && coalesce(d, idx))
 		return true;
-	}
-	enqueue(d, idx);
+	admit(d, idx);
 	return true;
 }
 
@@ -1415,6 +1590,8 @@ static void alloc_state(void)
 			dirs[d].win = alloc_zero(n * sizeof(struct win_ent));
 			dirs[d].win_cap = n;
 		}
+		if (cfg.pipe[d].ack_every > 1)
+			dirs[d].acks = alloc_zero(ACK_SLOTS * sizeof(struct ack_slot));
 	}
 	if (log_fd >= 0)
 		log_ring = alloc_zero(LOG_RING_RECS * sizeof(*log_ring));
@@ -1520,13 +1697,15 @@ static void write_dir_stats(FILE *f, const char *name, const struct dir_state *d
 	fprintf(f, "}, \"ce_marked\": %llu, \"ect_in\": %llu, \"ce_in\": %llu, "
 		"\"max_queue_bytes\": %llu, \"max_queue_pkts\": %llu, "
 		"\"left_in_queue\": %zu, \"queue_limit_bytes\": %llu, "
-		"\"queue_limit_pkts\": %llu, \"delay_us\": %llu, \"rate_mbit\": ",
+		"\"queue_limit_pkts\": %llu, \"delay_us\": %llu, "
+		"\"acks_coalesced\": %llu, \"rate_mbit\": ",
 		(unsigned long long)d->ce_marked, (unsigned long long)d->ect_in,
 		(unsigned long long)d->ce_in, (unsigned long long)d->max_q_bytes,
 		(unsigned long long)d->max_q_pkts, d->q.n,
 		(unsigned long long)c->q_limit_bytes,
 		(unsigned long long)c->q_limit_pkts,
-		(unsigned long long)(c->delay_ns / NS_PER_US));
+		(unsigned long long)(c->delay_ns / NS_PER_US),
+		(unsigned long long)d->acks_coalesced);
 	if (c->rate_kind == RATE_NONE)
 		fputs("null", f);
 	else
@@ -1589,11 +1768,17 @@ static void write_stats(const char *file, uint64_t end)
 
 /* ---------- main loop ---------- */
 
-static uint64_t next_event(void)
+static uint64_t next_event(uint64_t now)
 {
-	uint64_t next = heap_n ? pool[heap[0]].release : U64_INF;
+	uint64_t next = U64_INF, t;
 	int d;
 
+	/* first: held ACKs due now enter the pipe (and the delay line) */
+	for (d = 0; d < 2; d++)
+		if (dirs[d].acks_held && (t = acks_due(&dirs[d], now)) < next)
+			next = t;
+	if (heap_n && pool[heap[0]].release < next)
+		next = pool[heap[0]].release;
 	for (d = 0; d < 2; d++) {
 		const struct dir_state *ds = &dirs[d];
 		uint64_t start;
@@ -1631,7 +1816,7 @@ static void run(uint64_t deadline)
 		serve(&dirs[1], now);
 		release_due(now);
 		now = now_ns();
-		next = next_event();
+		next = next_event(now);
 		if (deadline < next)
 			next = deadline;
 		if (next != U64_INF) {

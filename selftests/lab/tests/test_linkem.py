@@ -463,6 +463,8 @@ BAD_CONFIGS = [
     ("bad loss model", lambda c: c["fwd"].update(loss={"model": "burst"}), "unknown"),
     ("address outside 198.18/15", lambda c: c["ports"][0].update(addrs=["203.0.113.1"]),
      "outside 198.18.0.0/15"),
+    ("ack_every 0", lambda c: c["rev"].update(ack_every=0), "out of range"),
+    ("batch over 1 s", lambda c: c["rev"].update(batch_us=2e6), "out of range"),
 ]
 
 
@@ -631,3 +633,52 @@ def test_phantom_queue_probability_ramp():
     print(f"mark fraction: 3 Mbit/s {frac[3e6]:.3f} (exp 0), 7.5 Mbit/s {frac[7.5e6]:.3f} (exp 0.5)")
     assert frac[3e6] == 0
     assert 0.35 < frac[7.5e6] < 0.65
+
+
+TCP_SINK = r"""
+import socket, sys
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind((sys.argv[1], int(sys.argv[2]))); l.listen(1)
+print("BOUND", flush=True)
+c, _ = l.accept(); n = 0
+while True:
+    b = c.recv(1 << 16)
+    if not b: break
+    n += len(b)
+print(n, flush=True)
+"""
+
+TCP_SOURCE = r"""
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+s.sendall(b"x" * int(sys.argv[3])); s.close()
+"""
+
+
+def test_ack_batching_and_coalescing():
+    """The ACK path of a TCP transfer with batch_us 4000, ack_every 4 and
+    ack_hold_us 10000 (the receiver ACKs every ~1.2 ms at 20 Mbit/s): every
+    ACK leaves on the 4 ms grid (within the release lateness), of the pure
+    ACKs about one in four goes out (the others are counted as coalesced),
+    and the transfer completes."""
+    require_root()
+    batch_us, every, nbytes = 4000, 4, 3_000_000
+    with Emu(pipe(20, 5000, queue={"packets": 200}),
+             pipe(None, 5000, batch_us=batch_us, ack_every=every, ack_hold_us=10000)) as e:
+        sink = e.bg(e.ns[1], TCP_SINK, RCV_ADDR, UDP_PORT)
+        assert sink.stdout.readline() == "BOUND\n"
+        e.fg(e.ns[0], TCP_SOURCE, RCV_ADDR, UDP_PORT, nbytes, timeout=60)
+        got = int(sink.communicate(timeout=30)[0].strip())
+        stats, log = e.stop()
+    rev = L.select(log, (log["dir"] == L.DIR_REV) & (log["proto"] == 6) &
+                   (log["drop"] == L.DROP_NONE))
+    phase_us = ((rev["t_release_ns"].astype(np.int64) - stats["origin_ns"]) % (batch_us * 1000)) / 1000
+    on_grid = float(np.mean(phase_us < 1000))
+    fwd_acks, coalesced = int(len(rev["size"])), stats["rev"]["acks_coalesced"]
+    share = fwd_acks / (fwd_acks + coalesced)
+    print(f"received {got} of {nbytes}; ACKs forwarded {fwd_acks}, coalesced {coalesced} "
+          f"(forwarded share {share:.3f}, 1/{every} = {1 / every:.3f}); "
+          f"released within 1 ms after a grid point: {on_grid:.4f}")
+    assert got == nbytes
+    assert on_grid >= 0.99
+    assert 0.2 <= share <= 0.4
