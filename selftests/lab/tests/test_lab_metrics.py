@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """labkit metrics and scenarios on synthetic data (no root, no network)."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -134,3 +135,38 @@ def test_shipped_scenarios_parse():
         for _, p in S.points(sc):
             S.path_kwargs(p, S.expand_flows(p, "cubic"))
     print("parsed", [f.name for f in files])
+
+
+def test_scorecard_goals_from_summaries(tmp_path):
+    """labkit.scorecard reads results/<scenario>/summary.json of the
+    bbr3_profiles set: absolute goals, goals relative to another CC of the
+    same run (kernel bbr's retransmits), and a missing scenario reported as
+    missing, never as met."""
+    from labkit import scorecard
+
+    def write(scen, runs):
+        (tmp_path / scen).mkdir()
+        (tmp_path / scen / "summary.json").write_text(json.dumps({"runs": runs}))
+
+    def run(cc, **kw):
+        r = {"cc": cc, "sweep_value": None, "flows": [{"min_rtt_ms": 40.0}]}
+        r.update(kw)
+        return r
+    write("two_flows_2bdp", [run("bbr3:v3", jain_windows={"mean": 0.83, "min": 0.7}),
+                             run("bbr3:v3plus", jain_windows={"mean": 0.97, "min": 0.9}),
+                             run("bbr", jain_windows={"mean": 0.99, "min": 0.95})])
+    write("shallow_buffer", [run("bbr3:v3", retransmit_rate=0.004),
+                             run("bbr3:v3plus", retransmit_rate=0.02),
+                             run("bbr", retransmit_rate=0.05)])
+    rows, ccs = scorecard.evaluate(tmp_path)
+    by = {r["goal"]: r for r in rows}
+    text = scorecard.render(rows, ccs)
+    print(text)
+    assert ccs[:3] == ["bbr3:v3", "bbr3:v3plus", "bbr"]
+    two = by["2 flows 2 BDP: Jain mean >= 0.95"]
+    assert two["met"] == {"bbr3:v3": False, "bbr3:v3plus": True}
+    shallow = by["0.5 BDP: retransmits <= 0.30 x bbr's"]
+    assert shallow["met"] == {"bbr3:v3": True, "bbr3:v3plus": False}   # 0.02 > 0.3 x 0.05
+    lost = by["1 % loss: utilisation >= 0.90"]
+    assert lost["missing"] and not lost["met"]
+    assert "no results (random_loss)" in text
