@@ -171,8 +171,9 @@ struct bbr3 {
 	u16 idle_restarts;		/* sends after idle seen (wraps): stat */
 	u32 round_rtt_max_us;		/* max RTT sample in this loss round
 					 * (loss_queue_thresh) */
-	u32 probe_rtt_max_us;		/* max RTT sample in STARTUP / the last
-					 * PROBE_UP: the deepest queue seen */
+	u32 probe_rtt_max_us;		/* max RTT sample in STARTUP and the
+					 * PROBE_UPs since, each new one keeping
+					 * 3/4 of the excess: the deepest queue */
 };
 
 /* The sk_storage value: model state plus the send records. */

@@ -138,6 +138,15 @@
 #define BBR_MIN_TSO_SEGS		2u
 /* Default sk_pacing_shift: TSO autosizing sends 1 ms of data per skb. */
 #define BBR_PACING_SHIFT_DEFAULT	10u
+/* Beyond the reference (v3plus): a new PROBE_UP keeps 3/4 of the deepest
+ * queue (excess RTT over min_rtt) the probes before it saw, in BBR_UNIT;
+ * see bbr_age_probe_rtt_max(). */
+#define BBR_PROBE_RTT_MAX_KEEP		(BBR_UNIT * 3 / 4)
+/* ... and never allows less than 1/4 of loss_queue_thresh x min_rtt: a
+ * real path's RTT samples sit above min_rtt by host and ACK noise even
+ * with no queue, so with no probe queue seen yet (early STARTUP) nothing
+ * could look random. */
+#define BBR_LOSS_QUEUE_FLOOR_DIV	4u
 /* No usable RTT yet: assume 1 ms for the initial pacing rate. */
 #define BBR_INIT_RTT_US			1000u
 /* A live connection switched to this CC (warm start, bbr_core_init) must
@@ -725,15 +734,14 @@ static inline bool bbr_loss_looks_random(const struct bbr3 *b, s64 lost,
 					 u32 tx_in_flight)
 {
 	u32 q = BBR_P(b).loss_queue_thresh;
-	u64 allow;
+	u64 allow, seen;
 
 	if (!q || b->min_rtt_us == BBR_UNSET || !tx_in_flight)
 		return false;
 	allow = ((u64)b->min_rtt_us * q) >> BBR_SCALE;
-	if (b->probe_rtt_max_us > b->min_rtt_us)
-		allow = bbr_min_u64(allow, (b->probe_rtt_max_us - b->min_rtt_us) / 2);
-	else
-		allow = 0;
+	seen = b->probe_rtt_max_us > b->min_rtt_us ?
+	       (b->probe_rtt_max_us - b->min_rtt_us) / 2 : 0;
+	allow = bbr_min_u64(allow, bbr_max_u64(seen, allow / BBR_LOSS_QUEUE_FLOOR_DIV));
 	if (b->round_rtt_max_us > b->min_rtt_us + allow)
 		return false;
 	return (u64)(lost > 0 ? lost : 0) <=
@@ -827,6 +835,29 @@ static inline void bbr_raise_inflight_hi_slope(struct bbr3 *b,
 	b->bw_probe_up_cnt = bbr_max_u32(sk->snd_cwnd / growth_this_round, 1);
 }
 
+/*
+ * The deepest queue seen while probing bounds what a loss may pass off as
+ * random (bbr_loss_looks_random()). A probe keeps 3/4 of the previous
+ * probes' excess over min_rtt and adds its own: restarting from nothing
+ * would leave a probe that meets a loss in its first round with no
+ * allowance at all, so on a real path, where RTT samples sit a few hundred
+ * microseconds above min_rtt, every random loss then counts as congestion
+ * and cuts bw_lo every round. A buffer that really shrank still brings the
+ * bound down within a few probes.
+ */
+static inline void bbr_age_probe_rtt_max(struct bbr3 *b)
+{
+	u64 excess;
+
+	if (b->min_rtt_us == BBR_UNSET || b->probe_rtt_max_us <= b->min_rtt_us) {
+		b->probe_rtt_max_us = 0;
+		return;
+	}
+	excess = b->probe_rtt_max_us - b->min_rtt_us;
+	b->probe_rtt_max_us = b->min_rtt_us +
+		(u32)((excess * BBR_PROBE_RTT_MAX_KEEP) >> BBR_SCALE);
+}
+
 static inline void bbr_start_bw_probe_up(struct bbr3 *b, const struct bbr_sock *sk,
 					 const struct bbr_rs *rs)
 {
@@ -835,7 +866,7 @@ static inline void bbr_start_bw_probe_up(struct bbr3 *b, const struct bbr_sock *
 	b->cycle_mstamp_us = sk->now_us;
 	bbr_reset_full_bw(b);
 	b->full_bw = rs->bw;
-	b->probe_rtt_max_us = 0;	/* this probe's deepest queue, from now */
+	bbr_age_probe_rtt_max(b);
 	bbr_set_cycle_idx(b, BBR_BW_PROBE_UP);
 	bbr_raise_inflight_hi_slope(b, sk);
 }
