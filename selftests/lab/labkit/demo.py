@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-"""bbr-bpf demo (`make run`, scripts/demo): the project's bbr3 against CUBIC on an emulated path.
+"""bbr-bpf demo (`make run`, scripts/demo): the project's bbr3 beside the kernel's bbr and CUBIC on an emulated path.
 
 Runs the lab's default scenario (embedded below): two bulk flows over a
-50 Mbit/s bottleneck with 40 ms base RTT and a 2 BDP buffer, emulated by
-linkem, first with every flow under bbr3 (registered from bpf/bbr3.bpf.o for
-the run and unregistered after it), then under cubic. About 30 s in all.
+50 Mbit/s bottleneck with 40 ms base RTT and a 2 BDP buffer, the second
+starting 1 s after the first, emulated by linkem; every flow under bbr3
+with the v3plus profile, then bbr3 as the reference (profile v3; bbr3 is
+registered from bpf/bbr3.bpf.o for those runs and unregistered after
+them), then the kernel's bbr and cubic. About 2 minutes in all.
 Prints the scorecard and where the plots and report are; removes every
 namespace, process and registration it created, also on error or Ctrl-C.
 
@@ -19,15 +21,15 @@ import sys
 import time
 from pathlib import Path
 
-from . import report, runner, scenario
+from . import ccctl, report, runner, scenario
 from .path import LAB_DIR, LINKEM_BIN, LabError, linkem_available
 
 DEFAULT_SCENARIO = """
 name = "demo"
-description = "The make-run demo: two flows, 50 Mbit/s, 40 ms base RTT, 2 BDP buffer."
-duration_s = 12
-warmup_s = 3
-ccs = ["bbr3", "cubic"]
+description = "The make-run demo: two flows, 50 Mbit/s, 40 ms base RTT, 2 BDP buffer, the second 1 s late."
+duration_s = 20
+warmup_s = 10
+ccs = ["bbr3:v3plus", "bbr3:v3", "bbr", "cubic"]
 
 [link]
 rate_mbit = 50
@@ -46,7 +48,7 @@ start_s = 1
 """
 RESULTS = LAB_DIR / "results"
 TABLE_COLUMNS = ("cc", "goodput Mbit/s", "util %", "retx %", "queue p50/p95/p99 ms",
-                 "rtt p50 ms", "Jain run", "conv s", "valid")
+                 "rtt p50 ms", "Jain 1s mean/min", "conv s", "valid")
 
 
 def parse_args(argv):
@@ -55,9 +57,10 @@ def parse_args(argv):
         prog="scripts/demo",
         epilog="Example: scripts/demo --cc bbr3,bbr,cubic --seconds 20")
     p.add_argument("--cc", default=None,
-                   help="comma-separated CCs to compare (default: bbr3,cubic)")
+                   help="comma-separated CCs to compare, NAME:PROFILE for a profile "
+                        "(default: bbr3:v3plus,bbr3:v3,bbr,cubic)")
     p.add_argument("--seconds", type=float, default=None,
-                   help="length of each CC's run, seconds (default: 12)")
+                   help="length of each CC's run, seconds (default: 20)")
     p.add_argument("--out", type=Path, default=None,
                    help="results folder (default: selftests/lab/results/demo-TIME)")
     return p.parse_args(argv)
@@ -76,7 +79,7 @@ def check_prerequisites(ccs):
     if not linkem_available():
         raise LabError(f"{LINKEM_BIN}: not built; run `make`")
     for cc in ccs:
-        obj = runner.PROJECT_CCS.get(cc)
+        obj = runner.PROJECT_CCS.get(ccctl.split_variant(cc)[0])
         if obj is not None and not obj.is_file():
             raise LabError(f"{obj}: not built; run `make`")
 
