@@ -46,12 +46,7 @@ struct {
 struct bbr_glue_stats bbr_swift_stats;
 
 /* Filled by the ETS sockops program (bpf/ets.bpf.c); read-only here. */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct ets_sk);
-} ets_sk_stor SEC(".maps");
+#include "lib/ets_sk_stor.h"
 
 static __always_inline struct bbr_swift_sk *swift_sk(struct sock *sk)
 {

@@ -55,12 +55,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct ets_sk);
-} ets_sk_stor SEC(".maps");
+#include "lib/ets_sk_stor.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -44,13 +44,8 @@ struct {
 	__type(value, struct bbr3_sk);
 } cc_sk_stor SEC(".maps");
 
-/* The CC's cgroup id -> set map (lib/tcp_cc.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BBR_PARAM_SLOTS);
-	__type(key, u64);
-	__type(value, u32);
-} param_cgrp SEC(".maps");
+/* The CC's cgroup id -> set map. */
+#include "lib/param_cgrp.h"
 
 SEC("iter/tcp")
 int param_sock(struct bpf_iter__tcp *ctx)

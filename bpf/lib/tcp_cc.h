@@ -70,18 +70,7 @@ struct bbr_params bbr_param_sets[BBR_PARAM_SLOTS] SEC(".data.params") = {
 #endif
 u32 bbr_param_groups SEC(".data.params") = BBR_GLUE_PARAM_GROUPS;
 
-/* cgroup v2 id -> index of its parameter set (bbrctl set --cgroup). A
- * socket whose cgroup has no entry runs with set 0. bbrctl also keeps here
- * the sets of single sockets, under BBR_PARAM_KEY_SOCKET | cookie
- * (include/bbr_params.h). Not pinned: bbrctl finds it through the
- * struct_ops programs, and a new build starts with no entries, as its
- * parameter sets start with the defaults. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BBR_PARAM_SLOTS);
-	__type(key, u64);
-	__type(value, u32);
-} param_cgrp SEC(".maps");
+#include "lib/param_cgrp.h"
 
 /* Things a CC's programs could not do, for `bbrctl` and the tests (each
  * CC has one in .bss: <cc>_stats). */

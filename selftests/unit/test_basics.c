@@ -228,6 +228,18 @@ TEST(drain_ends_when_inflight_reaches_bdp)
 	ASSERT_EQ(e.b->cycle_mstamp_us, e.sk.now_us);
 }
 
+/* Three rounds of STARTUP growth, then Recovery: returns the delivered
+ * count at which the loss round starts. */
+static u32 startup_in_recovery(struct env *e)
+{
+	env_init(e, 10);
+	env_round(e, 10, RTT_US);
+	env_round(e, 20, RTT_US);
+	env_round(e, 40, RTT_US);
+	e->sk.ca_state = BBR_CA_RECOVERY;
+	return e->sk.delivered;
+}
+
 /* STARTUP ends on loss: >= 6 loss events in a loss round, in Recovery, with
  * loss above 2 %; inflight_hi is seeded with max(BDP, latest delivered). */
 TEST(startup_exits_on_excess_loss)
@@ -235,12 +247,7 @@ TEST(startup_exits_on_excess_loss)
 	struct env e;
 	u32 i, start;
 
-	env_init(&e, 10);
-	env_round(&e, 10, RTT_US);
-	env_round(&e, 20, RTT_US);
-	env_round(&e, 40, RTT_US);
-	e.sk.ca_state = BBR_CA_RECOVERY;
-	start = e.sk.delivered;
+	start = startup_in_recovery(&e);
 	/* 6 ACKs, each marking a loss, all in one loss round */
 	for (i = 0; i < 6; i++)
 		env_ack_full(&e, 5, start, 1000, RTT_US, RTT_US, 1);
@@ -261,12 +268,7 @@ TEST(startup_five_loss_events_are_not_enough)
 	struct env e;
 	u32 i, start;
 
-	env_init(&e, 10);
-	env_round(&e, 10, RTT_US);
-	env_round(&e, 20, RTT_US);
-	env_round(&e, 40, RTT_US);
-	e.sk.ca_state = BBR_CA_RECOVERY;
-	start = e.sk.delivered;
+	start = startup_in_recovery(&e);
 	for (i = 0; i < 4; i++)
 		env_ack_full(&e, 5, start, 1000, RTT_US, RTT_US, 1);
 	env_ack_full(&e, 5, e.sk.delivered, 1000, RTT_US, RTT_US, 1);

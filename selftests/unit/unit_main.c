@@ -13,7 +13,6 @@
 #define UNIT_MAX_TESTS 512
 
 struct bbr_params bbr_test_param_sets[BBR_PARAM_SLOTS];
-static u64 prandom_state;
 
 static struct {
 	const char *name;
@@ -41,21 +40,6 @@ void unit_fail(const char *file, int line, const char *what,
 	printf("  %s:%d: expected %s (left=%lld, right=%lld)\n",
 	       file, line, what, a, b);
 	unit_failed_current = 1;
-}
-
-/* xorshift64*: deterministic, so every run sees the same "random" probe
- * timing; tests that care reseed it. */
-u32 unit_prandom(void)
-{
-	prandom_state ^= prandom_state >> 12;
-	prandom_state ^= prandom_state << 25;
-	prandom_state ^= prandom_state >> 27;
-	return (u32)((prandom_state * 0x2545F4914F6CDD1DULL) >> 32);
-}
-
-void unit_prandom_seed(u64 seed)
-{
-	prandom_state = seed ? seed : 0x9E3779B97F4A7C15ULL;
 }
 
 static int selected(const char *name, int argc, char **argv)

@@ -125,21 +125,19 @@ def write(sc, ccs, runs, pngs, out):
               "sojourn time; Jain over the run and per 1-s window where all flows are "
               "active; conv = seconds from the last arrival until Jain per window stays "
               ">= 0.9; valid = the emulator's release lateness stayed within its bound.", ""]
-    sr = sender_rows(runs)
-    if sr:
-        lines += ["## Per sender", "", markdown_table(sr), "",
-                  "Goodput: sum of the sender's bulk flows' mean goodput after warm-up; "
-                  "retx: total_retrans / data_segs_out of its flows, over the run and after "
-                  "warm-up; Jain: over its bulk "
-                  "flows' mean goodput after warm-up; Total_RTT: mean tcp_info srtt of "
-                  "its flows after warm-up; Network_RTT: mean of the CC's ETS samples "
-                  "(bbrctl trace) after warm-up (ETS runs only).", ""]
-    rq = rr_rows(runs)
-    if rq:
-        lines += ["## Request/response flows", "", markdown_table(rq), "",
-                  "Completion time of one request (request sent to full response "
-                  "received, flowgen): p50 = median over the rr flows of each flow's "
-                  "median, p99 = the largest per-flow p99.", ""]
+    for title, rows, note in (
+            ("Per sender", sender_rows(runs),
+             "Goodput: sum of the sender's bulk flows' mean goodput after warm-up; "
+             "retx: total_retrans / data_segs_out of its flows, over the run and after "
+             "warm-up; Jain: over its bulk flows' mean goodput after warm-up; Total_RTT: "
+             "mean tcp_info srtt of its flows after warm-up; Network_RTT: mean of the CC's "
+             "ETS samples (bbrctl trace) after warm-up (ETS runs only)."),
+            ("Request/response flows", rr_rows(runs),
+             "Completion time of one request (request sent to full response received, "
+             "flowgen): p50 = median over the rr flows of each flow's median, p99 = the "
+             "largest per-flow p99.")):
+        if rows:        # a section only where the scenario has such flows
+            lines += [f"## {title}", "", markdown_table(rows), "", note, ""]
     lines += ["## Plots", ""]
     for p in pngs:
         lines.append(f"![{p.stem}]({p.name})")

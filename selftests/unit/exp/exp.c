@@ -18,20 +18,6 @@
 #include "sim.h"
 
 struct bbr_params bbr_test_param_sets[BBR_PARAM_SLOTS];
-static u64 prandom_state;
-
-u32 unit_prandom(void)
-{
-	prandom_state ^= prandom_state >> 12;
-	prandom_state ^= prandom_state << 25;
-	prandom_state ^= prandom_state >> 27;
-	return (u32)((prandom_state * 0x2545F4914F6CDD1DULL) >> 32);
-}
-
-void unit_prandom_seed(u64 seed)
-{
-	prandom_state = seed ? seed : 0x9E3779B97F4A7C15ULL;
-}
 
 #define NS_PER_SEC	1000000000ull
 #define NS_PER_MS	1000000ull
