@@ -339,7 +339,7 @@ class Soak:
         self.attach_cc = {}         # cgroup path -> the CC attached there
         self.stale_seen = set()     # (map id, cookie) reported
 
-    # -- small helpers --
+    # -- shared by the phases --
 
     def choice(self, seq):
         with self.rng_lock:
