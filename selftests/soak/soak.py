@@ -842,8 +842,11 @@ class Soak:
                 self.tally.add("param_sets")
                 if what in ("socket", "unsocket"):
                     self.tally.add("socket_param_sets")
-            elif "no " in cp.stderr and "socket with cookie" in cp.stderr:
-                self.tally.add("socket_param_gone")     # it closed meanwhile
+            elif ("socket with cookie" in cp.stderr or "closed meanwhile" in cp.stderr) \
+                    and what in ("socket", "unsocket"):
+                # it closed before bbrctl found it, or between finding it
+                # and writing its set (bbrctl then drops the record again)
+                self.tally.add("socket_param_gone")
             elif cp.returncode == 1:
                 self.tally.problem(f"`bbrctl {' '.join(map(str, args))}` exited 1: "
                                    f"{cp.stderr.strip()[-300:]}")
