@@ -276,6 +276,11 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 	 * of the same name. */
 	if (cc_open(&t, path, o->nobjs ? NULL : name, o->nobjs ? name : NULL))
 		goto out;
+	/* The maps it shares with the ETS program (bbr_swift's ets_sk_stor)
+	 * must be the pinned ones, as at load: a map of its own would stay
+	 * empty, and every socket of the new build would run without ETS. */
+	if (shared_map_pins(t.obj))
+		goto out;
 	if (bpf_object__load(t.obj)) {
 		err("swap: loading %s failed: %s", path, strerror(errno));
 		goto out;

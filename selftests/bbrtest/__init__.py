@@ -19,6 +19,7 @@ Modules:
              (bpftool struct_ops register, or bbrctl load)
   transfer   one bulk transfer with a CC, checked end to end (xfer.py)
   flowgen    the many-flow generator with TCP_INFO samples (C, the lab's)
+  ets        forged ETS options for live connections (scapy)
 
 Rules every helper keeps:
   * Traffic only flows between namespaces created here, on addresses in
@@ -34,7 +35,7 @@ util-linux (nsenter) and bpftool. The lab (selftests/lab/labkit) adds the
 emulated path on top; docs/development.md and docs/lab.md show both.
 """
 
-from . import flowgen
+from . import ets, flowgen
 from .base import POLL_S, REPO, BbrtestError, SetupClose, make, run, wait_for
 from .cc import (BPFFS_ROOT, BbrctlRegistration, RegistrationError, StructOpsRegistration,
                  available_ccs, bbrctl_can_load, ensure_bpffs, register_cc, struct_ops_ids)
@@ -45,7 +46,7 @@ from .topology import Topology, default_buffer_bytes
 from .transfer import Transfer, TransferError, run_transfer
 
 __all__ = [
-    "flowgen", "POLL_S", "REPO", "BbrtestError", "SetupClose", "make", "run", "wait_for",
+    "ets", "flowgen", "POLL_S", "REPO", "BbrtestError", "SetupClose", "make", "run", "wait_for",
     "BPFFS_ROOT", "BbrctlRegistration", "RegistrationError", "StructOpsRegistration",
     "available_ccs", "bbrctl_can_load", "ensure_bpffs", "register_cc", "struct_ops_ids",
     "Cgroup", "cgroup2_root", "ADDR_SPACE", "Namespaces", "add_netns", "delete_netns",

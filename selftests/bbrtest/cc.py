@@ -5,15 +5,16 @@ object's struct_ops CC for a with-block (bpftool or bbrctl)."""
 import itertools
 import json
 import os
+import re
 import sys
 import threading
 from pathlib import Path
 
-from .base import BBRCTL, BbrtestError, run, wait_for
+from .base import BBRCTL, REPO, BbrtestError, run, wait_for
 
 __all__ = ["available_ccs", "struct_ops_ids", "ensure_bpffs", "StructOpsRegistration",
            "BbrctlRegistration", "register_cc", "bbrctl_can_load", "RegistrationError",
-           "BPFFS_ROOT", "CC_LIST_PATH", "renamed_copy"]
+           "BPFFS_ROOT", "CC_LIST_PATH", "renamed_copy", "pin_layout"]
 
 BPFFS_ROOT = Path("/sys/fs/bpf")
 BBRCTL_PIN_ROOT = BPFFS_ROOT / "bbr-bpf"        # where bbrctl pins (docs/bbrctl.md)
@@ -21,6 +22,19 @@ CC_LIST_PATH = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 UNREGISTER_TIMEOUT_S = 2.0      # until the CC name is gone from the list
 
 _counter_lock = threading.Lock()
+
+
+def pin_layout(header=REPO / "include" / "bbr_pins.h"):
+    """The string macros of include/bbr_pins.h, the bpffs layout bbrctl and the
+    BPF objects use: {"PIN_ROOT": "/sys/fs/bpf/bbr-bpf", "PIN_LINK": "link", ...}.
+    Each is a sequence of string literals and earlier macros, as in C."""
+    pins = {}
+    for name, body in re.findall(r"^#define[ \t]+(\w+)[ \t]+(.+?)[ \t]*(?:/\*.*)?$",
+                                 Path(header).read_text(), re.M):
+        parts = re.findall(r'"([^"]*)"|(\w+)', body)
+        if parts and all(lit or ref in pins for lit, ref in parts):
+            pins[name] = "".join(lit or pins[ref] for lit, ref in parts)
+    return pins
 
 
 class RegistrationError(BbrtestError):

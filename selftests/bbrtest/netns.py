@@ -61,10 +61,31 @@ def add_netns(ns):
         raise
 
 
+def _descends_from(pid, ancestor):
+    """Whether process pid is ancestor or one of its descendants."""
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rsplit(")", 1)[1].split()[1])       # ppid, after "(comm)"
+    return False
+
+
 def delete_netns(ns):
-    """Kill what still runs in ns (only ever the creator's own processes), delete it."""
+    """Kill what still runs in ns, delete it.
+
+    Only the caller's own processes (its descendants) are killed: a process
+    of someone else may be in ns for a moment - `bbrctl stat`, `list` and
+    `set --socket` enter every namespace under /run/netns in turn - and
+    killing it would fail another run on the machine. The namespace goes
+    once such a visitor has left."""
     cp = run(["ip", "netns", "pids", ns], check=False)
     for pid in cp.stdout.split():
+        if not _descends_from(int(pid), os.getpid()):
+            continue
         try:
             os.kill(int(pid), signal.SIGKILL)
         except ProcessLookupError:

@@ -48,15 +48,17 @@ class Transfer(SetupClose):
     the with-block runs; see the module doc. Exactly one of nbytes (send
     that many bytes) or seconds (send for that long) must be given; timeout
     bounds the whole transfer (default: the expected duration plus
-    TRANSFER_GRACE_S)."""
+    TRANSFER_GRACE_S). cgroup (a path): both sides run in it, so that
+    what is attached to it (bbrctl attach: cc_select, ETS) sees their
+    sockets."""
 
     def __init__(self, path, cc, nbytes=None, seconds=None, port=5201, timeout=None,
-                 sender=0):
+                 sender=0, cgroup=None):
         if (nbytes is None) == (seconds is None):
             raise ValueError("give exactly one of nbytes or seconds")
         self.snd_ns = path.snd_ns if isinstance(path.snd_ns, str) else path.snd_ns[sender]
         self.rcv_ns, self.rcv_addr = path.rcv_ns, path.rcv_addr
-        self.cc, self.port = cc, port
+        self.cc, self.port, self.cgroup = cc, port, cgroup
         self.timeout = timeout or _default_timeout(getattr(path, "rate_mbit", None),
                                                    nbytes, seconds)
         self.amount = (["--bytes", str(int(nbytes))] if nbytes is not None
@@ -69,9 +71,9 @@ class Transfer(SetupClose):
     def _setup(self):
         common = ["--addr", self.rcv_addr, "--port", str(self.port),
                   "--timeout", str(self.timeout)]
-        self.server = _spawn_xfer(self.rcv_ns, ["server", *common])
+        self.server = _spawn_xfer(self.rcv_ns, ["server", *common], self.cgroup)
         self.client = _spawn_xfer(self.snd_ns, ["client", *common, "--cc", self.cc,
-                                                *self.amount])
+                                                *self.amount], self.cgroup)
         self.deadline = time.monotonic() + self.timeout
 
     def connected(self):
@@ -145,8 +147,8 @@ def _default_timeout(rate_mbit, nbytes, seconds):
     return NBYTES_TIMEOUT_S
 
 
-def _spawn_xfer(ns, args):
-    return netns.popen_in(ns, [sys.executable, str(XFER_SCRIPT), *args])
+def _spawn_xfer(ns, args, cgroup=None):
+    return netns.popen_in(ns, [sys.executable, str(XFER_SCRIPT), *args], cgroup=cgroup)
 
 
 def _json_line(line):

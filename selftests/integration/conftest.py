@@ -12,7 +12,6 @@ nothing it created may remain - struct_ops maps, CCs, namespaces or pins.
 """
 
 import os
-import re
 import shutil
 import subprocess
 import time
@@ -21,6 +20,7 @@ import pytest
 
 import bbrtest
 from bbrtest import REPO
+from bbrtest.cc import pin_layout
 
 TEST_CC_NAME = "bbrbpf_test"
 TEST_CC_OBJ = REPO / "selftests" / "progs" / "bbrbpf_test_cc.bpf.o"
@@ -31,19 +31,7 @@ LEAK_SETTLE_S = 3.0
 REQUIRED_TOOLS = ("ip", "tc", "ethtool", "bpftool", "mount")
 
 
-def pin_layout(header=REPO / "include" / "bbr_pins.h"):
-    """The string macros of include/bbr_pins.h, the bpffs layout bbrctl and the
-    BPF objects use: {"PIN_ROOT": "/sys/fs/bpf/bbr-bpf", "PIN_LINK": "link", ...}.
-    Each is a sequence of string literals and earlier macros, as in C."""
-    pins = {}
-    for name, body in re.findall(r"^#define[ \t]+(\w+)[ \t]+(.+?)[ \t]*(?:/\*.*)?$",
-                                 header.read_text(), re.M):
-        parts = re.findall(r'"([^"]*)"|(\w+)', body)
-        if parts and all(lit or ref in pins for lit, ref in parts):
-            pins[name] = "".join(lit or pins[ref] for lit, ref in parts)
-    return pins
-
-
+# include/bbr_pins.h, as the tests read it
 PINS = pin_layout()
 
 

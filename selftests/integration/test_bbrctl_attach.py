@@ -13,6 +13,7 @@ uses two builds of test_bbrctl's tiny Reno CC with one name.
 
 import json
 import os
+import re
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
@@ -248,6 +249,50 @@ def test_swap_in_place(cc_objs):
         bbrctl("unload", name)
     assert name not in bbrtest.available_ccs()
 
+
+
+def bpftool_json(*args):
+    cp = subprocess.run(["bpftool", "-j", *map(str, args)], capture_output=True, text=True,
+                        timeout=60)
+    assert cp.stdout.strip(), f"bpftool {' '.join(map(str, args))}: {cp.stderr}"
+    return json.loads(cp.stdout)
+
+
+def cc_maps(name):
+    """{map name: id} of the maps the programs of loaded CC name use (the
+    programs of its struct_ops map, whose value names their ids)."""
+    cp = subprocess.run(["bpftool", "-j", "struct_ops", "dump", "id", str(link_map_id(name))],
+                        capture_output=True, text=True, timeout=60)
+    progs = set(re.findall(r"/prog_id:(\d+)", cp.stdout))
+    assert progs, f"bpftool struct_ops dump: no programs: {cp.stdout} {cp.stderr}"
+    ids = set()
+    for prog in progs:
+        ids |= set(bpftool_json("prog", "show", "id", prog).get("map_ids", []))
+    return {bpftool_json("map", "show", "id", i)["name"]: i for i in ids}
+
+
+def test_swap_in_place_keeps_the_shared_ets_map():
+    """A new bbr_swift build swapped in reads the ETS program's socket
+    storage, the map pinned in shared/, as the build it replaces did; a
+    private copy would stay empty and every new socket run as plain
+    BBRv3 (status no_ets), however ETS is attached."""
+    make_target("bpf/bbr_swift.bpf.o")
+    name = unique("es")
+    shared = Path(PINS["PIN_SHARED"]) / PINS["PIN_ETS_SK_STOR"]
+    try:
+        bbrctl("load", "--name", name, "bbr_swift", check=0)
+        want = bpftool_json("map", "show", "pinned", shared)["id"]
+        assert cc_maps(name)["ets_sk_stor"] == want
+        m1 = link_map_id(name)
+        bbrctl("swap", "--obj", Path(BBRCTL).parents[1] / "bpf" / "bbr_swift.bpf.o", name,
+               check=0)
+        assert link_map_id(name) != m1, "no new build in place"
+        got = cc_maps(name)
+        print(f"ets_sk_stor pinned: map {want}; the new build's: map {got['ets_sk_stor']}")
+        assert got["ets_sk_stor"] == want, "the new build has an ets_sk_stor of its own"
+    finally:
+        bbrctl("unload", name)
+    assert name not in bbrtest.available_ccs()
 
 # ---- make install and the boot script ------------------------------------------------
 

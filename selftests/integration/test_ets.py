@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import bbrtest
-from bbrtest import netns
+from bbrtest import ets, netns
 from bbrtest.base import REPO
 from conftest import PINS
 
@@ -35,7 +35,7 @@ ADDR_A, ADDR_B = "198.18.200.1", "198.18.200.2"
 PORT = 5301
 CMD_TIMEOUT_S = 30
 
-ETS_KIND, ETS_EXID = 254, 0x4554
+ETS_KIND, ETS_EXID = ets.ETS_KIND, ets.ETS_EXID
 # The emulated path: base RTT and tolerance from issue 5 (5 % or 50 us).
 EMU_RTT_MS = 40
 EMU_TOL_FRAC = 0.05
@@ -376,72 +376,6 @@ def test_ets_network_rtt_against_emulator():
     assert all(r["net"] <= r["total"] for r in tail)
 
 
-INJECT = r"""
-import sys, time
-from scapy.all import IP, TCP, conf
-# Each argument is HEX[,OFFSET,DELTA_US]: the packet, and where to write a
-# TSecr of CLOCK_MONOTONIC (the ETS clock) + DELTA_US just before sending
-# it on a socket opened beforehand.
-sock = conf.L3socket()
-for a in sys.argv[1:]:
-    h, *patch = a.split(",")
-    p = IP(bytes.fromhex(h))
-    if patch:
-        off, delta = int(patch[0]), int(patch[1])
-        b = bytearray(bytes(p))
-        now = (time.monotonic_ns() // 1000 + delta) & 0xFFFFFFFF
-        b[off:off + 4] = now.to_bytes(4, "big")
-        p = IP(bytes(b))
-        del p[TCP].chksum
-    sock.send(p)
-sock.close()
-"""
-
-
-def malformed_variants(pkt):
-    """Injector arguments: copies of a server->client pure ACK with its ETS
-    option damaged, by name.
-
-    The sender bounds the age of an echo (2 srtt + 200 ms), and the copies
-    leave well after the original: the injector writes each copy's TSecr
-    from the ETS clock at send time (1 ms ago), so that only the damage
-    decides what happens to it. forged_old echoes 59 s ago and tsecr_future
-    10 s ahead on purpose; the kind-254 options of length 0 and 2 have no
-    TSecr field left to write."""
-    from scapy.all import IP, TCP
-    raw = bytes(pkt[IP])
-    ihl = (raw[0] & 0xF) * 4
-    doff = (raw[ihl + 12] >> 4) * 4
-    opts = raw[ihl + 20: ihl + doff]
-    i = opts.find(bytes([254, 14, 0x45, 0x54]))
-    assert i >= 0, "no ETS option to damage"
-    base = ihl + 20 + i
-
-    def mod(edits, tsecr_delta_us=-1000):
-        b = bytearray(raw)
-        for off, val in edits:
-            b[base + off: base + off + len(val)] = val
-        p = IP(bytes(b))
-        del p[IP].chksum
-        del p[TCP].chksum
-        arg = bytes(p).hex()
-        if tsecr_delta_us is not None:
-            arg += f",{base + 8},{tsecr_delta_us}"
-        return arg
-    ms_8191 = ((1 << 14) | (8191 << 1)).to_bytes(2, "big")
-    nops = bytes([1] * 12)
-    return {
-        "wrong_length": mod([(1, b"\x0c"), (12, b"\x01\x01")]),
-        "absurd_ecrdel": mod([(12, ms_8191)]),
-        "tsecr_future": mod([], 10_000_000),
-        "truncated": mod([(1, bytes([14 + (doff - 20 - i - 14) + 2]))]),
-        "reserved_unit": mod([(12, (3 << 14).to_bytes(2, "big"))]),
-        "forged_old": mod([], -59_000_000),
-        "kind254_len2": mod([(1, b"\x02"), (2, nops)], None),
-        "kind254_len0": mod([(1, b"\x00"), (2, nops)], None),
-    }
-
-
 def test_ets_malformed_options_counted_and_ignored(tmp_path):
     from scapy.all import TCP
     with EtsAttached("bad") as att, VethPair() as vp:
@@ -467,10 +401,8 @@ def test_ets_malformed_options_counted_and_ignored(tmp_path):
             acks = [p for p in read_pcap(pcap) if TCP in p and p[TCP].sport == PORT
                     and not len(p[TCP].payload) and int(p[TCP].flags) & 0x10]
             assert acks, "no pure ACK from the server to copy"
-            variants = malformed_variants(acks[-1])
-            inj = bbrtest.python_in(vp.b, INJECT, *variants.values())
-            _, err = inj.communicate(timeout=CMD_TIMEOUT_S)
-            assert inj.returncode == 0, err
+            variants = ets.malformed_variants(acks[-1])
+            ets.inject(vp.b, variants.values())
             time.sleep(0.3)
             # Counters before the client goes on and closes: what they
             # count from here on is the close, not the injection.

@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#
+# make soak: bbr-bpf under churn, live swaps, unloads under load, forged ETS
+# options, parameter and cgroup changes for SOAK_S seconds (default 600),
+# then the counts; exit 1 when any is wrong (selftests/soak/README.md).
+# Not part of `make test`. SOAK_ARGS passes more options, e.g. --json.
+#
+#   make soak                    # 10 minutes
+#   make soak SOAK_S=120         # 2 minutes
+#   make soak SOAK_ARGS="--json --seed 1"
+
+SOAK_S    ?= 600
+SOAK_ARGS ?=
+
+.PHONY: soak
+soak: all
+	PYTHON=$(PYTHON) selftests/soak/run --seconds $(SOAK_S) $(SOAK_ARGS)
+
+# Lists the sockets that hold entries in a socket storage map (the soak's
+# leak checks; selftests/progs/sk_stor_entries.bpf.c is what it loads).
+SK_STOR_ENTRIES := selftests/tools/sk_stor_entries
+ALL_TARGETS += $(SK_STOR_ENTRIES)
+CLEAN_FILES += $(SK_STOR_ENTRIES)
