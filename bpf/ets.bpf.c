@@ -57,8 +57,11 @@ extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 
 #include "lib/ets_sk_stor.h"
 
+/* Counters per network namespace (netns cookie). LRU: nothing tells the
+ * program that a namespace is gone, so the entries of removed namespaces
+ * make way for new ones instead of filling the map for good. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, ETS_STATS_MAX_NETNS);
 	__type(key, u64);
 	__type(value, struct ets_stats);
