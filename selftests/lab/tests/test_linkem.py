@@ -526,6 +526,16 @@ def test_ce_marking_by_queue_length():
     assert rx["ce"] == ce.sum()
 
 
+def phantom_run(ecn, rate_bps, secs):
+    """ECT(0) UDP at rate_bps through a 10 Mbit/s link marking with ecn: the
+    forwarded UDP packets' log records."""
+    with Emu(pipe(10, 0, queue={"packets": 100}, ecn=ecn)) as e:
+        e.udp(rate_bps, 1000, secs, tos=2)
+        stats, log = e.stop()
+    f = L.forwarded(log, 0)
+    return L.select(f, f["proto"] == 17)
+
+
 def test_phantom_queue_marking():
     """Phantom queue at gamma 0.5 of 10 Mbit/s: a 3 Mbit/s ECT flow is
     never marked; at 8 Mbit/s (above 5 Mbit/s, below capacity, so no real
@@ -536,11 +546,7 @@ def test_phantom_queue_marking():
     ecn = {"mode": "phantom", "gamma": 0.5, "window_us": 50000}
     res = {}
     for rate in (3e6, 8e6):
-        with Emu(pipe(10, 0, queue={"packets": 100}, ecn=ecn)) as e:
-            sent, rx = e.udp(rate, 1000, 1.0, tos=2)
-            stats, log = e.stop()
-        f = L.forwarded(log, 0)
-        f = L.select(f, f["proto"] == 17)
+        f = phantom_run(ecn, rate, 1.0)
         res[rate] = ((f["ecn_out"] == 3).mean(), f["qbytes"].max())
     print(f"mark fraction / max queue bytes: 3 Mbit/s {res[3e6]}, 8 Mbit/s {res[8e6]}")
     assert res[3e6][0] == 0
@@ -622,11 +628,7 @@ def test_phantom_queue_probability_ramp():
     ecn = {"mode": "phantom", "gamma": 0.5, "window_us": 50000, "ramp": True}
     frac = {}
     for rate in (3e6, 7.5e6):
-        with Emu(pipe(10, 0, queue={"packets": 100}, ecn=ecn)) as e:
-            sent, rx = e.udp(rate, 1000, 1.5, tos=2)
-            stats, log = e.stop()
-        f = L.forwarded(log, 0)
-        f = L.select(f, f["proto"] == 17)
+        f = phantom_run(ecn, rate, 1.5)
         t = f["t_dequeue_ns"]
         steady = t > t.min() + 0.1e9            # the window has filled
         frac[rate] = float((f["ecn_out"][steady] == 3).mean())
