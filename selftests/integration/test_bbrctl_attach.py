@@ -13,6 +13,7 @@ uses two builds of test_bbrctl's tiny Reno CC with one name.
 
 import json
 import os
+import shutil
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
@@ -332,3 +333,32 @@ def test_boot_script_sets_parameters(tmp_path):
             assert "bbr3" not in bbrtest.available_ccs()
         finally:
             bbrctl("unload", "bbr3")
+
+
+def test_boot_script_undoes_load_name(cc_objs, tmp_path):
+    """`load --name NEW NAME` is undone by unloading NEW alone: NAME may be
+    loaded too (an operator's bbr3 beside a renamed copy) and stays."""
+    name, obj = cc_objs("bo")
+    objdir = tmp_path / "objs"
+    objdir.mkdir()
+    shutil.copy(obj, objdir / f"{name}.bpf.o")
+    copy = unique("bc")
+    boot = Path(BBRCTL).parents[1] / "packaging" / "bbr-bpf-boot"
+    conf = tmp_path / "name.conf"
+    conf.write_text(f"load --objdir {objdir} --name {copy} {name}\n")
+    env = dict(os.environ, PATH=f"{Path(BBRCTL).parent}:{os.environ['PATH']}")
+    bbrctl("--objdir", objdir, "load", name, check=0)
+    try:
+        cp = subprocess.run([str(boot), "start", str(conf)], capture_output=True, text=True,
+                            env=env, timeout=60)
+        assert cp.returncode == 0, cp.stderr
+        assert {name, copy} <= set(bbrtest.available_ccs())
+        cp = subprocess.run([str(boot), "stop", str(conf)], capture_output=True, text=True,
+                            env=env, timeout=60)
+        print("stop:", cp.returncode, cp.stdout.strip(), cp.stderr.strip())
+        assert cp.returncode == 0, cp.stderr
+        assert copy not in bbrtest.available_ccs()
+        assert name in bbrtest.available_ccs(), f"stop unloaded {name}, not only {copy}"
+    finally:
+        bbrctl("unload", copy)
+        bbrctl("unload", name)
