@@ -6,13 +6,15 @@ selftests/progs/bbrbpf_test_cc.bpf.c, copied under a name unique to this
 process (bc<pid><tag>), so that they never collide with another suite's CCs
 and so that objects which must fail (no ssthresh: bbrbpf_test_nossthresh;
 a name the kernel already has) exist without being committed.
-The bbr3 tests use bpf/bbr3.bpf.o through `bbrctl load bbr3`.
+The bbr3 tests use bpf/bbr3.bpf.o through `bbrctl load --name B3 bbr3`
+(B3 = b3c<pid>), so that an operator's bbr3 may stay loaded meanwhile.
 `unload all` runs in a mount namespace of its own with a fresh bpffs on
 /sys/fs/bpf (PrivateBpffs), where it can only see what the test loaded.
 
 Every test leaves nothing behind: the cleanup fixture unloads what the test
 loaded (and removes /sys/fs/bpf/bbr-bpf if the test left it empty), and
 conftest's no_leaks checks struct_ops maps, CCs and namespaces afterwards.
+No test unloads, or depends on, a CC it did not load.
 """
 
 import json
@@ -29,6 +31,7 @@ from conftest import PINS, REPO, TEST_CC_NAME, TEST_CC_OBJ, make_target
 
 BBRCTL = REPO / "loader" / "bbrctl"
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
+B3 = bbrtest.own_cc_name("b3c")         # bbr3 as this module loads it
 NO_SSTHRESH_OBJ = REPO / "selftests" / "progs" / "bbrbpf_test_nossthresh.bpf.o"
 PIN_ROOT = Path(PINS["PIN_ROOT"])          # include/bbr_pins.h
 CMD_TIMEOUT_S = 30
@@ -45,7 +48,11 @@ PHASES = {"UP", "DOWN", "CRUISE", "REFILL"}
 def busy_elsewhere(reason):
     """Another process holds a machine-wide name (CC, bpffs pin) this test
     needs. On a shared developer machine that is skipped; in CI (CI=true)
-    nothing else runs, so it is a failure, never a silent pass."""
+    nothing else runs, so it is a failure, never a silent pass.
+
+    Only for names fixed by what the test checks (the test CC object as
+    built, bbrbpf_test): project CCs are loaded under names of this process
+    (own_cc_name, `bbrctl load --name`), which nothing else holds."""
     if os.environ.get("CI") == "true":
         pytest.fail(f"{reason} (CI must run alone)")
     pytest.skip(reason)
@@ -61,7 +68,7 @@ def bbrctl(*args, check=None, prefix=(), timeout=CMD_TIMEOUT_S, **kw):
     return cp
 
 
-_made = set()                   # the CC names this module makes (cleanup)
+_made = {B3}                    # the CC names this module makes (cleanup)
 
 
 def unique(tag):
@@ -150,7 +157,7 @@ def cc_objs(tmp_path_factory):
 def cleanup():
     """Unload whatever the test loaded; remove an empty /sys/fs/bpf/bbr-bpf.
 
-    By name, and only names this module makes (unique()) or the test
+    By name, and only names this module makes (unique(), B3) or the test
     CC's own that appeared during the test: a CC an operator or another
     process loads meanwhile is not the test's to unload. Never `unload all`.
     """
@@ -255,12 +262,15 @@ def test_load_by_name_from_objdir_and_all(cc_objs, tmp_path):
 
 
 def test_test_cc_object_by_path(test_cc_obj):
+    """The built test CC object as it is, under the name it was built with.
+    That name is the point, so it can be taken: only by another run of this
+    suite (the installed bbr-bpf has no test CCs), hence busy_elsewhere."""
     busy = f"{TEST_CC_NAME} is registered by someone else right now"
     if TEST_CC_NAME in bbrtest.available_ccs():
         busy_elsewhere(busy)
     cp = bbrctl("load", "--obj", test_cc_obj)
     if cp.returncode == 1 and "already registered" in cp.stderr:
-        busy_elsewhere(busy)       # another session won the race for the name
+        busy_elsewhere(busy)       # another run won the race for the name
     assert cp.returncode == 0, cp.stderr
     (e,) = [e for e in list_json() if e["name"] == TEST_CC_NAME]
     bbrctl("unload", TEST_CC_NAME, check=0)
@@ -523,40 +533,36 @@ def test_refuses_private_mount_namespace(cc_objs, topo):
 
 @pytest.fixture
 def bbr3_loaded():
+    """bbr3.bpf.o loaded as B3 (`load --name`); its list entry."""
     make_target("bpf/bbr3.bpf.o")
-    busy = "bbr3 is registered by someone else right now"
-    if "bbr3" in bbrtest.available_ccs():
-        busy_elsewhere(busy)
-    cp = bbrctl("load", "bbr3")
-    if cp.returncode == 1 and "already registered" in cp.stderr:
-        busy_elsewhere(busy)       # another session won the race for the name
-    assert cp.returncode == 0, cp.stderr
-    (e,) = [e for e in list_json() if e["name"] == "bbr3"]
+    out = bbrctl("load", "--name", B3, "bbr3", check=0).stdout
+    assert out.startswith(f"loaded {B3} from "), out
+    (e,) = [e for e in list_json() if e["name"] == B3]
     yield e
-    if pin_dir("bbr3").exists():
-        bbrctl("unload", "bbr3", check=0)
-    assert_gone("bbr3", [e["struct_ops_map_id"]])
+    if pin_dir(B3).exists():
+        bbrctl("unload", B3, check=0)
+    assert_gone(B3, [e["struct_ops_map_id"]])
 
 
 def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
     assert bbr3_loaded["state_iter"], "bbr3.bpf.o has no state iterator"
-    assert sorted(p.name for p in pin_dir("bbr3").iterdir()) == \
+    assert sorted(p.name for p in pin_dir(B3).iterdir()) == \
         sorted(PINS[k] for k in ("PIN_LINK", "PIN_ITER", "PIN_TRACE_CTL", "PIN_TRACE_RB"))
-    assert isinstance(json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout), list)
+    assert isinstance(json.loads(bbrctl("stat", "--json", B3, check=0).stdout), list)
 
     def sample():
         # The table first, the records last, and only once the socket is
         # connected: a socket in the records was there for the other two
         # calls as well, also when the flow closes during the sample.
-        table = bbrctl("stat", "bbr3", check=0).stdout
+        table = bbrctl("stat", B3, check=0).stdout
         listed = {e["name"]: e for e in list_json()}
-        recs = json.loads(bbrctl("stat", "--json", check=0).stdout)
-        return recs, listed["bbr3"]["sockets"], table
+        recs = json.loads(bbrctl("stat", "--json", B3, check=0).stdout)
+        return recs, listed[B3]["sockets"], table
 
-    with bbrtest.Transfer(topo, "bbr3", seconds=STAT_SECONDS) as t:
+    with bbrtest.Transfer(topo, B3, seconds=STAT_SECONDS) as t:
         t.connected()
         res = t.result(sample_cb=sample, sample_interval=STAT_INTERVAL_S)
-    assert res["cc"] == "bbr3"
+    assert res["cc"] == B3
     assert res["bytes_received"] == res["bytes_sent"] > 0
 
     ours = []
@@ -568,12 +574,12 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
             ours.append(mine[0])
     assert len(ours) >= len(res["samples"]) // 2, \
         f"the sender's socket showed up in only {len(ours)} of {len(res['samples'])} samples"
-    print(f"\nbbr3 {res['mbps']:.0f} Mbit/s; last sample: "
+    print(f"\n{B3} (bbr3) {res['mbps']:.0f} Mbit/s; last sample: "
           + json.dumps({k: ours[-1][k] for k in ("mode_name", "phase_name", "bw_bps",
                                                   "pacing_rate_Bps", "snd_cwnd_pkts",
                                                   "min_rtt_us", "inflight_hi")}))
     for r in ours:
-        assert r["cc"] == "bbr3" and r["version"] == 5
+        assert r["cc"] == B3 and r["version"] == 5
         assert r["family"] == 2 and r["dport"] == 5201 and r["sport"] > 0
         assert r["mode_name"] in MODES
         assert (r["phase_name"] in PHASES) == (r["mode_name"] == "PROBE_BW")
@@ -590,12 +596,12 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
 
 
 def test_bbr3_params(bbr3_loaded):
-    doc = json.loads(bbrctl("params", "--json", "bbr3", check=0).stdout)
-    assert doc["cc"] == "bbr3"
+    doc = json.loads(bbrctl("params", "--json", B3, check=0).stdout)
+    assert doc["cc"] == B3
     p = doc["params"]
     for key in ("startup_pacing_gain", "cwnd_gain", "beta", "probe_rtt_mode_ms", "fast_path"):
         assert key in p, key
     assert not [k for k in p if k.startswith("_")]
     assert p["cwnd_gain"] > 0
-    table = bbrctl("params", "bbr3", check=0).stdout
+    table = bbrctl("params", B3, check=0).stdout
     assert "startup_pacing_gain" in table
