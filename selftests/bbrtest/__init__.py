@@ -16,7 +16,8 @@ Modules:
   cgroup     cgroup v2 directories for a test's or a run's processes
   topology   Topology: sender - [router with tbf] - receiver
   cc         the kernel's CC list, bpffs, registering a struct_ops object
-             (bpftool struct_ops register, or bbrctl load)
+             (bpftool struct_ops register, or bbrctl load), under its own
+             name or one of this process (own_cc_name, as_name=)
   transfer   one bulk transfer with a CC, checked end to end (xfer.py)
   flowgen    the many-flow generator with TCP_INFO samples (C, the lab's)
   ets        forged ETS options for live connections (scapy)
@@ -38,7 +39,8 @@ emulated path on top; docs/development.md and docs/lab.md show both.
 from . import ets, flowgen
 from .base import POLL_S, REPO, BbrtestError, SetupClose, make, run, wait_for
 from .cc import (BPFFS_ROOT, BbrctlRegistration, RegistrationError, StructOpsRegistration,
-                 available_ccs, bbrctl_can_load, ensure_bpffs, register_cc, struct_ops_ids)
+                 available_ccs, bbrctl_can_load, cc_name_copy, ensure_bpffs, own_cc_name,
+                 register_cc, struct_ops_ids)
 from .cgroup import Cgroup, cgroup2_root
 from .netns import (ADDR_SPACE, Namespaces, add_netns, delete_netns, list_netns, netns_exec,
                     popen_in, python_in)
@@ -48,7 +50,8 @@ from .transfer import Transfer, TransferError, run_transfer
 __all__ = [
     "ets", "flowgen", "POLL_S", "REPO", "BbrtestError", "SetupClose", "make", "run", "wait_for",
     "BPFFS_ROOT", "BbrctlRegistration", "RegistrationError", "StructOpsRegistration",
-    "available_ccs", "bbrctl_can_load", "ensure_bpffs", "register_cc", "struct_ops_ids",
+    "available_ccs", "bbrctl_can_load", "cc_name_copy", "ensure_bpffs", "own_cc_name",
+    "register_cc", "struct_ops_ids",
     "Cgroup", "cgroup2_root", "ADDR_SPACE", "Namespaces", "add_netns", "delete_netns",
     "list_netns", "netns_exec", "popen_in", "python_in", "Topology", "default_buffer_bytes",
     "Transfer", "TransferError", "run_transfer",

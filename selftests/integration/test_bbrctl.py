@@ -6,11 +6,15 @@ selftests/progs/bbrbpf_test_cc.bpf.c, copied under a name unique to this
 process (bc<pid><tag>), so that they never collide with another suite's CCs
 and so that objects which must fail (no ssthresh: bbrbpf_test_nossthresh;
 a name the kernel already has) exist without being committed.
-The bbr3 tests use bpf/bbr3.bpf.o through `bbrctl load bbr3`.
+The bbr3 tests use bpf/bbr3.bpf.o through `bbrctl load --name B3 bbr3`
+(B3 = b3c<pid>), so that an operator's bbr3 may stay loaded meanwhile.
+`unload all` runs in a mount namespace of its own with a fresh bpffs on
+/sys/fs/bpf (PrivateBpffs), where it can only see what the test loaded.
 
 Every test leaves nothing behind: the cleanup fixture unloads what the test
 loaded (and removes /sys/fs/bpf/bbr-bpf if the test left it empty), and
 conftest's no_leaks checks struct_ops maps, CCs and namespaces afterwards.
+No test unloads, or depends on, a CC it did not load.
 """
 
 import json
@@ -27,6 +31,7 @@ from conftest import PINS, REPO, TEST_CC_NAME, TEST_CC_OBJ, make_target
 
 BBRCTL = REPO / "loader" / "bbrctl"
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
+B3 = bbrtest.own_cc_name("b3c")         # bbr3 as this module loads it
 NO_SSTHRESH_OBJ = REPO / "selftests" / "progs" / "bbrbpf_test_nossthresh.bpf.o"
 PIN_ROOT = Path(PINS["PIN_ROOT"])          # include/bbr_pins.h
 CMD_TIMEOUT_S = 30
@@ -43,7 +48,11 @@ PHASES = {"UP", "DOWN", "CRUISE", "REFILL"}
 def busy_elsewhere(reason):
     """Another process holds a machine-wide name (CC, bpffs pin) this test
     needs. On a shared developer machine that is skipped; in CI (CI=true)
-    nothing else runs, so it is a failure, never a silent pass."""
+    nothing else runs, so it is a failure, never a silent pass.
+
+    Only for names fixed by what the test checks (the test CC object as
+    built, bbrbpf_test): project CCs are loaded under names of this process
+    (own_cc_name, `bbrctl load --name`), which nothing else holds."""
     if os.environ.get("CI") == "true":
         pytest.fail(f"{reason} (CI must run alone)")
     pytest.skip(reason)
@@ -59,10 +68,14 @@ def bbrctl(*args, check=None, prefix=(), timeout=CMD_TIMEOUT_S, **kw):
     return cp
 
 
+_made = {B3}                    # the CC names this module makes (cleanup)
+
+
 def unique(tag):
     """A CC name of this process, at most 15 characters."""
-    name = f"bc{os.getpid() % 100000}{tag}"
+    name = f"bc{os.getpid()}{tag}"
     assert len(name) <= 15
+    _made.add(name)
     return name
 
 
@@ -144,17 +157,16 @@ def cc_objs(tmp_path_factory):
 def cleanup():
     """Unload whatever the test loaded; remove an empty /sys/fs/bpf/bbr-bpf.
 
-    Unloads by name rather than `bbrctl unload all` when the machine has
-    CCs loaded by bbrctl that are not this test's (another session's).
+    By name, and only names this module makes (unique(), B3) or the test
+    CC's own that appeared during the test: a CC an operator or another
+    process loads meanwhile is not the test's to unload. Never `unload all`.
     """
     before = set(p.name for p in PIN_ROOT.iterdir()) if PIN_ROOT.is_dir() else set()
     yield
     if not PIN_ROOT.is_dir():
         return
-    ours = set(p.name for p in PIN_ROOT.iterdir()) - before
-    if ours and not before:
-        bbrctl("unload", "all")
-    elif ours:
+    ours = (set(p.name for p in PIN_ROOT.iterdir()) - before) & (_made | {TEST_CC_NAME})
+    if ours:
         bbrctl("unload", *sorted(ours))
     for name in ours:                   # if bbrctl itself failed to clean up
         d = pin_dir(name)
@@ -250,31 +262,121 @@ def test_load_by_name_from_objdir_and_all(cc_objs, tmp_path):
 
 
 def test_test_cc_object_by_path(test_cc_obj):
+    """The built test CC object as it is, under the name it was built with.
+    That name is the point, so it can be taken: only by another run of this
+    suite (the installed bbr-bpf has no test CCs), hence busy_elsewhere."""
     busy = f"{TEST_CC_NAME} is registered by someone else right now"
     if TEST_CC_NAME in bbrtest.available_ccs():
         busy_elsewhere(busy)
     cp = bbrctl("load", "--obj", test_cc_obj)
     if cp.returncode == 1 and "already registered" in cp.stderr:
-        busy_elsewhere(busy)       # another session won the race for the name
+        busy_elsewhere(busy)       # another run won the race for the name
     assert cp.returncode == 0, cp.stderr
     (e,) = [e for e in list_json() if e["name"] == TEST_CC_NAME]
     bbrctl("unload", TEST_CC_NAME, check=0)
     assert_gone(TEST_CC_NAME, [e["struct_ops_map_id"]])
 
 
+class PrivateBpffs:
+    """A mount namespace of its own with a fresh bpffs on /sys/fs/bpf.
+
+    A holder process (unshare -m, private propagation) mounts the bpffs and
+    waits on its stdin; run() runs a command in that namespace (nsenter
+    --mount), where bbrctl pins into the fresh bpffs and sees no other pin.
+    The CC list and struct_ops maps stay the kernel's, shared by all.
+    Closing stdin ends the holder, also when the test process dies: the
+    namespace and its bpffs go, and with them any pin left there (the CC
+    it kept registered is unregistered).
+    """
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+             f"mount -t bpf bbrbpf-test {bbrtest.BPFFS_ROOT} && echo ready && exec cat >/dev/null"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline().strip()
+        if line != "ready":             # sh has given up (mount failed)
+            self.proc.stdin.close()
+            self.proc.wait(timeout=CMD_TIMEOUT_S)
+            why = self.proc.stderr.read().strip() or line
+            self.close()
+            pytest.fail(f"no fresh bpffs in a private mount namespace: {why}", pytrace=False)
+        return self
+
+    @property
+    def enter(self):
+        """The command prefix that runs a command in the namespace."""
+        return ["nsenter", f"--mount=/proc/{self.proc.pid}/ns/mnt", "--"]
+
+    def run(self, *argv, check=None):
+        cp = subprocess.run([*self.enter, *map(str, argv)], capture_output=True, text=True,
+                            timeout=CMD_TIMEOUT_S)
+        if check is not None:
+            assert cp.returncode == check, \
+                f"{' '.join(map(str, argv))} (private bpffs): exit {cp.returncode}, expected " \
+                f"{check}\nstdout: {cp.stdout}\nstderr: {cp.stderr}"
+        return cp
+
+    def bbrctl(self, *args, check=None):
+        return self.run(BBRCTL, *args, check=check)
+
+    def close(self):
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=CMD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
 def test_unload_all(cc_objs):
-    # cgroup/ and shared/ are bbrctl's reserved directories, not CCs.
-    not_ccs = (PINS["PIN_CGROUP_DIR"], PINS["PIN_SHARED_DIR"])
-    if PIN_ROOT.is_dir() and any(p.name not in not_ccs for p in PIN_ROOT.iterdir()):
-        busy_elsewhere("other CCs are loaded by bbrctl; `unload all` would remove them")
-    assert "nothing to unload" in bbrctl("unload", "all", check=0).stdout
+    """`unload all` removes every CC bbrctl has pinned, and nothing else.
+
+    It would also remove CCs an operator or another process loaded with
+    bbrctl, so it runs where only this test's pins are: in a private mount
+    namespace with a fresh bpffs on /sys/fs/bpf. A witness CC loaded on the
+    machine's bpffs before must be untouched afterwards."""
+    witness, witness_obj = cc_objs("w")
     names = [cc_objs(tag)[0] for tag in ("d", "e")]
-    bbrctl("load", *[a for t in ("d", "e") for a in ("--obj", cc_objs(t)[1])], check=0)
-    ids = [e["struct_ops_map_id"] for e in list_json()]
-    bbrctl("unload", "all", check=0)
-    for name in names:
-        assert_gone(name, ids)
-    assert not PIN_ROOT.exists(), "unload all left an empty /sys/fs/bpf/bbr-bpf"
+    bbrctl("load", "--obj", witness_obj, check=0)
+    (w,) = [e for e in list_json() if e["name"] == witness]
+    with PrivateBpffs() as ns:
+        # the guard: a bpffs of its own, not the machine's, or the test stops here
+        host_dev = bbrtest.BPFFS_ROOT.stat().st_dev
+        ns_dev = int(ns.run("stat", "-c", "%d", bbrtest.BPFFS_ROOT, check=0).stdout)
+        assert ns_dev != host_dev, "the namespace sees the machine's bpffs"
+        assert ns.run("test", "-e", PIN_ROOT).returncode == 1, f"{PIN_ROOT} in a fresh bpffs"
+        assert "nothing to unload" in ns.bbrctl("unload", "all", check=0).stdout
+
+        ns.bbrctl("load", *[a for t in ("d", "e") for a in ("--obj", cc_objs(t)[1])], check=0)
+        inside = {e["name"]: e for e in json.loads(ns.bbrctl("list", "--json", check=0).stdout)}
+        assert sorted(inside) == sorted(names), inside
+        assert all(n in bbrtest.available_ccs() for n in names)
+        assert not set(names) & {e["name"] for e in list_json()}, \
+            "the machine's bpffs shows the private namespace's pins"
+        ids = [inside[n]["struct_ops_map_id"] for n in names]
+
+        out = ns.bbrctl("unload", "all", check=0).stdout
+        print(out.strip())
+        for name in names:
+            assert f"unloaded {name}" in out
+            assert_gone(name, ids)
+        assert ns.run("test", "-e", PIN_ROOT).returncode == 1, \
+            "unload all left an empty /sys/fs/bpf/bbr-bpf"
+    # the machine's bbrctl pins: the witness as it was
+    (w2,) = [e for e in list_json() if e["name"] == witness]
+    same = ("link_id", "struct_ops_map_id", "prog_id", "state")
+    assert {k: w2[k] for k in same} == {k: w[k] for k in same}
+    assert witness in bbrtest.available_ccs()
+    bbrctl("unload", witness, check=0)
+    assert_gone(witness, [w["struct_ops_map_id"]])
 
 
 # ---- errors -------------------------------------------------------------------------------
@@ -399,9 +501,12 @@ def test_not_root(cc_objs, how, prefix):
     assert "permission denied" in cp.stderr, cp.stderr
     assert "CAP_BPF" in cp.stderr
     assert "libbpf" not in cp.stderr, "bbrctl touched BPF before checking privileges"
-    for cmd in (["unload", "all"], ["list"], ["stat"]):
-        cp = bbrctl(*cmd, prefix=prefix, check=1)
-        assert "permission denied" in cp.stderr, (cmd, cp.stderr)
+    # Root without CAP_BPF may still unlink pins: should the check ever let
+    # `unload all` through, it finds only a fresh bpffs of its own.
+    with PrivateBpffs() as ns:
+        for cmd in (["unload", "all"], ["list"], ["stat"]):
+            cp = bbrctl(*cmd, prefix=[*ns.enter, *prefix], check=1)
+            assert "permission denied" in cp.stderr, (cmd, cp.stderr)
     assert name not in bbrtest.available_ccs()
     assert not pin_dir(name).exists()
     assert not [i for i, n in struct_ops_maps().items() if n == name and i not in maps_before]
@@ -428,40 +533,36 @@ def test_refuses_private_mount_namespace(cc_objs, topo):
 
 @pytest.fixture
 def bbr3_loaded():
+    """bbr3.bpf.o loaded as B3 (`load --name`); its list entry."""
     make_target("bpf/bbr3.bpf.o")
-    busy = "bbr3 is registered by someone else right now"
-    if "bbr3" in bbrtest.available_ccs():
-        busy_elsewhere(busy)
-    cp = bbrctl("load", "bbr3")
-    if cp.returncode == 1 and "already registered" in cp.stderr:
-        busy_elsewhere(busy)       # another session won the race for the name
-    assert cp.returncode == 0, cp.stderr
-    (e,) = [e for e in list_json() if e["name"] == "bbr3"]
+    out = bbrctl("load", "--name", B3, "bbr3", check=0).stdout
+    assert out.startswith(f"loaded {B3} from "), out
+    (e,) = [e for e in list_json() if e["name"] == B3]
     yield e
-    if pin_dir("bbr3").exists():
-        bbrctl("unload", "bbr3", check=0)
-    assert_gone("bbr3", [e["struct_ops_map_id"]])
+    if pin_dir(B3).exists():
+        bbrctl("unload", B3, check=0)
+    assert_gone(B3, [e["struct_ops_map_id"]])
 
 
 def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
     assert bbr3_loaded["state_iter"], "bbr3.bpf.o has no state iterator"
-    assert sorted(p.name for p in pin_dir("bbr3").iterdir()) == \
+    assert sorted(p.name for p in pin_dir(B3).iterdir()) == \
         sorted(PINS[k] for k in ("PIN_LINK", "PIN_ITER", "PIN_TRACE_CTL", "PIN_TRACE_RB"))
-    assert isinstance(json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout), list)
+    assert isinstance(json.loads(bbrctl("stat", "--json", B3, check=0).stdout), list)
 
     def sample():
         # The table first, the records last, and only once the socket is
         # connected: a socket in the records was there for the other two
         # calls as well, also when the flow closes during the sample.
-        table = bbrctl("stat", "bbr3", check=0).stdout
+        table = bbrctl("stat", B3, check=0).stdout
         listed = {e["name"]: e for e in list_json()}
-        recs = json.loads(bbrctl("stat", "--json", check=0).stdout)
-        return recs, listed["bbr3"]["sockets"], table
+        recs = json.loads(bbrctl("stat", "--json", B3, check=0).stdout)
+        return recs, listed[B3]["sockets"], table
 
-    with bbrtest.Transfer(topo, "bbr3", seconds=STAT_SECONDS) as t:
+    with bbrtest.Transfer(topo, B3, seconds=STAT_SECONDS) as t:
         t.connected()
         res = t.result(sample_cb=sample, sample_interval=STAT_INTERVAL_S)
-    assert res["cc"] == "bbr3"
+    assert res["cc"] == B3
     assert res["bytes_received"] == res["bytes_sent"] > 0
 
     ours = []
@@ -473,12 +574,12 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
             ours.append(mine[0])
     assert len(ours) >= len(res["samples"]) // 2, \
         f"the sender's socket showed up in only {len(ours)} of {len(res['samples'])} samples"
-    print(f"\nbbr3 {res['mbps']:.0f} Mbit/s; last sample: "
+    print(f"\n{B3} (bbr3) {res['mbps']:.0f} Mbit/s; last sample: "
           + json.dumps({k: ours[-1][k] for k in ("mode_name", "phase_name", "bw_bps",
                                                   "pacing_rate_Bps", "snd_cwnd_pkts",
                                                   "min_rtt_us", "inflight_hi")}))
     for r in ours:
-        assert r["cc"] == "bbr3" and r["version"] == 5
+        assert r["cc"] == B3 and r["version"] == 5
         assert r["family"] == 2 and r["dport"] == 5201 and r["sport"] > 0
         assert r["mode_name"] in MODES
         assert (r["phase_name"] in PHASES) == (r["mode_name"] == "PROBE_BW")
@@ -495,12 +596,12 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
 
 
 def test_bbr3_params(bbr3_loaded):
-    doc = json.loads(bbrctl("params", "--json", "bbr3", check=0).stdout)
-    assert doc["cc"] == "bbr3"
+    doc = json.loads(bbrctl("params", "--json", B3, check=0).stdout)
+    assert doc["cc"] == B3
     p = doc["params"]
     for key in ("startup_pacing_gain", "cwnd_gain", "beta", "probe_rtt_mode_ms", "fast_path"):
         assert key in p, key
     assert not [k for k in p if k.startswith("_")]
     assert p["cwnd_gain"] > 0
-    table = bbrctl("params", "bbr3", check=0).stdout
+    table = bbrctl("params", B3, check=0).stdout
     assert "startup_pacing_gain" in table

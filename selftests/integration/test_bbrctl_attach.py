@@ -14,6 +14,7 @@ uses two builds of test_bbrctl's tiny Reno CC with one name.
 import json
 import os
 import re
+import shutil
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,8 +23,8 @@ import pytest
 
 import bbrtest
 from conftest import PINS
-from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, busy_elsewhere, cc_objs, make_target, \
-    struct_ops_maps, unique, wait_for  # noqa: F401 (cc_objs is a fixture)
+from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, cc_objs, make_target, struct_ops_maps, \
+    unique, wait_for  # noqa: F401 (cc_objs is a fixture)
 
 PIN_CGROUP = Path(PINS["PIN_CGROUP"])
 PORT = 5301
@@ -351,22 +352,22 @@ def test_boot_script_all_or_nothing(cc_objs, tmp_path):
 
 
 def test_boot_script_sets_parameters(tmp_path):
-    """A set line is applied at start and reset at stop."""
+    """A set line is applied at start and reset at stop; bbr3 is loaded as
+    a copy of the test's own (`load --name`), which stop unloads."""
     make_target("bpf/bbr3.bpf.o")
-    if "bbr3" in bbrtest.available_ccs():
-        busy_elsewhere("bbr3 is registered by someone else")
+    b3 = bbrtest.own_cc_name("b3b")
     boot = Path(BBRCTL).parents[1] / "packaging" / "bbr-bpf-boot"
     conf = tmp_path / "set.conf"
     env = dict(os.environ, PATH=f"{Path(BBRCTL).parent}:{os.environ['PATH']}")
     with cgroup("bootset") as cg:
-        conf.write_text(f"load bbr3\nset --default bbr3 beta=100\n"
-                        f"set --cgroup {cg.name} bbr3 ecn_enable=1   # web\n")
+        conf.write_text(f"load --name {b3} bbr3\nset --default {b3} beta=100\n"
+                        f"set --cgroup {cg.name} {b3} ecn_enable=1   # web\n")
         try:
             cp = subprocess.run([str(boot), "start", str(conf)], capture_output=True,
                                 text=True, env=env, timeout=60)
             assert cp.returncode == 0, cp.stderr
-            d = json.loads(bbrctl("set", "--json", "--default", "bbr3", check=0).stdout)
-            c = json.loads(bbrctl("set", "--json", "--cgroup", cg, "bbr3", check=0).stdout)
+            d = json.loads(bbrctl("set", "--json", "--default", b3, check=0).stdout)
+            c = json.loads(bbrctl("set", "--json", "--cgroup", cg, b3, check=0).stdout)
             print("after start: default beta", d["params"]["beta"], "cgroup slot", c["slot"],
                   "ecn_enable", c["params"]["ecn_enable"])
             assert d["params"]["beta"] == 100
@@ -374,6 +375,35 @@ def test_boot_script_sets_parameters(tmp_path):
             cp = subprocess.run([str(boot), "stop", str(conf)], capture_output=True,
                                 text=True, env=env, timeout=60)
             assert cp.returncode == 0, cp.stderr
-            assert "bbr3" not in bbrtest.available_ccs()
+            assert b3 not in bbrtest.available_ccs()
         finally:
-            bbrctl("unload", "bbr3")
+            bbrctl("unload", b3)
+
+
+def test_boot_script_undoes_load_name(cc_objs, tmp_path):
+    """`load --name NEW NAME` is undone by unloading NEW alone: NAME may be
+    loaded too (an operator's bbr3 beside a renamed copy) and stays."""
+    name, obj = cc_objs("bo")
+    objdir = tmp_path / "objs"
+    objdir.mkdir()
+    shutil.copy(obj, objdir / f"{name}.bpf.o")
+    copy = unique("bc")
+    boot = Path(BBRCTL).parents[1] / "packaging" / "bbr-bpf-boot"
+    conf = tmp_path / "name.conf"
+    conf.write_text(f"load --objdir {objdir} --name {copy} {name}\n")
+    env = dict(os.environ, PATH=f"{Path(BBRCTL).parent}:{os.environ['PATH']}")
+    bbrctl("--objdir", objdir, "load", name, check=0)
+    try:
+        cp = subprocess.run([str(boot), "start", str(conf)], capture_output=True, text=True,
+                            env=env, timeout=60)
+        assert cp.returncode == 0, cp.stderr
+        assert {name, copy} <= set(bbrtest.available_ccs())
+        cp = subprocess.run([str(boot), "stop", str(conf)], capture_output=True, text=True,
+                            env=env, timeout=60)
+        print("stop:", cp.returncode, cp.stdout.strip(), cp.stderr.strip())
+        assert cp.returncode == 0, cp.stderr
+        assert copy not in bbrtest.available_ccs()
+        assert name in bbrtest.available_ccs(), f"stop unloaded {name}, not only {copy}"
+    finally:
+        bbrctl("unload", copy)
+        bbrctl("unload", name)

@@ -11,8 +11,9 @@ parameters: a socket of a cgroup with ecn_enable=1 becomes ECN-eligible
 changes its cgroup, or the socket, while it runs.
 
 Each test creates its own cgroups (cts<pid>...) and network namespace
-(cts<pid>...) with 198.18.250.1 on its loopback, and removes them, and
-bbr3, in finally blocks / fixtures.
+(cts<pid>...) with 198.18.250.1 on its loopback, loads bbr3 or bbr_swift
+under a name of its own (B3, BS: `bbrctl load --name`), and removes them
+all in finally blocks / fixtures.
 """
 
 import json
@@ -26,9 +27,13 @@ import pytest
 
 import bbrtest
 from conftest import PINS
-from test_bbrctl import bbrctl, make_target, list_json, pin_dir, busy_elsewhere, \
-    struct_ops_maps, wait_for
+from test_bbrctl import bbrctl, make_target, list_json, pin_dir, struct_ops_maps, wait_for
 from test_bbrctl_attach import cgroup2_root
+
+# bbr3 and bbr_swift as these tests load them (`bbrctl load --name`): an
+# operator's bbr3 and bbr_swift may stay loaded meanwhile.
+B3 = bbrtest.own_cc_name("b3s")
+BS = bbrtest.own_cc_name("bss")
 
 ADDR = "198.18.250.1"           # on the test namespace's loopback
 PORT = 5401
@@ -60,22 +65,17 @@ def built():
 
 
 @contextmanager
-def loaded(name):
-    busy = f"{name} is registered by someone else right now"
-    if name in bbrtest.available_ccs():
-        busy_elsewhere(busy)
-    cp = bbrctl("load", name)
-    if cp.returncode == 1 and "already registered" in cp.stderr:
-        busy_elsewhere(busy)
-    assert cp.returncode == 0, cp.stderr
+def loaded(name, obj_name):
+    """obj_name's object (bbr3, bbr_swift) loaded as name."""
+    bbrctl("load", "--name", name, obj_name, check=0)
     (e,) = [e for e in list_json() if e["name"] == name]
     try:
         yield e
     finally:
         if pin_dir(name).exists():
             bbrctl("unload", name, check=0)
-        # Only our own map: other sessions' closed sockets may still hold
-        # older maps of that name on a shared machine.
+        # Only our own map: closed sockets of earlier runs may still hold
+        # older maps of the same object.
         assert name not in bbrtest.available_ccs() and not pin_dir(name).exists()
         mid = e["struct_ops_map_id"]
         assert wait_for(lambda: mid not in struct_ops_maps()), f"map {mid} left"
@@ -83,7 +83,7 @@ def loaded(name):
 
 @pytest.fixture
 def bbr3():
-    with loaded("bbr3") as e:
+    with loaded(B3, "bbr3") as e:
         yield e
 
 
@@ -105,7 +105,7 @@ def netns():
 
 
 @contextmanager
-def peer(ns, cg, port, cc="bbr3"):
+def peer(ns, cg, port, cc=B3):
     """PEER in netns ns, moved into cgroup cg before it opens a socket."""
     p = bbrtest.python_in(ns, PEER, ADDR, port, cc, cgroup=cg, stdin=subprocess.PIPE,
                           stderr=None)
@@ -126,7 +126,7 @@ def xfer(p, n=XFER_BYTES):
     assert p.stdout.readline().split()[0] == "ok"
 
 
-def record(p, cc="bbr3"):
+def record(p, cc=B3):
     """The state record of p's client socket."""
     recs = json.loads(bbrctl("stat", "--json", cc, check=0).stdout)
     mine = [r for r in recs if r["sport"] == p.sport and r["dport"] == p.port]
@@ -152,11 +152,11 @@ def set_json(*args):
 
 def test_two_cgroups_run_different_parameters(bbr3):
     with cgroup("a") as cga, cgroup("b") as cgb, netns() as ns:
-        sa = set_json("--cgroup", cga, "bbr3", "ecn_enable=1")
+        sa = set_json("--cgroup", cga, B3, "ecn_enable=1")
         print("cgroup a:", sa["slot"], sa["params"]["ecn_enable"])
         assert sa["scope"] == "cgroup" and sa["cgroup_id"] == cga.stat().st_ino
         assert sa["slot"] >= 1 and sa["params"]["ecn_enable"] == 1
-        sb = set_json("--cgroup", cgb, "bbr3")
+        sb = set_json("--cgroup", cgb, B3)
         assert sb["slot"] == 0 and sb["params"]["ecn_enable"] == 0, \
             "a cgroup without set must show the default set"
         with peer(ns, cga, PORT) as pa, peer(ns, cgb, PORT + 1) as pb:
@@ -168,19 +168,19 @@ def test_two_cgroups_run_different_parameters(bbr3):
             assert rb["param_slot"] == 0 and rb["ecn_eligible"] == 0
 
             # A live socket follows its cgroup's new set within a round.
-            sb = set_json("--cgroup", cgb, "bbr3", "ecn_enable=1", "beta=128")
+            sb = set_json("--cgroup", cgb, B3, "ecn_enable=1", "beta=128")
             assert sb["slot"] >= 1 and sb["slot"] != sa["slot"]
             rb = settle(pb, lambda r: r["param_slot"] == sb["slot"] and r["ecn_eligible"])
             print(f"b after set: slot {rb['param_slot']} ecn_eligible {rb['ecn_eligible']}")
             assert rb["param_slot"] == sb["slot"] and rb["ecn_eligible"] == 1
 
             # --reset sends a's live socket back to the default set.
-            bbrctl("set", "--cgroup", cga, "bbr3", "--reset", check=0)
+            bbrctl("set", "--cgroup", cga, B3, "--reset", check=0)
             ra = settle(pa, lambda r: r["param_slot"] == 0)
             print(f"a after reset: slot {ra['param_slot']}")
             assert ra["param_slot"] == 0
-            assert set_json("--cgroup", cga, "bbr3")["slot"] == 0
-        bbrctl("set", "--cgroup", cgb, "bbr3", "--reset", check=0)
+            assert set_json("--cgroup", cga, B3)["slot"] == 0
+        bbrctl("set", "--cgroup", cgb, B3, "--reset", check=0)
 
 
 # ---- one socket -------------------------------------------------------------------
@@ -194,7 +194,7 @@ def test_socket_has_its_own_set(bbr3):
     its cgroup's set; the set of a closed socket is free again."""
     with cgroup("o") as cg, netns() as ns, peer(ns, cg, PORT + 4) as p:
         cookie = record(p)["cookie"]
-        s = set_json("--socket", str(cookie), "bbr3", "ecn_enable=1")
+        s = set_json("--socket", str(cookie), B3, "ecn_enable=1")
         print("socket set:", s["slot"], s["params_from"], s["cgroup_id"])
         assert s["scope"] == "socket" and s["params_from"] == "socket" and s["slot"] >= 1
         assert s["cookie"] == cookie and s["cgroup_id"] == cg.stat().st_ino
@@ -202,34 +202,34 @@ def test_socket_has_its_own_set(bbr3):
         r = settle(p, lambda r: r["ecn_eligible"] == 1)
         assert r["param_slot"] == own | PINNED and r["ecn_eligible"] == 1
         # the cgroup's own set does not reach a socket with its own
-        c = set_json("--cgroup", cg, "bbr3", "beta=100")
+        c = set_json("--cgroup", cg, B3, "beta=100")
         assert c["slot"] not in (0, own)
         assert settle(p, lambda r: False)["param_slot"] == own | PINNED
-        s = set_json("--socket", str(cookie), "bbr3", "--reset")
+        s = set_json("--socket", str(cookie), B3, "--reset")
         assert s["params_from"] == "cgroup" and s["slot"] == c["slot"]
         assert settle(p, lambda r: r["param_slot"] == c["slot"])["param_slot"] == c["slot"]
-        s = set_json("--socket", str(cookie), "bbr3", "beta=90")
+        s = set_json("--socket", str(cookie), B3, "beta=90")
         assert s["params_from"] == "socket" and s["params"]["beta"] == 90
         own = s["slot"]
         assert settle(p, lambda r: r["param_slot"] & PINNED)["param_slot"] == own | PINNED
         assert own < c["slot"]
     # The socket closed with its set, its cgroup is gone: the next write
     # drops both entries and hands out the lowest free set, the socket's.
-    cp = bbrctl("set", "--socket", str(cookie), "bbr3", check=1)
-    assert f"no bbr3 socket with cookie {cookie}" in cp.stderr
+    cp = bbrctl("set", "--socket", str(cookie), B3, check=1)
+    assert f"no {B3} socket with cookie {cookie}" in cp.stderr
     with cgroup("q") as cg2:
-        c2 = set_json("--cgroup", cg2, "bbr3", "beta=80")
+        c2 = set_json("--cgroup", cg2, B3, "beta=80")
         print("after close: the socket's set", own, "-> cgroup", c2["slot"])
         assert c2["slot"] == own
-        bbrctl("set", "--cgroup", cg2, "bbr3", "--reset", check=0)
+        bbrctl("set", "--cgroup", cg2, B3, "--reset", check=0)
 
 
 # ---- bbr_swift: its target keys are rows of its parameter sets ---------------------
 
 def test_swift_target_rtt_per_cgroup():
     make_target("bpf/bbr_swift.bpf.o")
-    with loaded("bbr_swift"), cgroup("s") as cg:
-        s = set_json("--cgroup", cg, "bbr_swift", "target_rtt_us=100", "keep_ecn=1",
+    with loaded(BS, "bbr_swift"), cgroup("s") as cg:
+        s = set_json("--cgroup", cg, BS, "target_rtt_us=100", "keep_ecn=1",
                      "ecn_enable=1")
         print("bbr_swift set:", s["slot"], s["swift"])
         assert s["swift"] == {"target_rtt_us": 100, "stale_us": 0, "keep_ecn": 1,
@@ -239,14 +239,14 @@ def test_swift_target_rtt_per_cgroup():
         shared = Path(PINS["PIN_SHARED"])
         assert not (shared / "swift_cgrp_cfg").exists() and not (shared / "swift_sk_cfg").exists()
         # flags is struct swift_cfg's own name for keep_ecn
-        s = set_json("--cgroup", cg, "bbr_swift", "flags=0", "target_rtt_us=250")
+        s = set_json("--cgroup", cg, BS, "flags=0", "target_rtt_us=250")
         assert s["slot"] >= 1 and s["swift"] == {"target_rtt_us": 250, "stale_us": 0,
                                                   "keep_ecn": 0, "flags": 0, "from": "cgroup"}
-        cp = bbrctl("set", "--cgroup", cg, "bbr_swift", "target_rtt_us=3600000001", check=2)
+        cp = bbrctl("set", "--cgroup", cg, BS, "target_rtt_us=3600000001", check=2)
         assert "out of range" in cp.stderr
-        assert set_json("--cgroup", cg, "bbr_swift")["swift"]["target_rtt_us"] == 250
-        bbrctl("set", "--cgroup", cg, "bbr_swift", "--reset", check=0)
-        s = set_json("--cgroup", cg, "bbr_swift")
+        assert set_json("--cgroup", cg, BS)["swift"]["target_rtt_us"] == 250
+        bbrctl("set", "--cgroup", cg, BS, "--reset", check=0)
+        s = set_json("--cgroup", cg, BS)
         assert s["slot"] == 0 and s["swift"]["from"] == "default"
 
 
@@ -256,20 +256,20 @@ def test_swift_target_rtt_per_socket():
     ETS peer, so a target in force shows as status no_ets (fallback to
     BBRv3), no target as no_target."""
     make_target("bpf/bbr_swift.bpf.o")
-    with loaded("bbr_swift"), cgroup("k") as cg, netns() as ns, \
-            peer(ns, cg, PORT + 2, cc="bbr_swift") as p, peer(ns, cg, PORT + 3, cc="bbr_swift") as q:
+    with loaded(BS, "bbr_swift"), cgroup("k") as cg, netns() as ns, \
+            peer(ns, cg, PORT + 2, cc=BS) as p, peer(ns, cg, PORT + 3, cc=BS) as q:
         try:
-            set_json("--cgroup", cg, "bbr_swift", "target_rtt_us=1000")
+            set_json("--cgroup", cg, BS, "target_rtt_us=1000")
             r = settle(p, lambda r: r["swift"]["target_rtt_us"] == 1000)
-            cookie, other = r["cookie"], record(q, "bbr_swift")["cookie"]
-            s = set_json("--socket", str(cookie), "bbr_swift")
+            cookie, other = r["cookie"], record(q, BS)["cookie"]
+            s = set_json("--socket", str(cookie), BS)
             print("before:", s)
             assert s["scope"] == "socket" and s["cookie"] == cookie
             assert s["cgroup_id"] == cg.stat().st_ino
             assert s["swift"]["from"] == "cgroup" and s["swift"]["target_rtt_us"] == 1000
 
             # its own set: a copy of its cgroup's, stale_us as there (0 = 100 ms)
-            s = set_json("--socket", str(cookie), "bbr_swift", "target_rtt_us=250")
+            s = set_json("--socket", str(cookie), BS, "target_rtt_us=250")
             assert s["swift"] == {"target_rtt_us": 250, "stale_us": 0, "keep_ecn": 0,
                                   "flags": 0, "from": "socket"}
             r = settle(p, lambda r: r["swift"]["target_rtt_us"] == 250)
@@ -277,74 +277,74 @@ def test_swift_target_rtt_per_socket():
             assert r["swift"]["target_rtt_us"] == 250 and r["swift"]["status"] == "no_ets"
             # only that socket
             assert settle(q, lambda r: False)["swift"]["target_rtt_us"] == 1000
-            assert set_json("--socket", str(other), "bbr_swift")["swift"]["from"] == "cgroup"
+            assert set_json("--socket", str(other), BS)["swift"]["from"] == "cgroup"
             # one key changes one thing; the cgroup's change does not reach it
-            s = set_json("--socket", str(cookie), "bbr_swift", "stale_us=5000")
+            s = set_json("--socket", str(cookie), BS, "stale_us=5000")
             assert (s["swift"]["target_rtt_us"], s["swift"]["stale_us"]) == (250, 5000)
-            set_json("--cgroup", cg, "bbr_swift", "target_rtt_us=0")
+            set_json("--cgroup", cg, BS, "target_rtt_us=0")
             r = settle(p, lambda r: r["swift"]["stale_us"] == 5000)
             assert (r["swift"]["target_rtt_us"], r["swift"]["stale_us"]) == (250, 5000)
             assert settle(q, lambda r: r["swift"]["target_rtt_us"] == 0)["swift"]["status"] == \
                 "no_target"
 
-            s = set_json("--socket", str(cookie), "bbr_swift", "--reset")
+            s = set_json("--socket", str(cookie), BS, "--reset")
             # what it goes back to (the cgroup's 0), not the 250 it still runs
             assert s["swift"]["from"] == "cgroup" and s["swift"]["target_rtt_us"] == 0
             r = settle(p, lambda r: r["swift"]["target_rtt_us"] == 0)
             print("after reset:", r["swift"])
             assert r["swift"]["target_rtt_us"] == 0 and r["swift"]["status"] == "no_target"
-            assert set_json("--socket", str(cookie), "bbr_swift")["swift"]["from"] == "cgroup"
+            assert set_json("--socket", str(cookie), BS)["swift"]["from"] == "cgroup"
 
             # every key per socket, those of the BBRv3 core too
-            s = set_json("--socket", str(cookie), "bbr_swift", "beta=100")
+            s = set_json("--socket", str(cookie), BS, "beta=100")
             assert s["params_from"] == "socket" and s["params"]["beta"] == 100
-            bbrctl("set", "--socket", str(cookie), "bbr_swift", "--reset", check=0)
+            bbrctl("set", "--socket", str(cookie), BS, "--reset", check=0)
             for args, code, words in [
-                (("--socket", str(cookie), "bbr_swift", "target_rtt_us=-1"), 2,
+                (("--socket", str(cookie), BS, "target_rtt_us=-1"), 2,
                  "not a non-negative integer"),
-                (("--socket", "0", "bbr_swift"), 2, "a socket cookie"),
-                (("--socket", "x1", "bbr_swift"), 2, "a socket cookie"),
-                (("--socket", str(cookie), "--cgroup", str(cg), "bbr_swift"), 2, "exactly one of"),
-                (("--socket", str(cookie + 1_000_000), "bbr_swift"), 1, "no bbr_swift socket"),
+                (("--socket", "0", BS), 2, "a socket cookie"),
+                (("--socket", "x1", BS), 2, "a socket cookie"),
+                (("--socket", str(cookie), "--cgroup", str(cg), BS), 2, "exactly one of"),
+                (("--socket", str(cookie + 1_000_000), BS), 1, f"no {BS} socket"),
             ]:
                 cp = bbrctl("set", *args, check=code)
                 print(" ".join(args), "->", cp.stderr.strip().splitlines()[0])
                 assert words in cp.stderr
-            assert set_json("--socket", str(cookie), "bbr_swift")["swift"]["from"] == "cgroup"
+            assert set_json("--socket", str(cookie), BS)["swift"]["from"] == "cgroup"
         finally:
-            bbrctl("set", "--cgroup", cg, "bbr_swift", "--reset", check=0)
+            bbrctl("set", "--cgroup", cg, BS, "--reset", check=0)
 
 
 # ---- success paths --------------------------------------------------------------
 
 def test_set_default_and_params(bbr3):
-    d = set_json("--default", "bbr3")
+    d = set_json("--default", B3)
     assert d["scope"] == "default" and d["slot"] == 0
     beta0 = d["params"]["beta"]
     assert beta0 == 76                       # BBR_PARAMS_DEFAULT
     try:
-        d = set_json("--default", "bbr3", "beta=100", "ecn_thresh=0x40")
+        d = set_json("--default", B3, "beta=100", "ecn_thresh=0x40")
         assert d["params"]["beta"] == 100 and d["params"]["ecn_thresh"] == 64
         # params NAME is the default set, read and write
-        p = json.loads(bbrctl("params", "--json", "bbr3", check=0).stdout)
+        p = json.loads(bbrctl("params", "--json", B3, check=0).stdout)
         assert p["params"]["beta"] == 100
-        bbrctl("params", "bbr3", "beta=90", check=0)
-        assert set_json("--default", "bbr3")["params"]["beta"] == 90
+        bbrctl("params", B3, "beta=90", check=0)
+        assert set_json("--default", B3)["params"]["beta"] == 90
         with cgroup("c") as cg:
             # A cgroup's first set copies the default set, then applies k=v.
-            c = set_json("--cgroup", cg.name, "bbr3", "cwnd_gain=600")   # relative path
+            c = set_json("--cgroup", cg.name, B3, "cwnd_gain=600")   # relative path
             print("new cgroup set:", c["slot"], c["params"]["beta"], c["params"]["cwnd_gain"])
             assert c["slot"] >= 1 and c["params"]["beta"] == 90
             assert c["params"]["cwnd_gain"] == 600
-            assert set_json("--default", "bbr3")["params"]["cwnd_gain"] == 512
-            table = bbrctl("set", "--cgroup", cg, "bbr3", check=0).stdout
+            assert set_json("--default", B3)["params"]["cwnd_gain"] == 512
+            table = bbrctl("set", "--cgroup", cg, B3, check=0).stdout
             assert "parameter set" in table and "cwnd_gain" in table and "600" in table
-            bbrctl("set", "--cgroup", cg, "bbr3", "--reset", check=0)
-            assert set_json("--cgroup", cg, "bbr3")["slot"] == 0
+            bbrctl("set", "--cgroup", cg, B3, "--reset", check=0)
+            assert set_json("--cgroup", cg, B3)["slot"] == 0
     finally:
-        d = set_json("--default", "bbr3")
-        bbrctl("set", "--default", "bbr3", "--reset", check=0)
-    assert set_json("--default", "bbr3")["params"]["beta"] == beta0
+        d = set_json("--default", B3)
+        bbrctl("set", "--default", B3, "--reset", check=0)
+    assert set_json("--default", B3)["params"]["beta"] == beta0
 
 
 def test_sets_of_removed_cgroups_are_reclaimed(bbr3):
@@ -355,18 +355,18 @@ def test_sets_of_removed_cgroups_are_reclaimed(bbr3):
             cg = cgroup2_root() / f"cts{os.getpid()}r{i}"
             cg.mkdir()
             made.append(cg)
-            bbrctl("set", "--cgroup", cg, "bbr3", "beta=100", check=0)
+            bbrctl("set", "--cgroup", cg, B3, "beta=100", check=0)
         with cgroup("x") as cg:
-            cp = bbrctl("set", "--cgroup", cg, "bbr3", "beta=100", check=1)
+            cp = bbrctl("set", "--cgroup", cg, B3, "beta=100", check=1)
             print(cp.stderr.strip())
             assert "all 63 parameter sets" in cp.stderr
             made.pop().rmdir()                # removed without --reset
-            s = set_json("--cgroup", cg, "bbr3", "beta=101")
+            s = set_json("--cgroup", cg, B3, "beta=101")
             assert s["slot"] >= 1 and s["params"]["beta"] == 101
-            bbrctl("set", "--cgroup", cg, "bbr3", "--reset", check=0)
+            bbrctl("set", "--cgroup", cg, B3, "--reset", check=0)
     finally:
         for cg in made:
-            bbrctl("set", "--cgroup", cg, "bbr3", "--reset")
+            bbrctl("set", "--cgroup", cg, B3, "--reset")
             cg.rmdir()
 
 
@@ -387,37 +387,37 @@ def test_sets_of_removed_cgroups_are_reclaimed(bbr3):
 ])
 def test_set_rejects_bad_values(bbr3, pair, words):
     with cgroup("e") as cg:
-        before = set_json("--default", "bbr3")
+        before = set_json("--default", B3)
         # the bad pair last: the good one before it must not be applied
-        cp = bbrctl("set", "--cgroup", cg, "bbr3", "ecn_enable=1", pair, check=2)
+        cp = bbrctl("set", "--cgroup", cg, B3, "ecn_enable=1", pair, check=2)
         print(cp.stderr.strip())
         assert words in cp.stderr
-        assert set_json("--cgroup", cg, "bbr3")["slot"] == 0, "a set was taken"
-        cp = bbrctl("set", "--default", "bbr3", "beta=50", pair, check=2)
-        assert set_json("--default", "bbr3") == before
+        assert set_json("--cgroup", cg, B3)["slot"] == 0, "a set was taken"
+        cp = bbrctl("set", "--default", B3, "beta=50", pair, check=2)
+        assert set_json("--default", B3) == before
 
 
 def test_set_usage_errors(bbr3):
     with cgroup("u") as cg:
         for args, words in [
-            (("set", "bbr3", "beta=1"), "exactly one of --cgroup PATH, --default and --socket"),
-            (("set", "--default", "--cgroup", cg, "bbr3"), "exactly one of"),
+            (("set", B3, "beta=1"), "exactly one of --cgroup PATH, --default and --socket"),
+            (("set", "--default", "--cgroup", cg, B3), "exactly one of"),
             (("set", "--default"), "name one congestion control"),
-            (("set", "--default", "bbr3", "beta=1", "--reset"), "--reset takes no"),
+            (("set", "--default", B3, "beta=1", "--reset"), "--reset takes no"),
             (("set", "--default", "bad/name"), "invalid congestion control name"),
             (("stat", "--reset"), "only for set"),
-            (("params", "--cgroup", cg, "bbr3"), "always works on the default set"),
+            (("params", "--cgroup", cg, B3), "always works on the default set"),
         ]:
             cp = bbrctl(*args, check=2)
             print(" ".join(map(str, args)), "->", cp.stderr.strip())
             assert words in cp.stderr
     # operational failures exit 1
-    cp = bbrctl("set", "--cgroup", "/nonexistent/cg", "bbr3", check=1)
+    cp = bbrctl("set", "--cgroup", "/nonexistent/cg", B3, check=1)
     assert "bad cgroup path" in cp.stderr
     cp = bbrctl("set", "--default", "nosuchcc", check=1)
     assert "not loaded" in cp.stderr
-    cp = bbrctl("set", "--socket", "1", "bbr3", check=1)
-    assert "no bbr3 socket with cookie 1" in cp.stderr
+    cp = bbrctl("set", "--socket", "1", B3, check=1)
+    assert f"no {B3} socket with cookie 1" in cp.stderr
 
 
 def test_set_help_documents_keys():

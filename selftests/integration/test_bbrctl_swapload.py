@@ -26,6 +26,10 @@ drown in them. So:
   switched, the sockets keep bbr3 after the unload, and once they close the
   kernel frees the struct_ops maps without a warning in dmesg. The gaps are
   printed next to the same path's no-swap figure, not bounded.
+
+bbr3 is loaded as B3 (`bbrctl load --name B3 bbr3`, swapped in place with
+`swap --obj bpf/bbr3.bpf.o B3`), so that an operator's bbr3 may stay loaded
+and is never touched. "bbr3" in the action names below means B3.
 """
 
 import json
@@ -36,7 +40,7 @@ import pytest
 
 import bbrtest
 from labkit.path import EmulatedPath
-from test_bbrctl import bbrctl, busy_elsewhere, make_target, struct_ops_maps
+from test_bbrctl import bbrctl, make_target, struct_ops_maps
 
 FLOWS = 50
 RATE_MBIT = 200
@@ -50,6 +54,8 @@ SWAP_WINDOW_S = 0.3             # a stall "around" a swap: within this of it
 MAX_STALL_S = 2 * PATH_RTT_MS / 1000
 RUN_TIMEOUT_S = 60
 GAP_MIN_S = 0.005               # the receiver records gaps longer than this
+B3 = bbrtest.own_cc_name("b3w")         # bbr3 as this test loads it
+BBR3_OBJ = bbrtest.REPO / "bpf" / "bbr3.bpf.o"
 
 # (time after the flows connected, action)
 SWAPS = ((0.6, "cubic->bbr3"), (1.2, "bbr3 in place"), (1.8, "bbr3->cubic"))
@@ -120,12 +126,6 @@ def built():
                 "selftests/lab/linkem/linkem")
 
 
-@pytest.fixture
-def bbr3_free():
-    if "bbr3" in bbrtest.available_ccs():
-        busy_elsewhere("bbr3 is registered by another session")
-
-
 def swap_sockets(ns, frm, to):
     cp = bbrctl("swap", "--json", "--netns", ns, "--from", frm, "--to", to,
                 "--port", PORT, check=0)
@@ -139,28 +139,28 @@ def ccs_of_flows(ns):
                           f"( dport = :{PORT} )"], capture_output=True, text=True,
                          check=True, timeout=10).stdout
     words = out.split()
-    return [w for w in words if w in ("cubic", "bbr3", "bbr", "reno")]
+    return [w for w in words if w in ("cubic", B3, "bbr3", "bbr", "reno")]
 
 
 def act(what, ns):
     """One timed action of a run; returns what it reported."""
     if what == "cubic->bbr3":
-        r = swap_sockets(ns, "cubic", "bbr3")
-        recs = json.loads(bbrctl("stat", "--json", "bbr3", check=0).stdout)
+        r = swap_sockets(ns, "cubic", B3)
+        recs = json.loads(bbrctl("stat", "--json", B3, check=0).stdout)
         mine = [x for x in recs if PORT in (x["sport"], x["dport"])]
         r["modes"] = sorted(x["mode_name"] for x in mine)
         r["srtt_ms"] = sorted(x["srtt_us"] / 1000 for x in mine if "srtt_us" in x)
-        top = bbrctl("top", "--count", "1", "bbr3", check=0).stdout
+        top = bbrctl("top", "--count", "1", B3, check=0).stdout
         r["top_rows"] = sum(1 for ln in top.splitlines() if f":{PORT}" in ln)
         r["top"] = top
         return r
     if what == "bbr3->cubic":
-        return swap_sockets(ns, "bbr3", "cubic")
+        return swap_sockets(ns, B3, "cubic")
     if what == "bbr3 in place":
-        bbrctl("swap", "bbr3", check=0)
+        bbrctl("swap", "--obj", BBR3_OBJ, B3, check=0)
         return {}
     if what == "unload bbr3":
-        bbrctl("unload", "bbr3", check=0)
+        bbrctl("unload", B3, check=0)
         return {"ccs_after": ccs_of_flows(ns)}
     raise ValueError(what)
 
@@ -241,7 +241,7 @@ def assert_kernel_clean(maps_before, dmesg_before):
     assert not bad, f"kernel warnings during the run: {bad[:5]}"
 
 
-def test_swap_under_load(bbr3_free):
+def test_swap_under_load():
     maps_before, dmesg_before = set(struct_ops_maps()), dmesg()
     windows = [(at, at) for at, _ in SWAPS]
     base, _ = run_flows((), ecn_k_ms=ECN_K_MS)
@@ -253,11 +253,11 @@ def test_swap_under_load(bbr3_free):
         (f"the path stalls by itself ({b_near * 1000:.1f} ms > 2 RTT = "
          f"{MAX_STALL_S * 1000:.0f} ms without any swap): the emulator or the machine, "
          f"not bbrctl; nothing to measure the swaps against")
-    bbrctl("load", "bbr3", check=0)
+    bbrctl("load", "--name", B3, "bbr3", check=0)
     try:
         res, events = run_flows(SWAPS, ecn_k_ms=ECN_K_MS)
     finally:
-        bbrctl("unload", "bbr3")
+        bbrctl("unload", B3)
     windows = [(a, b) for a, b, _, _ in events]
     errors, short, worst_near, worst = gap_figures(res, windows)
     first = events[0][3]
@@ -280,14 +280,14 @@ def test_swap_under_load(bbr3_free):
     assert_kernel_clean(maps_before, dmesg_before)
 
 
-def test_swap_under_load_with_loss(bbr3_free):
+def test_swap_under_load_with_loss():
     maps_before, dmesg_before = set(struct_ops_maps()), dmesg()
-    bbrctl("load", "bbr3", check=0)
+    bbrctl("load", "--name", B3, "bbr3", check=0)
     try:
         res, events = run_flows(LOSSY_ACTIONS)
     finally:
-        if "bbr3" in bbrtest.available_ccs():
-            bbrctl("unload", "bbr3")
+        if B3 in bbrtest.available_ccs():
+            bbrctl("unload", B3)
     windows = [(a, b) for a, b, _, _ in events]
     errors, short, worst_near, worst = gap_figures(res, windows)
     print("longest gap per window (ms):",
@@ -299,8 +299,8 @@ def test_swap_under_load_with_loss(bbr3_free):
     # The flows that have not finished by the unload (most: ~4 s of data each)
     # keep running the unregistered bbr3 until they close.
     ccs = events[-1][3]["ccs_after"]
-    print(f"after unload: {ccs.count('bbr3')} sockets on bbr3, {len(ccs)} in all")
-    assert set(ccs) == {"bbr3"} and len(ccs) >= FLOWS // 2, \
+    print(f"after unload: {ccs.count(B3)} sockets on {B3}, {len(ccs)} in all")
+    assert set(ccs) == {B3} and len(ccs) >= FLOWS // 2, \
         f"after unload the live sockets should keep bbr3 until they close: {ccs}"
     assert not errors, f"connection errors: {errors[:5]}"
     assert not short, f"flows that lost bytes or did not end: {short[:5]}"

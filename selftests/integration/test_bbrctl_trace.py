@@ -3,7 +3,8 @@
 
 A bulk transfer (bbrtest.Transfer) runs through the lab emulator (linkem:
 RATE_MBIT, RTT_MS, BUFFER_BDP) between namespaces this test creates (prefix
-"ctt"), under bbr3 loaded by bbrctl, while `bbrctl trace` streams. Checked on the events of the
+"ctt"), under bbr3 loaded by bbrctl as B3 (`load --name`: an operator's
+bbr3 may stay loaded meanwhile), while `bbrctl trace B3` streams. Checked on the events of the
 sender socket (matched by its SO_COOKIE):
   - the model goes STARTUP -> DRAIN -> PROBE_BW, in that order;
   - in PROBE_BW, bw_bps is the path's payload rate, min_rtt_us the path's
@@ -30,7 +31,7 @@ import pytest
 import bbrtest
 from conftest import PINS
 from labkit.path import EmulatedPath
-from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, busy_elsewhere, make_target
+from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, make_target
 
 RATE_MBIT = 50
 RTT_MS = 40
@@ -62,6 +63,8 @@ CONTRACT_FIELDS = ["t_ns", "cookie", "cc", "ev", "mode", "phase", "bw_bps", "pac
                    "cwnd_pkts", "inflight_pkts", "min_rtt_us", "rtt_us", "inflight_lo_pkts",
                    "inflight_hi_pkts", "bw_lo_bps", "bw_hi_bps", "loss_ppm", "ce_ppm",
                    "network_rtt_us", "swift_factor_ppm"]
+B3 = bbrtest.own_cc_name("b3t")         # bbr3 and bbr_swift as loaded here
+BS = bbrtest.own_cc_name("bst")
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
@@ -70,16 +73,14 @@ def built():
 
 @pytest.fixture(scope="module")
 def bbr3_loaded():
-    if "bbr3" in bbrtest.available_ccs():
-        busy_elsewhere("bbr3 is registered by someone else")
-    bbrctl("load", "bbr3", check=0)
+    bbrctl("load", "--name", B3, "bbr3", check=0)
     try:
         yield
     finally:
-        bbrctl("unload", "bbr3", check=0)
+        bbrctl("unload", B3, check=0)
 
 
-def trace_ctl(name="bbr3"):
+def trace_ctl(name=B3):
     """The control word of NAME's trace ring, as bpftool prints it."""
     cp = subprocess.run(["bpftool", "-j", "map", "dump", "pinned",
                          str(PIN_ROOT / name / PINS["PIN_TRACE_CTL"])],
@@ -116,7 +117,7 @@ def stop_trace(proc, sig=signal.SIGINT):
     return proc.returncode, out, errs
 
 
-def transfer(seconds, cc="bbr3", during=None, during_at_s=None):
+def transfer(seconds, cc=B3, during=None, during_at_s=None):
     """One flow of CC cc through the emulator; returns its SO_COOKIE, or with
     during, (cookie, during(path, cookie)) called during_at_s into the flow."""
     with EmulatedPath(rate_mbit=RATE_MBIT, rtt_ms=RTT_MS, buffer_bdp=BUFFER_BDP,
@@ -137,7 +138,7 @@ def first_index(seq, value):
 
 
 def test_round_events_follow_the_model(bbr3_loaded):
-    trace = start_trace("bbr3")
+    trace = start_trace(B3)
     try:
         cookie = transfer(TRANSFER_S)
     finally:
@@ -149,7 +150,7 @@ def test_round_events_follow_the_model(bbr3_loaded):
     mine = [e for e in events if e["cookie"] == cookie]
     print(f"{len(events)} events, {len(mine)} for cookie {cookie}; stderr: {errs.strip()}")
     assert len(mine) >= 20, f"too few events for the socket: {len(mine)}"
-    assert all(e["cc"] == "bbr3" and e["ev"] in ("round", "mode") for e in mine)
+    assert all(e["cc"] == B3 and e["ev"] in ("round", "mode") for e in mine)
 
     modes = [e["mode"] for e in mine]
     idx = [first_index(modes, m) for m in ("STARTUP", "DRAIN", "PROBE_BW")]
@@ -186,7 +187,7 @@ def test_round_events_follow_the_model(bbr3_loaded):
 
 
 def test_per_ack_csv_with_duration(bbr3_loaded):
-    trace = start_trace("bbr3", "--per-ack", "--csv", "--duration", str(PER_ACK_TRANSFER_S + 2))
+    trace = start_trace(B3, "--per-ack", "--csv", "--duration", str(PER_ACK_TRANSFER_S + 2))
     try:
         cookie = transfer(PER_ACK_TRANSFER_S)
     finally:
@@ -218,7 +219,7 @@ def test_signal_while_stdout_is_full_loses_nothing(bbr3_loaded):
     impatient Ctrl-Cs). It must finish the write, drain the ring and exit 0
     with every counted event printed (CI once saw EINTR there: "writing the
     events failed: Interrupted system call")."""
-    trace = start_trace("bbr3", "--per-ack")
+    trace = start_trace(B3, "--per-ack")
     try:
         transfer(PER_ACK_TRANSFER_S)
         deadline = time.monotonic() + TRACE_START_S
@@ -246,20 +247,20 @@ def test_errors_second_reader_and_takeover(bbr3_loaded, tmp_path):
     assert "nosuch is not loaded" in cp.stderr
     bbrctl("trace", "--duration", "0", check=2)
 
-    first = start_trace("bbr3", "--output", str(tmp_path / "t.jsonl"))
+    first = start_trace(B3, "--output", str(tmp_path / "t.jsonl"))
     try:
-        cp = bbrctl("trace", "bbr3", "--duration", "1", check=1)
+        cp = bbrctl("trace", B3, "--duration", "1", check=1)
         assert f"already being traced by pid {first.pid}" in cp.stderr
         assert cp.stdout == ""
     finally:
         rc, _, errs = stop_trace(first, sig=signal.SIGTERM)
     assert rc == 0, errs
 
-    killed = start_trace("bbr3")
+    killed = start_trace(B3)
     killed.kill()
     killed.communicate()
     assert trace_ctl()["flags"] != 0, "the flag of a SIGKILLed reader stays set"
-    bbrctl("trace", "bbr3", "--duration", "0.3", check=0)
+    bbrctl("trace", B3, "--duration", "0.3", check=0)
     ctl = trace_ctl()
     assert ctl["flags"] == 0 and ctl["owner_pid"] == 0, ctl
 
@@ -274,7 +275,7 @@ def stat_snapshot(cc):
 
 
 def test_stat_columns_of_a_live_bbr3_flow(bbr3_loaded):
-    cookie, (saddr, daddr, recs, top) = transfer(STAT_TRANSFER_S, during=stat_snapshot("bbr3"),
+    cookie, (saddr, daddr, recs, top) = transfer(STAT_TRANSFER_S, during=stat_snapshot(B3),
                                                  during_at_s=STAT_AT_S)
     assert len(recs) == 1, f"no stat record for cookie {cookie}"
     r = recs[0]
@@ -282,7 +283,7 @@ def test_stat_columns_of_a_live_bbr3_flow(bbr3_loaded):
     print({k: r[k] for k in ("mode_name", "bw_bps", "srtt_us", "kernel_min_rtt_us", "rttvar_us",
                              "total_retrans", "bytes_acked", "loss_ppm", "ce_ppm", "ca_state")})
     assert (r["saddr"], r["daddr"], r["dport"]) == (saddr, daddr, PORT)
-    assert r["cc"] == "bbr3" and "swift" not in r
+    assert r["cc"] == B3 and "swift" not in r
     assert r["mode_name"] == "PROBE_BW"
     assert BW_LO * PAYLOAD_MBIT <= r["bw_bps"] / 1e6 <= BW_HI * PAYLOAD_MBIT
     assert RTT_MS * 1000 <= r["kernel_min_rtt_us"] <= RTT_MS * 1000 * MIN_RTT_SLACK
@@ -301,15 +302,13 @@ def test_stat_columns_of_a_live_bbr3_flow(bbr3_loaded):
 
 
 def test_stat_decodes_the_swift_record():
-    if "bbr_swift" in bbrtest.available_ccs():
-        busy_elsewhere("bbr_swift is registered by someone else")
-    bbrctl("load", "bbr_swift", check=0)
+    bbrctl("load", "--name", BS, "bbr_swift", check=0)
     try:
-        cookie, (_, _, recs, top) = transfer(STAT_TRANSFER_S, cc="bbr_swift",
-                                             during=stat_snapshot("bbr_swift"),
+        cookie, (_, _, recs, top) = transfer(STAT_TRANSFER_S, cc=BS,
+                                             during=stat_snapshot(BS),
                                              during_at_s=STAT_AT_S)
     finally:
-        bbrctl("unload", "bbr_swift", check=0)
+        bbrctl("unload", BS, check=0)
     assert len(recs) == 1, f"no stat record for cookie {cookie}"
     print(top)
     sw = recs[0]["swift"]

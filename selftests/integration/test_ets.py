@@ -8,8 +8,9 @@
 
 The program is attached to a cgroup v2 child this test creates; client and
 server processes move themselves into it. Maps are pinned under a fresh
-directory of /sys/fs/bpf/bbr-bpf (not ETS_PIN_ROOT: a running bbr_swift's
-shared map is never touched). Values are read from the pinned sk_storage map
+directory /sys/fs/bpf/bbrbpf-ets-<pid>-<tag>: outside bbrctl's tree, so
+neither a running bbr_swift's shared map (PIN_SHARED) nor `bbrctl list` and
+`unload` of an operator see them. Values are read from the pinned sk_storage map
 by the client itself (lookup keyed by its socket fd).
 """
 
@@ -18,18 +19,15 @@ import os
 import shutil
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 import bbrtest
 from bbrtest import ets, netns
 from bbrtest.base import REPO
-from conftest import PINS
 
 ETS_OBJ = REPO / "bpf" / "ets.bpf.o"
 ETS_ATTACH = REPO / "selftests" / "integration" / "ets_attach"
-PIN_PARENT = Path(PINS["PIN_ROOT"])          # include/bbr_pins.h
 NS_PREFIX = f"ets{os.getpid()}"
 ADDR_A, ADDR_B = "198.18.200.1", "198.18.200.2"
 PORT = 5301
@@ -66,10 +64,10 @@ class EtsAttached:
             pytest.fail(f"build first: {ETS_OBJ} / {ETS_ATTACH} missing (make)")
         self.cgroup = bbrtest.Cgroup(f"{NS_PREFIX}-{tag}", kill=True)
         self.cg = self.cgroup.path
-        self.pins = PIN_PARENT / f"{NS_PREFIX}-{tag}"
+        # <pid> between dashes: conftest's no_leaks checks such pins
+        self.pins = bbrtest.BPFFS_ROOT / f"bbrbpf-ets-{os.getpid()}-{tag}"
 
     def __enter__(self):
-        PIN_PARENT.mkdir(parents=True, exist_ok=True)
         self.cgroup.__enter__()
         try:
             out = run([str(ETS_ATTACH), str(ETS_OBJ), str(self.cg), str(self.pins)])

@@ -15,9 +15,13 @@ per-packet log) shrinks against bbr3's and the mean Network_RTT (the
 client's ets_sk_stor entry, the value bbr_swift reads) settles near the
 target.
 
-bpftool registers without a pin root, so the object's pinned-by-name map
-ets_sk_stor lands in /sys/fs/bpf/; the tests remove it if they created it
-and leave it if it was there before.
+Every CC is registered under a name of this process (BS, B3, DC below), as
+a copy whose .name is that name (bpftool) or with `bbrctl load --name`, so
+an operator's bbr3 and bbr_swift may stay loaded meanwhile. Through bbrctl
+a bbr_swift copy shares the ETS map PIN_SHARED/ets_sk_stor with any other
+bbr_swift and the ETS program; bbrctl unpins it only when nothing it loaded
+is left. Through bpftool nothing is pinned by name (the objects declare no
+pinning).
 """
 
 import json
@@ -35,8 +39,10 @@ from labkit.path import EmulatedPath, linkem_available
 SWIFT_OBJ = REPO / "bpf" / "bbr_swift.bpf.o"
 DCTCP_OBJ = REPO / "bpf" / "dctcp_bpf.bpf.o"
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
-BPFFS = Path("/sys/fs/bpf")
-SWIFT_PINNED_MAPS = ("ets_sk_stor",)
+# The CCs as these tests register them.
+BS = bbrtest.own_cc_name("bsw")         # bbr_swift
+B3 = bbrtest.own_cc_name("b3f")         # bbr3
+DC = bbrtest.own_cc_name("dcw")         # dctcp_bpf
 
 RATE_MBIT = 100
 PAYLOAD_MBIT = RATE_MBIT * 1448 / 1514
@@ -75,42 +81,30 @@ def test_verifier_budget_of_bbr_swift_main():
     assert 0 < main["processed_insns"] < SWIFT_MAIN_VERIFIER_BUDGET, main
 
 
-class _OwnPins:
-    """Remove the pinned-by-name maps a bpftool registration created."""
-
-    def __enter__(self):
-        self.before = {n for n in SWIFT_PINNED_MAPS if (BPFFS / n).exists()}
-        return self
-
-    def __exit__(self, *exc):
-        for n in SWIFT_PINNED_MAPS:
-            if n not in self.before and (BPFFS / n).exists():
-                (BPFFS / n).unlink()
-        return False
-
-
 # The fallback test gives bbr_swift a target (its default parameter set) but
 # no ETS: every ACK must take the NO_ETS path, which is plain BBRv3. The
 # default set is bbrctl's to write, so that run registers through bbrctl.
 FALLBACK_TARGET_US = 100
 
 
-def _transfer(cc, obj, cc_name, default_target_us=0):
+def _transfer(obj, name, default_target_us=0):
+    """A transfer under obj's CC registered as name."""
     loader = "bbrctl" if default_target_us else "bpftool"
-    with _OwnPins(), bbrtest.register_cc(obj, cc_name, loader=loader), \
+    with bbrtest.register_cc(obj, loader=loader, as_name=name), \
             bbrtest.Topology(rate_mbit=RATE_MBIT) as topo:
         if default_target_us:
-            _run([str(BBRCTL), "set", "--default", cc_name,
+            _run([str(BBRCTL), "set", "--default", name,
                   f"target_rtt_us={default_target_us}"])
-        res = bbrtest.run_transfer(topo, cc, nbytes=TRANSFER_BYTES)
-    assert res["cc"] == cc, res
+        res = bbrtest.run_transfer(topo, name, nbytes=TRANSFER_BYTES)
+    assert res["cc"] == name, res
     assert res["bytes_received"] == TRANSFER_BYTES, res
     return res
 
 
-@pytest.mark.parametrize("cc,obj", [("bbr_swift", SWIFT_OBJ), ("dctcp_bpf", DCTCP_OBJ)])
-def test_registers_and_carries_a_transfer(cc, obj):
-    res = _transfer(cc, obj, cc)
+@pytest.mark.parametrize("cc,obj,name", [("bbr_swift", SWIFT_OBJ, BS),
+                                         ("dctcp_bpf", DCTCP_OBJ, DC)])
+def test_registers_and_carries_a_transfer(cc, obj, name):
+    res = _transfer(obj, name)
     util = res["mbps"] / PAYLOAD_MBIT
     print(f"{cc}: {res['mbps']:.1f} Mbit/s of {PAYLOAD_MBIT:.1f} "
           f"(utilisation {util:.3f}), retransmits {res['tcp_info'].get('retransmits')}")
@@ -119,8 +113,8 @@ def test_registers_and_carries_a_transfer(cc, obj):
 
 def test_without_ets_bbr_swift_matches_bbr3():
     # A target in force but no ETS program: bbr_swift falls back to BBRv3.
-    swift = _transfer("bbr_swift", SWIFT_OBJ, "bbr_swift", FALLBACK_TARGET_US)
-    bbr3 = _transfer("bbr3", BBR3_OBJ, "bbr3")
+    swift = _transfer(SWIFT_OBJ, BS, FALLBACK_TARGET_US)
+    bbr3 = _transfer(BBR3_OBJ, B3)
     ratio = swift["mbps"] / bbr3["mbps"]
     print(f"target {FALLBACK_TARGET_US} us, no ETS: "
           f"goodput bbr_swift {swift['mbps']:.1f} / bbr3 {bbr3['mbps']:.1f} Mbit/s "
@@ -262,18 +256,18 @@ class _TestCgroup(bbrtest.Cgroup):
 
 
 class _SwiftTarget:
-    """`bbrctl set --cgroup CG bbr_swift target_rtt_us=N`, reset on exit."""
+    """`bbrctl set --cgroup CG BS target_rtt_us=N`, reset on exit."""
 
     def __init__(self, cg, target_us):
         self.cg, self.target_us = cg, target_us
 
     def __enter__(self):
-        _run([str(BBRCTL), "set", "--cgroup", str(self.cg.path), "bbr_swift",
+        _run([str(BBRCTL), "set", "--cgroup", str(self.cg.path), BS,
               f"target_rtt_us={self.target_us}"])
         return self
 
     def __exit__(self, *exc):
-        subprocess.run([str(BBRCTL), "set", "--cgroup", str(self.cg.path), "bbr_swift",
+        subprocess.run([str(BBRCTL), "set", "--cgroup", str(self.cg.path), BS,
                         "--reset"], capture_output=True, timeout=30)
         return False
 
@@ -283,9 +277,9 @@ def _bulk_through_emulator(cc, target_us=None):
     Returns the client's result and the queue delays after warm-up (µs)."""
     if not linkem_available():
         pytest.fail("linkem not built (make): the emulator provides the path")
-    obj = SWIFT_OBJ if cc == "bbr_swift" else BBR3_OBJ
-    with bbrtest.register_cc(obj, cc, loader="bbrctl"), _TestCgroup(cc) as cg:
-        cg.attach(cc)
+    obj, name = (SWIFT_OBJ, BS) if cc == "bbr_swift" else (BBR3_OBJ, B3)
+    with bbrtest.register_cc(obj, loader="bbrctl", as_name=name), _TestCgroup(cc) as cg:
+        cg.attach(name)
         ets_map = str(SHARED_PINS / "ets_sk_stor") if cc == "bbr_swift" else "-"
         target = _SwiftTarget(cg, target_us) if target_us else None
         with EmulatedPath(rate_mbit=TT_RATE_MBIT, rtt_ms=TT_RTT_MS,
@@ -332,7 +326,7 @@ def test_target_tracking():
     q3, qs = float(bbr3["queue_us"].mean()), float(swift["queue_us"].mean())
     nets = [r[2] for r in swift["rows"] if r[0] >= TT_WARMUP_S]
     totals = [r[3] for r in swift["rows"] if r[0] >= TT_WARMUP_S]
-    assert bbr3["cc"] == "bbr3" and swift["cc"] == "bbr_swift", (bbr3["cc"], swift["cc"])
+    assert bbr3["cc"] == B3 and swift["cc"] == BS, (bbr3["cc"], swift["cc"])
     assert len(nets) >= 20, f"too few Network_RTT samples after warm-up: {swift['rows'][:5]}"
     mean_net = sum(nets) / len(nets)
     base_us = TT_RTT_MS * 1000
