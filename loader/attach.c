@@ -196,38 +196,25 @@ static struct ets *ets_load(void)
  */
 static bool cc_needs_ets(const char *cc)
 {
-	uint32_t progs[32], maps[16];
+	uint32_t maps[STRUCT_OPS_PROGS_MAX * PROG_MAP_IDS_MAX];
 	struct cc_info ci;
 	bool yes = false;
-	int np;
+	int n;
 
 	if (cc_get_info(cc, &ci) || !ci.map_id)
 		return strcmp(cc, "bbr_swift") == 0;
-	np = struct_ops_prog_ids(ci.map_id, progs, 32);
-	for (int i = 0; i < np && !yes; i++) {
-		struct bpf_prog_info pi;
-		uint32_t len = sizeof(pi);
-		int pfd = bpf_prog_get_fd_by_id(progs[i]);
+	n = struct_ops_map_ids(ci.map_id, maps, (int)(sizeof(maps) / sizeof(maps[0])));
+	for (int k = 0; k < n && !yes; k++) {
+		struct bpf_map_info mi;
+		uint32_t mlen = sizeof(mi);
+		int mfd = bpf_map_get_fd_by_id(maps[k]);
 
-		if (pfd < 0)
+		if (mfd < 0)
 			continue;
-		memset(&pi, 0, sizeof(pi));
-		pi.nr_map_ids = 16;
-		pi.map_ids = (uintptr_t)maps;
-		if (!bpf_prog_get_info_by_fd(pfd, &pi, &len))
-			for (uint32_t k = 0; k < pi.nr_map_ids && k < 16 && !yes; k++) {
-				struct bpf_map_info mi;
-				uint32_t mlen = sizeof(mi);
-				int mfd = bpf_map_get_fd_by_id(maps[k]);
-
-				if (mfd < 0)
-					continue;
-				memset(&mi, 0, sizeof(mi));
-				yes = !bpf_map_get_info_by_fd(mfd, &mi, &mlen) &&
-				      !strcmp(mi.name, PIN_ETS_SK_STOR);
-				close(mfd);
-			}
-		close(pfd);
+		memset(&mi, 0, sizeof(mi));
+		yes = !bpf_map_get_info_by_fd(mfd, &mi, &mlen) &&
+		      !strcmp(mi.name, PIN_ETS_SK_STOR);
+		close(mfd);
 	}
 	return yes;
 }

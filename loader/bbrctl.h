@@ -179,7 +179,11 @@ struct cc_info {
 
 int cc_get_info(const char *name, struct cc_info *ci);
 /* Program ids of the function members of a struct_ops map value. */
+#define STRUCT_OPS_PROGS_MAX	32	/* members of tcp_congestion_ops, with room */
 int struct_ops_prog_ids(uint32_t map_id, uint32_t *ids, int max);
+/* Map ids those programs use. */
+#define PROG_MAP_IDS_MAX	64
+int struct_ops_map_ids(uint32_t map_id, uint32_t *ids, int max);
 
 /* ---- state records (state.c) ---- */
 /* Everything the iterator behind link_fd produces, read in every network

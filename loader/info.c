@@ -113,6 +113,36 @@ out:
 	return ret;
 }
 
+/*
+ * Ids of the maps the CC's struct_ops programs use (map_id: its struct_ops
+ * map), up to PROG_MAP_IDS_MAX per program and max in all; a map used by
+ * several programs appears once per program. The number found, or -errno
+ * from struct_ops_prog_ids() (-EPERM without CAP_SYS_ADMIN).
+ */
+int struct_ops_map_ids(uint32_t map_id, uint32_t *ids, int max)
+{
+	uint32_t progs[STRUCT_OPS_PROGS_MAX];
+	int np = struct_ops_prog_ids(map_id, progs, STRUCT_OPS_PROGS_MAX), n = 0;
+
+	for (int i = 0; i < np && n < max; i++) {
+		uint32_t maps[PROG_MAP_IDS_MAX];
+		struct bpf_prog_info pi;
+		__u32 len = sizeof(pi);
+		int pfd = bpf_prog_get_fd_by_id(progs[i]);
+
+		if (pfd < 0)
+			continue;
+		memset(&pi, 0, sizeof(pi));
+		pi.nr_map_ids = PROG_MAP_IDS_MAX;
+		pi.map_ids = (uintptr_t)maps;
+		if (!bpf_prog_get_info_by_fd(pfd, &pi, &len))
+			for (uint32_t k = 0; k < pi.nr_map_ids && k < PROG_MAP_IDS_MAX && n < max; k++)
+				ids[n++] = maps[k];
+		close(pfd);
+	}
+	return np < 0 ? np : n;
+}
+
 static int prog_id_of_link_pin(const char *path)
 {
 	struct bpf_link_info li;

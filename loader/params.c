@@ -296,9 +296,9 @@ static void consider_map(u32 id, struct cc_params *c)
 /* Find and map the parameter sets of loaded CC cc; -1 with a message. */
 static int cc_params_open(const char *cc, struct cc_params *c)
 {
-	uint32_t progs[32], maps[64];
+	uint32_t maps[STRUCT_OPS_PROGS_MAX * PROG_MAP_IDS_MAX];
 	struct cc_info ci;
-	int np;
+	int n;
 
 	memset(c, 0, sizeof(*c));
 	c->cc = cc;
@@ -313,26 +313,13 @@ static int cc_params_open(const char *cc, struct cc_params *c)
 		    cc, cc);
 		return -1;
 	}
-	np = struct_ops_prog_ids(ci.map_id, progs, 32);
-	if (np == -EPERM || np == -EACCES) {
+	n = struct_ops_map_ids(ci.map_id, maps, (int)(sizeof(maps) / sizeof(maps[0])));
+	if (n == -EPERM || n == -EACCES) {
 		err("%s: reading its programs by id needs CAP_SYS_ADMIN", cc);
 		return -1;
 	}
-	for (int i = 0; i < np; i++) {
-		struct bpf_prog_info pi;
-		__u32 len = sizeof(pi);
-		int pfd = bpf_prog_get_fd_by_id(progs[i]);
-
-		if (pfd < 0)
-			continue;
-		memset(&pi, 0, sizeof(pi));
-		pi.nr_map_ids = 64;
-		pi.map_ids = (uintptr_t)maps;
-		if (!bpf_prog_get_info_by_fd(pfd, &pi, &len))
-			for (u32 k = 0; k < pi.nr_map_ids && k < 64; k++)
-				consider_map(maps[k], c);
-		close(pfd);
-	}
+	for (int k = 0; k < n; k++)
+		consider_map(maps[k], c);
 	if (c->data_fd < 0 || c->cgrp_fd < 0) {
 		err("%s: no parameter sets: its programs use no %s array in %s with "
 		    "%s and a %s map laid out as this bbrctl expects%s (not built on "
