@@ -541,8 +541,10 @@ def validity(stats, backend):
     if backend == "kernel":
         return {"valid": True, "why": "kernel shaper (hrtimer), no emulator lateness"}
     lat = stats.get("lateness_us") or {}
+    # linkem's warnings say why when it could not get SCHED_FIFO or mlockall
     return {"valid": bool(stats.get("valid")), "lateness_bound_us": stats.get("lateness_bound_us"),
-            "lateness_us": {k: lat.get(k) for k in ("p50", "p99", "p999", "max")}}
+            "lateness_us": {k: lat.get(k) for k in ("p50", "p99", "p999", "max")},
+            "warnings": list(stats.get("warnings") or [])}
 
 
 # ---- a whole scenario ----
