@@ -5,7 +5,7 @@
  * BBRv3 (core/bbr3.h, with the same ops as bbr3: lib/tcp_cc.h) plus the
  * Swift delay signal of core/swift.h, which the core consumes at one point
  * of its per-ACK step. Before each ACK, this file gives it the socket's
- * target (the rows target_rtt_us, stale_us and keep_ecn of its parameter
+ * target (the rows target_rtt_us, stale_us, keep_ecn and raw_samples of its parameter
  * set: include/bbr_params.h) and its latest Network_RTT from the ETS
  * sockops program (ets_sk_stor, include/ets_shared.h).
  *
@@ -61,7 +61,8 @@ static __always_inline void swift_read_cfg(struct bbr_swift_sk *v)
 	struct swift_cfg cfg = {
 		.target_rtt_us = p->target_rtt_us,
 		.stale_us = p->stale_us,
-		.flags = p->keep_ecn ? SWIFT_CFG_F_KEEP_ECN : 0,
+		.flags = (p->keep_ecn ? SWIFT_CFG_F_KEEP_ECN : 0) |
+			 (p->raw_samples ? SWIFT_CFG_F_RAW_SAMPLES : 0),
 	};
 
 	swift_apply_cfg(&v->delay.w, &cfg, v->bbr.st.round_count);

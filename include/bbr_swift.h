@@ -24,7 +24,7 @@
 #ifndef BBR_SWIFT_H
 #define BBR_SWIFT_H
 
-#define BBR_SWIFT_VERSION		1	/* bump when a layout below changes */
+#define BBR_SWIFT_VERSION		2	/* bump when a layout below changes */
 
 /* target_rtt_us value for "no target: plain BBRv3". */
 #define SWIFT_TARGET_NONE		0u
@@ -44,13 +44,14 @@
 
 /* swift_cfg.flags */
 #define SWIFT_CFG_F_KEEP_ECN		0x1	/* keep BBRv3's ECN response with a target */
+#define SWIFT_CFG_F_RAW_SAMPLES		0x2	/* decide on the latest sample, unfiltered */
 
 /* The configuration in the form the Swift state takes it (swift_apply_cfg):
  * bbr_swift fills it from the socket's parameter set. */
 struct swift_cfg {
 	u32 target_rtt_us;		/* SWIFT_TARGET_NONE = no target */
 	u32 stale_us;			/* sample age limit; 0 = SWIFT_STALE_DEFAULT_US */
-	u32 flags;			/* SWIFT_CFG_F_*: keep_ecn */
+	u32 flags;			/* SWIFT_CFG_F_*: keep_ecn, raw_samples */
 	u32 _reserved;			/* 0 */
 };
 
@@ -79,10 +80,13 @@ struct swift_state {
 	u32 cfg_round;			/* bbr3.round_count of the last cfg read */
 	u32 subpkt_cwnd_milli;		/* model's cwnd in 1/1000 pkt when < floor; 0 = off */
 	u32 flags;			/* cfg flags in force */
+	u32 round_min_rtt_us;		/* least sample of this round so far; 0 = none */
+	u32 decided_rtt_us;		/* what the last decision used (swift_decision_rtt()) */
 	u8 status;			/* SWIFT_ST_* */
 	u8 has_decreased;		/* decrease_delivered is valid */
 	u8 startup_over_rounds;		/* rounds in a row over target in STARTUP */
-	u8 _pad[5];
+	u8 round_samples;		/* samples in round_min_rtt_us (saturates) */
+	u8 _pad[4];
 };
 
 /* A Network_RTT sample, as the ETS sockops program left it. */

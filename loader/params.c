@@ -633,6 +633,7 @@ static void show(struct cc_params *c, const struct scope *sc)
 	const char *set_of = whose[!strcmp(from, scope_names[sc->kind]) ? 2 :
 				   !strcmp(from, scope_names[SC_CGROUP])];
 	u32 keep_ecn = *param_field(c, slot, offsetof(struct bbr_params, keep_ecn));
+	u32 raw = *param_field(c, slot, offsetof(struct bbr_params, raw_samples));
 
 	if (g_opts.json) {
 		json_t *j = json_object(), *pj = json_object(), *sw;
@@ -661,7 +662,9 @@ static void show(struct cc_params *c, const struct scope *sc)
 			js_set_u64(sw, "stale_us",
 				   *param_field(c, slot, offsetof(struct bbr_params, stale_us)));
 			js_set_u64(sw, "keep_ecn", keep_ecn);
-			js_set_u64(sw, "flags", keep_ecn ? SWIFT_CFG_F_KEEP_ECN : 0);
+			js_set_u64(sw, "raw_samples", raw);
+			js_set_u64(sw, "flags", (keep_ecn ? SWIFT_CFG_F_KEEP_ECN : 0) |
+					       (raw ? SWIFT_CFG_F_RAW_SAMPLES : 0));
 			js_set_str(sw, "from", from);
 			js_set(j, "swift", sw);
 		}

@@ -543,6 +543,7 @@ static json_t *rec_to_json(const char *cc, const struct bbr3_state_rec *r,
 		js_set_bool(sj, "fallback", sw->sw.status != SWIFT_ST_ACTIVE);
 		js_set_u64(sj, "target_rtt_us", sw->sw.target_rtt_us);
 		js_set_u64(sj, "network_rtt_us", sw->sw.network_rtt_us);
+		js_set_u64(sj, "decided_rtt_us", sw->sw.decided_rtt_us);
 		js_set_u64(sj, "stale_us", sw->sw.stale_us);
 		js_set_u64(sj, "last_sample_ns", sw->sw.last_sample_ns);
 		js_set_u64(sj, "last_factor", sw->sw.last_factor);

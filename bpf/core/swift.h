@@ -23,6 +23,20 @@
  * too much loss or CE: STARTUP after SWIFT_STARTUP_OVER_ROUNDS rounds in a
  * row (then DRAIN, where the cuts apply), UP at once (inflight_hi, DOWN).
  *
+ * Which Network_RTT decides: the least sample of the current packet-timed
+ * round trip so far (swift_decision_rtt()), as the kernel's min_rtt
+ * filters do for RTT. A sample carries the host's own delays on both ends
+ * (softirq, qdisc, the emulator's or NIC's queues: with software
+ * timestamps ~0.2 ms here and spikes of a millisecond and more under
+ * load); the least sample of a round still carries the floor of that but
+ * none of its spikes, while a queue that stands for a round raises every
+ * sample of it. The cost is reaction time: a queue that builds within a
+ * round is answered at the next round's samples, not at its first one. A
+ * fractional window (below) decides on each sample: it sends less than a
+ * packet per round trip, so a round holds one sample and the minimum would
+ * only double its reaction time in the incast where queues build fastest.
+ * The key raw_samples restores deciding on each latest sample everywhere.
+ *
  * With a target set and a fresh sample the DCTCP-style ECN response of
  * BBRv3 is off (the delay is the signal). Without a fresh sample (no ETS
  * peer, no storage, stale sample) the socket runs plain BBRv3, and the
@@ -77,6 +91,9 @@
 /* Rounds in a row with Network_RTT over target that end STARTUP: as many as
  * BBRv3 needs with CE over its threshold (BBR_FULL_ECN_CNT). */
 #define SWIFT_STARTUP_OVER_ROUNDS	BBR_FULL_ECN_CNT
+/* The decision's filter spans at least this many samples, also at the
+ * start of a round (swift_decision_rtt()). */
+#define SWIFT_FILTER_MIN_SAMPLES	2u
 #define SWIFT_NSEC_PER_USEC		1000ULL
 #define SWIFT_USEC_PER_SEC		1000000ULL
 
@@ -115,6 +132,37 @@ static inline u8 swift_classify(const struct swift_state *w,
 	if (now_us > sample_us && now_us - sample_us > w->stale_us)
 		return SWIFT_ST_STALE;
 	return SWIFT_ST_ACTIVE;
+}
+
+/*
+ * The Network_RTT this ACK's decisions use: the least sample since the
+ * current round began (BBRv3's packet-timed rounds; round_start still
+ * holds the previous ACK's verdict here, which shifts the window by one
+ * ACK), and never fewer than the last SWIFT_FILTER_MIN_SAMPLES samples, so
+ * the first sample of a round is not taken alone. In a fractional window
+ * or with SWIFT_CFG_F_RAW_SAMPLES, the sample itself. prev_sample_us: the
+ * sample before this one (0: none).
+ */
+static inline u32 swift_decision_rtt(struct swift_state *w, const struct bbr3 *b,
+				     u32 sample_us, u32 prev_sample_us)
+{
+	u32 least;
+
+	if (b->round_start) {
+		w->round_min_rtt_us = 0;
+		w->round_samples = 0;
+	}
+	if (!w->round_min_rtt_us || sample_us < w->round_min_rtt_us)
+		w->round_min_rtt_us = sample_us;
+	if (w->round_samples < SWIFT_FILTER_MIN_SAMPLES)
+		w->round_samples++;
+	least = w->round_min_rtt_us;
+	if (w->round_samples < SWIFT_FILTER_MIN_SAMPLES && prev_sample_us &&
+	    prev_sample_us < least)
+		least = prev_sample_us;
+	if ((w->flags & SWIFT_CFG_F_RAW_SAMPLES) || w->subpkt_cwnd_milli)
+		return sample_us;
+	return least;
 }
 
 /* Swift's can_decrease: an ACK for data sent after the last decrease. */
@@ -331,9 +379,11 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 	}
 	if (!(w->flags & SWIFT_CFG_F_KEEP_ECN))
 		bbr_signal_no_ecn(b, sk);	/* the delay is the signal */
+	w->decided_rtt_us = swift_decision_rtt(w, b, smp->network_rtt_us,
+					       w->network_rtt_us);
 	w->network_rtt_us = smp->network_rtt_us;
 	w->last_sample_ns = smp->last_sample_ns;
-	factor = swift_md_factor(smp->network_rtt_us, w->target_rtt_us);
+	factor = swift_md_factor(w->decided_rtt_us, w->target_rtt_us);
 	if (b->initialized)
 		swift_startup_too_high(b, w, sk, factor != SWIFT_FACTOR_UNIT);
 	/* The fractional window outlives a reset of the lower bounds by
