@@ -59,9 +59,12 @@ extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 
 /* Counters per network namespace (netns cookie). LRU: nothing tells the
  * program that a namespace is gone, so the entries of removed namespaces
- * make way for new ones instead of filling the map for good. */
+ * make way for new ones instead of filling the map for good. Per CPU: the
+ * sender's and the receiver's softirqs count on every segment, and one
+ * shared counter would move its cache line between CPUs each time
+ * (readers sum the CPUs). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
 	__uint(max_entries, ETS_STATS_MAX_NETNS);
 	__type(key, u64);
 	__type(value, struct ets_stats);

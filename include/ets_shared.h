@@ -19,8 +19,8 @@
 
 /* bump when a layout below changes. 1: struct ets_sk. 2: adds the
  * ets_stats and ets_cfg maps; struct ets_sk is unchanged from 1. 3:
- * ets_sk.missing_run, ets_stats.missing_closing. */
-#define ETS_SHARED_VERSION	3
+ * ets_sk.missing_run, ets_stats.missing_closing. 4: ets_stats per CPU. */
+#define ETS_SHARED_VERSION	4
 
 /* bpffs directory the shared map is pinned in, and its name there. */
 #include "bbr_pins.h"
@@ -56,8 +56,9 @@ struct ets_sk {
 };
 
 /*
- * Per-netns counters: hash map ETS_STATS_MAP_NAME keyed by the netns
- * cookie (u64, bpf_get_netns_cookie()), value struct ets_stats. Pinned
+ * Per-netns counters: per-CPU LRU hash map ETS_STATS_MAP_NAME keyed by the
+ * netns cookie (u64, bpf_get_netns_cookie()), value struct ets_stats on
+ * each CPU (a reader sums them). Pinned
  * next to the sk_storage map. Counters only grow (u64, no wrap in practice).
  * rej_* index = enum ets_parse_err / ets_sample_err in bpf/core/ets_opt.h.
  */

@@ -87,15 +87,16 @@ class EtsAttached:
         self.cgroup.remove()
 
     def stats(self):
-        """Sum of the per-netns counters (bpftool, BTF-formatted JSON)."""
+        """Sum of the per-netns, per-CPU counters (bpftool, BTF-formatted JSON)."""
         out = run(["bpftool", "-j", "map", "dump", "pinned", str(self.pins / "ets_stats")])
         tot = {}
         for ent in json.loads(out.stdout):
-            for k, v in ent["formatted"]["value"].items():
-                if isinstance(v, list):
-                    tot[k] = [a + b for a, b in zip(tot.get(k, [0] * len(v)), v)]
-                else:
-                    tot[k] = tot.get(k, 0) + v
+            for cpu in ent["formatted"]["values"]:      # a per-CPU map: sum the CPUs
+                for k, v in cpu["value"].items():
+                    if isinstance(v, list):
+                        tot[k] = [a + b for a, b in zip(tot.get(k, [0] * len(v)), v)]
+                    else:
+                        tot[k] = tot.get(k, 0) + v
         return tot
 
 
