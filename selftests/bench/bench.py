@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """make bench: what running BBR in BPF costs, measured against the kernel's CCs.
 
-One run, one machine, six sections (docs/performance.md explains each):
+One run, one machine, seven sections (docs/performance.md explains each):
 
   cpu       CPU-bound iperf3 bulk transfers over an unshaped veth pair between
             two namespaces, offloads (TSO/GSO/GRO) on and off, each CC (bbr3,
@@ -23,6 +23,10 @@ One run, one machine, six sections (docs/performance.md explains each):
   profile   perf cpu-clock samples (when perf works), interleaved repeats:
             share of the iperf3 processes' CPU in the CC (bbr3, bbr3+ets,
             bbr_swift, kernel bbr, cubic), and its ratio to kernel bbr's
+  core      the BBRv3 core's per-ACK step alone (selftests/progs/core_bench.bpf.c):
+            BPF_PROG_TEST_RUN of a steady-state bulk ACK, 10^6 per repeat,
+            ns per ACK net of the test-run loop: the core's instructions and
+            BPF-to-BPF calls without socket, trampoline or cold caches
   verifier  instructions processed and program size (selftests/tools/verifier_stats)
   emulator  the lab's linkem benchmark (labkit.linkem_bench)
 
@@ -61,6 +65,9 @@ BPF_STATS_SYSCTL = Path("/proc/sys/kernel/bpf_stats_enabled")
 OPENER = Path(__file__).resolve().with_name("opener.py")
 VERIFIER_STATS = ROOT / "selftests/tools/verifier_stats"
 ETS_OBJ = ROOT / "bpf/ets.bpf.o"
+CORE_BENCH_OBJ = ROOT / "selftests/progs/core_bench.bpf.o"
+CORE_BENCH_ACKS = 1000000       # test-run iterations per repeat
+CORE_BENCH_WARMUP = 100000      # iterations before measuring: past STARTUP
 ETS_ATTACH = ROOT / "selftests/integration/ets_attach"
 BBRCTL = ROOT / "loader/bbrctl"
 DEFAULT_JSON = ROOT / "build/bench/bench.json"
@@ -595,6 +602,41 @@ def bench_verifier():
     return out
 
 
+def core_run(pin_dir, prog, pkt, repeat):
+    out = run(["bpftool", "prog", "run", "pinned", str(pin_dir / prog), "data_in", str(pkt),
+               "repeat", str(repeat)]).stdout
+    m = re.search(r"duration \(average\): (\d+)ns", out)
+    if not m:
+        raise BenchError(f"bpftool prog run {prog}: no duration in {out!r}")
+    return int(m.group(1))
+
+
+def bench_core(repeats):
+    """ns per ACK of bbr_core_main() alone, net of the test-run loop."""
+    if not CORE_BENCH_OBJ.is_file():
+        return {"status": "not available", "reason": f"{CORE_BENCH_OBJ} not built (run `make`)"}
+    pin_dir = bbrtest.BPFFS_ROOT / f"bbrbpf-bench-{os.getpid()}-core"
+    pkt = DEFAULT_JSON.with_name("core_bench.pkt")
+    pkt.write_bytes(bytes(64))          # tc test runs need a packet; unused
+    try:
+        run(["bpftool", "prog", "loadall", str(CORE_BENCH_OBJ), str(pin_dir)])
+        core_run(pin_dir, "core_ack", pkt, CORE_BENCH_WARMUP)
+        acks, nops = [], []
+        for _ in range(repeats):
+            acks.append(core_run(pin_dir, "core_ack", pkt, CORE_BENCH_ACKS))
+            nops.append(core_run(pin_dir, "core_nop", pkt, CORE_BENCH_ACKS))
+    finally:
+        if pin_dir.is_dir():
+            for pin in pin_dir.iterdir():
+                pin.unlink()
+            pin_dir.rmdir()
+        pkt.unlink(missing_ok=True)
+    out = {"status": "ok", "ack_ns": summary(acks), "loop_ns": summary(nops),
+           "core_ns_per_ack": summary([a - n for a, n in zip(acks, nops)])}
+    log(f"core: {fmt(out['core_ns_per_ack'])} ns per ACK (net of the loop)")
+    return out
+
+
 def hot_path(cc):
     """Helper calls in the xlated cong_control program, and its jited size."""
     ids = sorted(struct_ops_prog_ids(cc))
@@ -784,6 +826,12 @@ def print_table(res):
             if k.startswith("bbr3_minus_cubic"):
                 p(f"  {k}: {v:.0f} B")
         p("")
+    core = res.get("core", {})
+    if core.get("status") == "ok":
+        p(f"Core alone (BPF_PROG_TEST_RUN, warm): {fmt(core['core_ns_per_ack'])} ns per ACK "
+          f"(loop {fmt(core['loop_ns'])} ns)\n")
+    elif core:
+        p(f"Core alone: {core.get('status')} ({core.get('reason')})\n")
     p("Verifier")
     for v in res.get("verifier", []):
         if "error" in v:
@@ -866,7 +914,7 @@ def main():
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"default {DEFAULT_JSON}")
     ap.add_argument("--repeats", type=int, help="override repeats per CC")
     ap.add_argument("--seconds", type=int, help="override seconds per transfer")
-    ap.add_argument("--only", default="cpu,bpf,profile,memory,verifier,emulator",
+    ap.add_argument("--only", default="cpu,bpf,profile,memory,core,verifier,emulator",
                     help="comma-separated sections to run")
     ap.add_argument("--quiet-check", action="store_true",
                     help=(f"refuse to run unless the machine is quiet (over {QUIET_SAMPLE_S:g} s: "
@@ -915,6 +963,8 @@ def main():
         log("lock held")
         if "verifier" in only:
             res["verifier"] = bench_verifier()
+        if "core" in only:
+            res["core"] = bench_core(params["repeats"])
         with contextlib.ExitStack() as regs:
             ccs = []
             for cc, obj in BPF_CCS.items():
