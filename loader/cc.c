@@ -308,6 +308,41 @@ static void pin_dir(const struct cc_target *t, char *buf, size_t len)
 }
 
 /*
+ * A map already pinned at path (by an earlier load) is reused only if it
+ * has this object's layout. libbpf would refuse a different one with
+ * "parameter mismatch"; say instead which build left it there and what to
+ * do. 0 when nothing is pinned or it matches.
+ */
+static int shared_pin_compatible(struct bpf_map *map, const char *path)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd, ret;
+
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;		/* not pinned yet: this load pins it */
+	ret = bpf_map_get_info_by_fd(fd, &info, &len);
+	close(fd);
+	if (ret)
+		return 0;		/* let libbpf say what is wrong */
+	if (info.type == bpf_map__type(map) &&
+	    info.key_size == bpf_map__key_size(map) &&
+	    info.value_size == bpf_map__value_size(map) &&
+	    info.max_entries == bpf_map__max_entries(map) &&
+	    info.map_flags == bpf_map__map_flags(map))
+		return 0;
+	err("%s is pinned with another layout (map type %s, value %u bytes; this "
+	    "build's: %s, %u bytes): it belongs to a different build of bbr-bpf "
+	    "that still runs. Unload that build's CCs and detach its ETS "
+	    "(`bbrctl unload all`, `bbrctl detach --cgroup ...` with that build's "
+	    "bbrctl), then load again",
+	    path, libbpf_bpf_map_type_str(info.type), info.value_size,
+	    libbpf_bpf_map_type_str(bpf_map__type(map)), bpf_map__value_size(map));
+	return -EEXIST;
+}
+
+/*
  * The maps an object shares with others (PIN_SHARED_MAPS: bbr_swift reads
  * the ETS program's socket storage) are pinned, or reused, at
  * PIN_SHARED/<name>. bbrctl sets these paths itself; the objects declare
@@ -336,6 +371,9 @@ int shared_map_pins(struct bpf_object *obj)
 			if (strcmp(bpf_map__name(map), shared[i]))
 				continue;
 			snprintf(p, sizeof(p), "%s/%s", PIN_SHARED, shared[i]);
+			ret = shared_pin_compatible(map, p);
+			if (ret)
+				return ret;
 			ret = bpf_map__set_pin_path(map, p);
 			if (ret) {
 				err("%s: setting the pin path %s: %s",

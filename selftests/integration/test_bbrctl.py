@@ -336,6 +336,37 @@ class PrivateBpffs:
         return False
 
 
+def test_shared_pin_of_another_layout():
+    """A shared map pinned by another build with another layout (here: the
+    ETS storage as a plain hash) makes bbrctl refuse the load with a message
+    that names the pin and what to do, and leave nothing registered, where
+    libbpf alone would say "parameter mismatch". In a private bpffs, so that
+    an installed bbr-bpf's own shared pins are never touched."""
+    name = bbrtest.own_cc_name("swl")
+    shared = Path(PINS["PIN_SHARED"])
+    stor = shared / PINS["PIN_ETS_SK_STOR"]
+    with PrivateBpffs() as ns:
+        host_dev = bbrtest.BPFFS_ROOT.stat().st_dev
+        assert int(ns.run("stat", "-c", "%d", bbrtest.BPFFS_ROOT, check=0).stdout) != host_dev
+        ns.run("mkdir", "-p", "-m", "0700", shared, check=0)
+        ns.run("bpftool", "map", "create", stor, "type", "hash", "key", "4", "value", "8",
+               "entries", "4", "name", "ets_sk_stor", check=0)
+        cp = ns.bbrctl("load", "--name", name, "bbr_swift")
+        print(cp.stderr.strip())
+        assert cp.returncode != 0
+        assert f"{stor} is pinned with another layout" in cp.stderr
+        assert "map type hash" in cp.stderr and "sk_storage" in cp.stderr
+        assert "parameter mismatch" not in cp.stderr
+        assert name not in bbrtest.available_ccs()
+        assert ns.run("test", "-e", PIN_ROOT / name).returncode == 1, "half-loaded pins left"
+        # the operator's remedy works: remove the stale pin and load again
+        ns.run("rm", stor, check=0)
+        ns.bbrctl("load", "--name", name, "bbr_swift", check=0)
+        assert name in bbrtest.available_ccs()
+        ns.bbrctl("unload", name, check=0)
+    assert name not in bbrtest.available_ccs()
+
+
 def test_unload_all(cc_objs):
     """`unload all` removes every CC bbrctl has pinned, and nothing else.
 
