@@ -305,6 +305,7 @@ def test_make_install_destdir(tmp_path):
     assert cp.returncode == 0, cp.stdout + cp.stderr
     want = ["opt/bbrt/sbin/bbrctl", "opt/bbrt/lib/bbr-bpf/bbr3.bpf.o",
             "opt/bbrt/lib/bbr-bpf/cc_select.bpf.o", "opt/bbrt/lib/bbr-bpf/cc_swap.bpf.o",
+            "opt/bbrt/lib/bbr-bpf/tx_start/bbr3.bpf.o",
             "opt/bbrt/lib/bbr-bpf/bbr-bpf-boot", "opt/bbrt/share/doc/bbr-bpf/bbrctl.md",
             "opt/bbrt/lib/systemd/system/bbr-bpf.service", "etc/bbr-bpf/bbr-bpf.conf"]
     missing = [w for w in want if not (stage / w).is_file()]
@@ -316,6 +317,25 @@ def test_make_install_destdir(tmp_path):
     assert f"(here: {stage}/opt/bbrt/lib/bbr-bpf)" in out, "installed bbrctl misses its objects"
     for cmd in ("load", "unload", "list", "stat", "params", "attach", "detach", "swap"):
         assert f"  {cmd}" in out and bbrctl("help", cmd, check=0).stdout.startswith("Usage")
+
+    # make uninstall takes back every file (the config too: it is unchanged)
+    cp = subprocess.run(["make", "-C", str(Path(BBRCTL).parents[1]), "--no-print-directory",
+                         "uninstall", f"DESTDIR={stage}", "PREFIX=/opt/bbrt"],
+                        capture_output=True, text=True, timeout=300)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    left = [str(f.relative_to(stage)) for f in stage.rglob("*") if not f.is_dir()]
+    assert not left, f"left after make uninstall: {left}"
+    assert not (stage / "opt/bbrt/lib/bbr-bpf").exists()
+    # a config the operator changed stays
+    make = ["make", "-C", str(Path(BBRCTL).parents[1]), "--no-print-directory",
+            f"DESTDIR={stage}", "PREFIX=/opt/bbrt"]
+    subprocess.run([*make, "install"], capture_output=True, text=True, timeout=300, check=True)
+    conf = stage / "etc/bbr-bpf/bbr-bpf.conf"
+    conf.write_text(conf.read_text() + "load bbr3\n")
+    out = subprocess.run([*make, "uninstall"], capture_output=True, text=True, timeout=300,
+                         check=True).stdout
+    assert "kept" in out and conf.is_file()
+    assert [f for f in stage.rglob("*") if not f.is_dir()] == [conf]
 
 
 def test_boot_script_all_or_nothing(cc_objs, tmp_path):
