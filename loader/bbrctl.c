@@ -30,7 +30,7 @@ struct common_opts g_opts;
 enum opt_id {
 	O_OBJ, O_CGROUP, O_CC, O_FROM, O_TO, O_PORT, O_NETNS, O_INTERVAL,
 	O_COUNT, O_PER_ACK, O_CSV, O_DURATION, O_OUTPUT, O_DEFAULT, O_RESET,
-	O_SOCKET, O_NAME, O_FORCE, N_OPTS
+	O_SOCKET, O_NAME, O_FORCE, O_ECN, N_OPTS
 };
 #define O(id)		(1u << O_##id)
 #define OPT_BASE	256		/* getopt_long's value of option id */
@@ -54,6 +54,7 @@ static const struct option cmd_options[N_OPTS] = {
 	[O_SOCKET]   = { "socket",   required_argument, NULL, OPT_BASE + O_SOCKET },
 	[O_NAME]     = { "name",     required_argument, NULL, OPT_BASE + O_NAME },
 	[O_FORCE]    = { "force",    no_argument,       NULL, OPT_BASE + O_FORCE },
+	[O_ECN]      = { "ecn",      required_argument, NULL, OPT_BASE + O_ECN },
 };
 
 /* The options of every command, before or after its name. */
@@ -93,6 +94,17 @@ static int set_cmd_opt(enum opt_id id, const char *arg, struct cmd_opts *o)
 	case O_CGROUP:	 o->cgroup = arg; return 0;
 	case O_CC:	 o->cc = arg; return 0;
 	case O_NAME:	 o->name = arg; return 0;
+	case O_ECN:
+		if (!strcmp(arg, "accecn"))
+			o->ecn_flags = LOAD_ECN_ACCECN;
+		else if (!strcmp(arg, "classic"))
+			o->ecn_flags = LOAD_ECN_CLASSIC;
+		else {
+			err("--ecn %s: one of accecn (AccECN, ECT(1): L4S), classic "
+			    "(RFC 3168)", arg);
+			return -1;
+		}
+		return 0;
 	case O_FORCE:	 o->force = true; return 0;
 	case O_FROM:	 o->from = arg; return 0;
 	case O_TO:	 o->to = arg; return 0;
@@ -151,6 +163,7 @@ static const struct command commands[] = {
 "Usage: bbrctl load [--objdir DIR] NAME... | all\n"
 "       bbrctl load --obj PATH [--obj PATH...] [NAME...]\n"
 "       bbrctl load --name NEW (NAME | --obj PATH)\n"
+"       bbrctl load --name NEW --ecn accecn|classic (NAME | --obj PATH)\n"
 "\n"
 "Open each object, load its programs (the verifier's log is shown if the\n"
 "kernel rejects one), register the congestion control by attaching its\n"
@@ -165,12 +178,19 @@ static const struct command commands[] = {
 "--name NEW registers the one congestion control given under the name NEW\n"
 "(at most 15 characters: letters, digits, '_', '-', '.'): a second copy\n"
 "beside NAME, with its own programs, state, parameter sets and pins under\n"
-PIN_ROOT "/NEW; every other command then takes NEW.\n"
+PIN_ROOT "/NEW; every other command then takes NEW.\n""\n"
+"--ecn (with --name) registers the copy with ops flags that make the\n"
+"kernel negotiate ECN for every socket that uses it, whatever the\n"
+"net.ipv4.tcp_ecn sysctl says: `accecn` asks for AccECN and sends ECT(1),\n"
+"the L4S codepoint (TCP_CONG_NEEDS_ECN | NEEDS_ACCECN | ECT_1_NEGOTIATION);\n"
+"`classic` for RFC 3168 ECN with ECT(0) (TCP_CONG_NEEDS_ECN). Both ends\n"
+"need such a CC (or the sysctl) for ECN to be negotiated. A kernel\n"
+"without these flags refuses the registration (docs/l4s.md).\n"
 "\n"
 "Fails if NAME is already loaded by bbrctl, if a congestion control of\n"
 "that name is registered by the kernel or another loader, if the object\n"
 "is missing, or if the kernel refuses it.\n",
-	  O(OBJ) | O(NAME), false, NULL, cmd_load, true },
+	  O(OBJ) | O(NAME) | O(ECN), false, NULL, cmd_load, true },
 	{ "unload",
 "  unload NAME... | all   unregister and remove the pins\n",
 "Usage: bbrctl unload [--force] NAME... | all\n"
@@ -343,8 +363,10 @@ PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
 "       bbrctl swap --from CC --to CC [--port N] [--cgroup PATH] [--netns NS] [--json]\n"
 "\n"
 "First form: replace the loaded NAME in place with a new build (PATH, or\n"
-"OBJDIR/NAME.bpf.o) by updating its pinned struct_ops link; the new object\n"
-"must register the same name. New sockets get the new build, existing ones\n"
+"OBJDIR/NAME.bpf.o, or for a copy loaded with `load --name NAME OBJ` the\n"
+"object OBJ it came from) by updating its pinned struct_ops link, under\n"
+"the same name and with the ECN flags it was loaded with (--ecn).\n"
+"New sockets get the new build, existing ones\n"
 "keep the old one until they close or switch; network namespace defaults\n"
 "naming NAME are rewritten so they point at the new build.\n"
 "\n"

@@ -61,6 +61,7 @@ struct cmd_opts {
 	const char *cgroup;		/* --cgroup PATH */
 	const char *cc;			/* --cc NAME */
 	const char *name;		/* load --name: register as this */
+	uint32_t ecn_flags;		/* load --ecn: TCP_CONG_* ECN flags to add */
 	bool force;			/* unload --force: detach cgroups too */
 	const char *from, *to;		/* swap --from/--to */
 	const char *netns;		/* swap --netns NAME */
@@ -145,6 +146,7 @@ struct cc_target {
 	struct bpf_link *iter_link;
 	struct bpf_map *trace_rb;	/* <name>_trace_rb, or NULL */
 	struct bpf_map *trace_ctl;	/* <name>_trace_ctl, or NULL */
+	uint32_t ecn_flags;		/* ECN flags added to .flags (load --ecn) */
 	bool dir_created, link_pinned, iter_pinned, trace_pinned;
 };
 
@@ -152,6 +154,16 @@ struct cc_target {
  * as_name: register it under this name instead of its own (NULL: its own). */
 int cc_open(struct cc_target *t, const char *path, const char *want_name,
 	    const char *as_name);
+/* OR the TCP_CONG_* ECN flags into the opened object's .flags (load --ecn). */
+int cc_add_ecn_flags(struct cc_target *t, uint32_t flags);
+/* include/net/tcp.h: the ops flags that make the kernel negotiate ECN for
+ * the CC's sockets (checked against 6.18.y; the kernel refuses unknown
+ * bits with EINVAL). */
+#define TCP_CONG_NEEDS_ECN		0x2	/* negotiate ECN, send ECT */
+#define TCP_CONG_NEEDS_ACCECN		0x4	/* ... as AccECN (RFC 9768) */
+#define TCP_CONG_ECT_1_NEGOTIATION	0x8	/* ... and send ECT(1): L4S */
+#define LOAD_ECN_ACCECN	(TCP_CONG_NEEDS_ECN | TCP_CONG_NEEDS_ACCECN | TCP_CONG_ECT_1_NEGOTIATION)
+#define LOAD_ECN_CLASSIC	TCP_CONG_NEEDS_ECN
 /* objdir/name.bpf.o, or its build for the running kernel's ops
  * (kfeat.h) if there is one; -1 if the path does not fit. */
 int cc_object_path(char *out, size_t len, const char *name);

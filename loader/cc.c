@@ -63,7 +63,7 @@ static const struct btf_type *st_ops_struct(const struct btf *btf,
  * bytes in the map's initial value (which libbpf copies into the kernel's
  * at load, so a write before loading renames the CC). NULL after a message.
  */
-static char *st_ops_name_field(struct cc_target *t)
+static char *st_ops_member(struct cc_target *t, const char *member, size_t len)
 {
 	const struct btf *btf = bpf_object__btf(t->obj);
 	const char *map_name = bpf_map__name(t->st_map);
@@ -101,22 +101,33 @@ static char *st_ops_name_field(struct cc_target *t)
 		const char *mname = btf__name_by_offset(btf, m->name_off);
 		size_t off = btf_member_bit_offset(st, i) / 8;
 
-		if (!mname || strcmp(mname, "name") != 0)
+		if (!mname || strcmp(mname, member) != 0)
 			continue;
-		if (off + CC_NAME_MAX + 1 > size)
+		if (off + len > size)
 			break;
 		return data + off;
 	}
-	err("%s: struct " CC_STRUCT " in the object has no usable .name "
-	    "member", t->path);
+	err("%s: struct " CC_STRUCT " in the object has no usable .%s "
+	    "member", t->path, member);
 	return NULL;
+}
+
+int cc_add_ecn_flags(struct cc_target *t, uint32_t flags)
+{
+	uint32_t *f = (uint32_t *)st_ops_member(t, "flags", sizeof(*f));
+
+	if (!f)
+		return -EINVAL;
+	*f |= flags;
+	t->ecn_flags = flags;
+	return 0;
 }
 
 /* Read the CC's name into t->obj_name; rename it to as_name if given. */
 static int st_ops_cc_name(struct cc_target *t, const char *as_name)
 {
 	const char *map_name = bpf_map__name(t->st_map);
-	char *field = st_ops_name_field(t);
+	char *field = st_ops_member(t, "name", CC_NAME_MAX + 1);
 	size_t n;
 
 	if (!field)
@@ -415,6 +426,10 @@ int cc_attach(struct cc_target *t)
 		    t->path, strerror(-ret),
 		    ret == -EACCES || ret == -EINVAL || ret == -E2BIG ?
 		    " (see the libbpf and verifier messages above)" : "");
+		if (ret == -EINVAL && t->ecn_flags)
+			err("--ecn: a kernel without the AccECN congestion control "
+			     "flags refuses .flags 0x%x (EINVAL); try --ecn classic",
+			     t->ecn_flags);
 		return ret;
 	}
 
@@ -773,6 +788,11 @@ int cmd_load(const struct cmd_opts *o, char **args, int nargs)
 		err("load: with --obj, give either no NAMEs or one NAME per --obj");
 		return EXIT_USAGE;
 	}
+	if (o->ecn_flags && !o->name) {
+		err("load: --ecn registers a copy under a name of its own: add "
+		    "--name NEW (e.g. --name bbr3_l4s --ecn accecn bbr3)");
+		return EXIT_USAGE;
+	}
 	if (o->name && (all || o->nobjs + (o->nobjs ? 0 : nargs) != 1)) {
 		err("load: --name registers one congestion control: give one NAME "
 		    "or one --obj");
@@ -802,7 +822,8 @@ int cmd_load(const struct cmd_opts *o, char **args, int nargs)
 		const char *want = !all && i < nargs && o->nobjs == nargs ?
 				   args[i] : NULL;
 
-		if (cc_open(&t[nt], o->objs[i], want, o->name))
+		if (cc_open(&t[nt], o->objs[i], want, o->name) ||
+		    (o->ecn_flags && cc_add_ecn_flags(&t[nt], o->ecn_flags)))
 			goto out;
 		nt++;
 	}
@@ -826,7 +847,8 @@ int cmd_load(const struct cmd_opts *o, char **args, int nargs)
 				hint_objdir();
 				goto out;
 			}
-			if (cc_open(&t[nt], path, name, o->name))
+			if (cc_open(&t[nt], path, name, o->name) ||
+			    (o->ecn_flags && cc_add_ecn_flags(&t[nt], o->ecn_flags)))
 				goto out;
 			nt++;
 		}

@@ -9,8 +9,8 @@
 
 #define VMLINUX_BTF_PATH	"/sys/kernel/btf/vmlinux"
 
-bool btf_struct_has_member(const struct btf *btf, const char *type,
-			   const char *member)
+int btf_member_offset(const struct btf *btf, const char *type,
+		      const char *member)
 {
 	const struct btf_member *m;
 	const struct btf_type *t;
@@ -18,16 +18,22 @@ bool btf_struct_has_member(const struct btf *btf, const char *type,
 
 	id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
 	if (id <= 0)
-		return false;
+		return -1;
 	t = btf__type_by_id(btf, id);
 	m = btf_members(t);
 	for (i = 0; i < btf_vlen(t); i++, m++) {
 		const char *n = btf__name_by_offset(btf, m->name_off);
 
 		if (n && strcmp(n, member) == 0)
-			return true;
+			return (int)(btf_member_bit_offset(t, i) / 8);
 	}
-	return false;
+	return -1;
+}
+
+bool btf_struct_has_member(const struct btf *btf, const char *type,
+			   const char *member)
+{
+	return btf_member_offset(btf, type, member) >= 0;
 }
 
 enum cc_build cc_build_for(const struct btf *vmlinux)

@@ -53,12 +53,13 @@ class Transfer(SetupClose):
     sockets."""
 
     def __init__(self, path, cc, nbytes=None, seconds=None, port=5201, timeout=None,
-                 sender=0, cgroup=None):
+                 sender=0, cgroup=None, server_cc=None):
         if (nbytes is None) == (seconds is None):
             raise ValueError("give exactly one of nbytes or seconds")
         self.snd_ns = path.snd_ns if isinstance(path.snd_ns, str) else path.snd_ns[sender]
         self.rcv_ns, self.rcv_addr = path.rcv_ns, path.rcv_addr
         self.cc, self.port, self.cgroup = cc, port, cgroup
+        self.server_cc = server_cc      # the listener's CC (None: the namespace's)
         self.timeout = timeout or _default_timeout(getattr(path, "rate_mbit", None),
                                                    nbytes, seconds)
         self.amount = (["--bytes", str(int(nbytes))] if nbytes is not None
@@ -71,7 +72,8 @@ class Transfer(SetupClose):
     def _setup(self):
         common = ["--addr", self.rcv_addr, "--port", str(self.port),
                   "--timeout", str(self.timeout)]
-        self.server = _spawn_xfer(self.rcv_ns, ["server", *common], self.cgroup)
+        srv_cc = ["--cc", self.server_cc] if self.server_cc else []
+        self.server = _spawn_xfer(self.rcv_ns, ["server", *common, *srv_cc], self.cgroup)
         self.client = _spawn_xfer(self.snd_ns, ["client", *common, "--cc", self.cc,
                                                 *self.amount], self.cgroup)
         self.deadline = time.monotonic() + self.timeout
@@ -112,7 +114,7 @@ class Transfer(SetupClose):
 
 
 def run_transfer(topo, cc, nbytes=None, seconds=None, port=5201,
-                 sample_cb=None, sample_interval=0.2, timeout=None):
+                 sample_cb=None, sample_interval=0.2, timeout=None, server_cc=None):
     """One bulk TCP transfer from topo.snd_ns to topo.rcv_ns using CC cc.
 
     Exactly one of nbytes (send that many bytes) or seconds (send for that
@@ -133,9 +135,11 @@ def run_transfer(topo, cc, nbytes=None, seconds=None, port=5201,
                         units in the names; "retransmits" = tcpi_total_retrans),
       "samples":        [sample_cb() results],
     }
+    server_cc: the receiving listener's CC (default: the namespace's).
     Raises TransferError (with .errno, e.g. ENOENT for an unknown CC) on failure.
     """
-    with Transfer(topo, cc, nbytes=nbytes, seconds=seconds, port=port, timeout=timeout) as t:
+    with Transfer(topo, cc, nbytes=nbytes, seconds=seconds, port=port, timeout=timeout,
+                  server_cc=server_cc) as t:
         return t.result(sample_cb, sample_interval)
 
 

@@ -220,10 +220,17 @@ def run_client(args):
 
 # ---- server -------------------------------------------------------------------
 
-def accept_one(addr, port, timeout_s):
+def accept_one(addr, port, timeout_s, cc=None):
+    """The first connection to addr:port; with cc, the listener (and so the
+    connection it accepts, and its SYN-ACK) uses that congestion control."""
     lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     with lsock:
         lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if cc:
+            try:
+                lsock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+            except OSError as e:
+                raise XferError(f"setsockopt(TCP_CONGESTION, {cc}) on the listener", e)
         try:
             lsock.bind((addr, port))
             lsock.listen(1)
@@ -239,7 +246,7 @@ def accept_one(addr, port, timeout_s):
 
 def run_server(args):
     deadline = time.monotonic() + args.timeout
-    conn, peer = accept_one(args.addr, args.port, args.timeout)
+    conn, peer = accept_one(args.addr, args.port, args.timeout, args.cc)
     buf = bytearray(RECV_BUF_BYTES)
     received = 0
     with conn:
@@ -269,6 +276,7 @@ def parse_args(argv):
         sp.add_argument("--port", type=int, default=5201)
         sp.add_argument("--timeout", type=float, default=60.0, help="whole run limit, seconds")
     cli.add_argument("--cc", required=True, help="congestion control name for TCP_CONGESTION")
+    srv.add_argument("--cc", help="congestion control of the listener (default: the namespace's)")
     amount = cli.add_mutually_exclusive_group(required=True)
     amount.add_argument("--bytes", type=int, help="send exactly this many bytes")
     amount.add_argument("--seconds", type=float, help="send for this many seconds")
