@@ -78,6 +78,8 @@
 		  "us", "ECN only if min_rtt is at most this; 0 = any")		\
 	BBR_PARAM(ecn_reprobe_gain, 0, 1024, BBR_PARAM_UNIT / 2,		\
 		  "BBR_UNIT", "inflight_hi share that sets the slope of a re-probe after CE only") \
+	BBR_PARAM(ce_discount_k, 0, 64, 0,					\
+		  "1/K", "L4S: a bandwidth sample counts each CE-marked packet as 1 - 1/K packet (BBR-evo: K = 4); 0 = off") \
 	/* 256 * 15 / 100 = 38 (~0.148) */					\
 	BBR_PARAM(inflight_headroom, 0, 256, BBR_PARAM_UNIT * 15 / 100,		\
 		  "BBR_UNIT", "headroom below inflight_hi while cruising")	\

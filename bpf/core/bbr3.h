@@ -575,13 +575,26 @@ static inline void bbr_update_round_start(struct bbr3 *b,
 	}
 }
 
-static inline void bbr_calculate_bw_sample(struct bbr_rs *rs)
+/*
+ * The rate sample's bandwidth. With ce_discount_k = K (an L4S mode; the
+ * BBR-evo modification of seed 001), the CE-marked packets of the sample
+ * count 1/K less: bw = (delivered - delivered_ce / K) / interval, so a flow
+ * whose packets an L4S AQM marks sees its bandwidth estimate shrink with
+ * the marking rate instead of waiting for a lower bound to be cut. K = 0:
+ * the reference's sample.
+ */
+static inline void bbr_calculate_bw_sample(const struct bbr3 *b, struct bbr_rs *rs)
 {
-	u64 bw = 0;
+	u32 k = BBR_P(b).ce_discount_k;
+	u64 bw = 0, pkts, scale = 1;
 
 	if (rs->interval_us > 0 && rs->delivered >= 0) {
-		bw = bbr_div_round_up_u64((u64)rs->delivered * BW_UNIT,
-					  (u64)rs->interval_us);
+		pkts = (u64)rs->delivered;
+		if (k && rs->delivered_ce > 0 && rs->delivered_ce <= rs->delivered) {
+			pkts = pkts * k - (u64)rs->delivered_ce;	/* in 1/K packets */
+			scale = k;
+		}
+		bw = bbr_div_round_up_u64(pkts * BW_UNIT, (u64)rs->interval_us * scale);
 		bw = bbr_min_u64(bw, 0xFFFFFFFFu);
 	}
 	rs->bw = (u32)bw;
@@ -2124,7 +2137,7 @@ static inline void bbr_main_pipeline(struct bbr3 *b, struct bbr_sock *sk,
 	}
 	b->ecn_in_round |= (b->ecn_eligible && sk->ece);
 
-	bbr_calculate_bw_sample(rs);
+	bbr_calculate_bw_sample(b, rs);
 	bbr_update_latest_delivery_signals(b, sk, rs);
 
 	if (bbr_run_fast_path(b, sk, rs, &update_model))

@@ -461,3 +461,33 @@ TEST(extra_acked_estimator)
 	e.b->extra_acked[0] = 5000;
 	ASSERT_EQ(bbr_ack_aggregation_cwnd(e.b), 100000 / 128);
 }
+
+/* ce_discount_k (L4S): the rate sample counts CE-marked packets 1/K less;
+ * 0 leaves the reference's sample, and a sample without CE is unchanged. */
+TEST(ce_discount_shrinks_bw_sample)
+{
+	struct env e;
+	struct bbr_rs rs = { .interval_us = 1000, .delivered = 100, .delivered_ce = 40 };
+	u32 plain, discounted, no_ce;
+
+	env_init(&e, 10);
+	bbr_calculate_bw_sample(e.b, &rs);
+	plain = rs.bw;
+	bbr_test_params.ce_discount_k = 4;
+	bbr_calculate_bw_sample(e.b, &rs);
+	discounted = rs.bw;
+	rs.delivered_ce = 0;
+	bbr_calculate_bw_sample(e.b, &rs);
+	no_ce = rs.bw;
+	UNIT_REPORT("100 delivered, 40 CE: bw %u, with K = 4 %u (ratio %.3f; want 0.900)",
+		    plain, discounted, (double)discounted / plain);
+	/* (100 - 40 / 4) / 100 = 0.9 */
+	ASSERT_LE(discounted, (u32)((u64)plain * 9 / 10) + 1);
+	ASSERT_GE(discounted, (u32)((u64)plain * 9 / 10) - 1);
+	ASSERT_EQ(no_ce, plain);
+	/* all marked, K = 1: nothing counts */
+	bbr_test_params.ce_discount_k = 1;
+	rs.delivered_ce = 100;
+	bbr_calculate_bw_sample(e.b, &rs);
+	ASSERT_EQ(rs.bw, 0);
+}
