@@ -14,7 +14,7 @@
 #ifndef BBR3_STATE_H
 #define BBR3_STATE_H
 
-#define BBR3_STATE_VERSION	5	/* bump when the layout below changes */
+#define BBR3_STATE_VERSION	6	/* bump when the layout below changes */
 
 #define BBR_UNSET		0xFFFFFFFFu
 
@@ -190,6 +190,12 @@ struct bbr3_sk {
  * One record per socket from the state iterator (iter/bpf_sk_storage_map):
  * enough to join with `ss -e` (cookie, addresses) and to print the model.
  */
+/* bbr3_state_rec.ecn_mode, from the mode bits of tp->ecn_flags. */
+#define BBR_ECN_MODE_OFF	0	/* no ECN */
+#define BBR_ECN_MODE_RFC3168	1	/* classic ECN: one ECE per round trip */
+#define BBR_ECN_MODE_ACCECN	2	/* AccECN (RFC 9768): CE counts per ACK */
+#define BBR_ECN_MODE_PENDING	3	/* AccECN asked, handshake not finished */
+
 struct bbr3_state_rec {
 	u64 cookie;			/* SO_COOKIE, as `ss -e` prints it */
 	u64 pacing_rate_Bps;		/* sk->sk_pacing_rate, bytes/s */
@@ -219,7 +225,8 @@ struct bbr3_state_rec {
 	u32 rttvar_us;			/* tcpi_rttvar */
 	u32 kernel_min_rtt_us;		/* tcpi_min_rtt */
 	u8 ca_state;			/* tcpi_ca_state: TCP_CA_* */
-	u8 _pad2[3];
+	u8 ecn_mode;			/* BBR_ECN_MODE_*: what the handshake negotiated */
+	u8 _pad2[2];
 	struct bbr3 st;
 };
 

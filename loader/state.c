@@ -64,7 +64,7 @@ _Static_assert(sizeof(struct bbr3_state_rec) ==
 	       offsetof(struct bbr3_state_rec, st) + sizeof(struct bbr3),
 	       "struct bbr3_state_rec changed: update loader/state.c");
 _Static_assert(offsetof(struct bbr3_state_rec, st) ==
-	       offsetof(struct bbr3_state_rec, _pad2) + 3,
+	       offsetof(struct bbr3_state_rec, _pad2) + sizeof(((struct bbr3_state_rec *)0)->_pad2),
 	       "struct bbr3_state_rec header changed: update loader/state.c");
 
 struct field {
@@ -389,6 +389,17 @@ static uint64_t ce_ppm(const struct bbr3_state_rec *r)
 	return r->delivered ? (uint64_t)r->delivered_ce * 1000000 / r->delivered : 0;
 }
 
+/* bbr3_state_rec.ecn_mode as `bbrctl stat --json` names it. */
+static const char *ecn_mode_name(unsigned int m)
+{
+	static const char *const names[] = {
+		[BBR_ECN_MODE_OFF] = "off", [BBR_ECN_MODE_RFC3168] = "rfc3168",
+		[BBR_ECN_MODE_ACCECN] = "accecn", [BBR_ECN_MODE_PENDING] = "pending",
+	};
+
+	return m < sizeof(names) / sizeof(names[0]) ? names[m] : "?";
+}
+
 /* swift_state.status: "active" means the target is in force; anything
  * else is the fallback to plain BBRv3 and says why. */
 const char *swift_status_name(unsigned int st)
@@ -532,6 +543,7 @@ static json_t *rec_to_json(const char *cc, const struct bbr3_state_rec *r,
 	js_set_u64(j, "rttvar_us", r->rttvar_us);
 	js_set_u64(j, "kernel_min_rtt_us", r->kernel_min_rtt_us);
 	js_set_u64(j, "ca_state", r->ca_state);
+	js_set_str(j, "ecn", ecn_mode_name(r->ecn_mode));
 	js_set_u64(j, "loss_ppm", loss_ppm(r));
 	js_set_u64(j, "ce_ppm", ce_ppm(r));
 

@@ -491,6 +491,21 @@ struct tcp_congestion_ops___tx_start {
 
 /* ---- The state record of `bbrctl stat` -------------------------------------------------- */
 
+/* The ECN mode the handshake left in tp->ecn_flags (BBR_ECN_MODE_*). */
+static __always_inline u8 bbr_ecn_mode(u8 ecn_flags)
+{
+	switch (ecn_flags & (TCP_ECN_MODE_RFC3168 | TCP_ECN_MODE_ACCECN)) {
+	case TCP_ECN_MODE_RFC3168:
+		return BBR_ECN_MODE_RFC3168;
+	case TCP_ECN_MODE_ACCECN:
+		return BBR_ECN_MODE_ACCECN;
+	case TCP_ECN_MODE_RFC3168 | TCP_ECN_MODE_ACCECN:
+		return BBR_ECN_MODE_PENDING;
+	default:
+		return BBR_ECN_MODE_OFF;
+	}
+}
+
 /* The common part of a socket's record (struct bbr3_state_rec). */
 static __always_inline void bbr_cc_fill_rec(struct bbr3_state_rec *rec,
 					    struct sock *sk, struct tcp_sock *tp,
@@ -528,6 +543,7 @@ static __always_inline void bbr_cc_fill_rec(struct bbr3_state_rec *rec,
 	rec->rttvar_us = tp->mdev_us >> 2;
 	rec->kernel_min_rtt_us = tp->rtt_min.s[0].v;
 	rec->ca_state = BPF_CORE_READ_BITFIELD(&tp->inet_conn, icsk_ca_state);
+	rec->ecn_mode = bbr_ecn_mode(tp->ecn_flags);
 	__builtin_memcpy(&rec->st, &sks->st, sizeof(rec->st));
 }
 

@@ -610,7 +610,7 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
                                                   "pacing_rate_Bps", "snd_cwnd_pkts",
                                                   "min_rtt_us", "inflight_hi")}))
     for r in ours:
-        assert r["cc"] == B3 and r["version"] == 5
+        assert r["cc"] == B3 and r["version"] == 6
         assert r["family"] == 2 and r["dport"] == 5201 and r["sport"] > 0
         assert r["mode_name"] in MODES
         assert (r["phase_name"] in PHASES) == (r["mode_name"] == "PROBE_BW")

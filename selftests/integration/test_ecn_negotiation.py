@@ -15,7 +15,9 @@ receiver and read with scapy, one transfer per copy, both ends on the copy:
     asserts only that it is ECT;
   * classic: an RFC 3168 SYN (ECE and CWR, no AE), data ECT(0);
   * the plain bbr3 copy: no ECN at all (Not-ECT data), as before;
-  * `bbrctl swap` of the accecn copy keeps its flags.
+  * `bbrctl swap` of the accecn copy keeps its flags;
+  * `bbrctl stat --json` names the negotiated mode of the sender's socket
+    (`ecn`: accecn, rfc3168, off) while the transfer runs.
 """
 
 import os
@@ -31,7 +33,10 @@ from conftest import REPO
 
 BBRCTL = REPO / "loader" / "bbrctl"
 NS_PREFIX = "ecn"
-TRANSFER_BYTES = 2_000_000
+TRANSFER_S = 1.0               # long enough for a few `bbrctl stat` samples
+PORT = 5311
+CAPTURE_PKTS = 400              # the handshake and the first data: enough
+SNAPLEN = 128                   # headers only
 PCAP_READY_S = 5.0              # tcpdump writes the pcap header when listening
 CMD_TIMEOUT_S = 30
 # IP ECN field (RFC 3168) and the TCP header's flag bits scapy names
@@ -63,34 +68,48 @@ def copy_of_bbr3():
     assert not set(loaded) & set(bbrtest.available_ccs())
 
 
+def stat_ecn(cc):
+    """The ecn field of cc's sender-side sockets in `bbrctl stat --json`."""
+    cp = bbrctl("--json", "stat", cc, check=None)
+    if cp.returncode != 0:
+        return []
+    import json
+    return [r["ecn"] for r in json.loads(cp.stdout or "[]") if r.get("dport") == PORT]
+
+
 def capture(tmp_path, cc):
-    """A transfer with cc on both ends, captured at the receiver."""
+    """A transfer with cc on both ends, captured at the receiver; also what
+    `bbrctl stat` says of the sender's ECN mode while it runs."""
     from scapy.all import rdpcap
     pcap = tmp_path / f"{cc}-{time.monotonic_ns()}.pcap"
     with bbrtest.Topology(prefix=NS_PREFIX) as topo:
         dump = popen_in(topo.rcv_ns, ["tcpdump", "-i", topo.RCV_DEV, "-U", "-w", pcap,
-                                      "tcp"], stdout=subprocess.DEVNULL)
+                                      "-s", SNAPLEN, "-c", CAPTURE_PKTS, "tcp"],
+                        stdout=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + PCAP_READY_S
             while not (pcap.exists() and pcap.stat().st_size > 0):
                 assert time.monotonic() < deadline, "tcpdump did not start"
                 time.sleep(0.05)
-            res = bbrtest.run_transfer(topo, cc, nbytes=TRANSFER_BYTES, server_cc=cc)
+            res = bbrtest.run_transfer(topo, cc, seconds=TRANSFER_S, port=PORT, server_cc=cc,
+                                       sample_cb=lambda: stat_ecn(cc), sample_interval=0.2)
         finally:
-            dump.terminate()
+            if dump.poll() is None:
+                dump.terminate()
             dump.wait(timeout=CMD_TIMEOUT_S)
-    assert res["cc"] == cc and res["bytes_received"] == TRANSFER_BYTES
-    return rdpcap(str(pcap)), topo.snd_addr
+    assert res["cc"] == cc and res["bytes_received"] == res["bytes_sent"] > 0
+    seen = {m for sample in res["samples"] for m in sample}
+    return rdpcap(str(pcap)), topo.snd_addr, seen
 
 
-def handshake_and_data(pkts, client):
+def handshake_and_data(pkts, client, seen):
     from scapy.all import IP, TCP
     tcp = [p for p in pkts if IP in p and TCP in p]
     syn = next(p for p in tcp if p[TCP].flags.S and not p[TCP].flags.A)
     synack = next(p for p in tcp if p[TCP].flags.S and p[TCP].flags.A)
     data = [p for p in tcp if p[IP].src == client and len(p[TCP].payload) > 0]
     assert data, "no data segments captured"
-    return syn, synack, data
+    return syn, synack, data, seen
 
 
 def ecn_of(p):
@@ -106,8 +125,9 @@ def flags_of(p):
 
 def test_accecn_copy_negotiates_accecn_and_marks_ect1(tmp_path, copy_of_bbr3):
     cc = copy_of_bbr3("l4s", "accecn")
-    syn, synack, data = handshake_and_data(*capture(tmp_path, cc))
+    syn, synack, data, seen = handshake_and_data(*capture(tmp_path, cc))
     data_ecn = Counter(ECN_NAMES[ecn_of(p)] for p in data)
+    assert seen == {"accecn"}, f"bbrctl stat ecn: {seen}"
     print(f"SYN {flags_of(syn)} {ECN_NAMES[ecn_of(syn)]}; SYN-ACK {flags_of(synack)} "
           f"{ECN_NAMES[ecn_of(synack)]}; data {dict(data_ecn)}")
     assert flags_of(syn) == {"ae": True, "cwr": True, "ece": True}, "no AccECN SYN"
@@ -119,13 +139,14 @@ def test_accecn_copy_negotiates_accecn_and_marks_ect1(tmp_path, copy_of_bbr3):
 
     # a live swap of the copy keeps its ECN flags
     bbrctl("swap", cc)
-    syn, _, _ = handshake_and_data(*capture(tmp_path, cc))
+    syn, _, _, _ = handshake_and_data(*capture(tmp_path, cc))
     assert flags_of(syn) == {"ae": True, "cwr": True, "ece": True}, "swap lost --ecn"
 
 
 def test_classic_copy_negotiates_rfc3168(tmp_path, copy_of_bbr3):
     cc = copy_of_bbr3("ecc", "classic")
-    syn, synack, data = handshake_and_data(*capture(tmp_path, cc))
+    syn, synack, data, seen = handshake_and_data(*capture(tmp_path, cc))
+    assert seen == {"rfc3168"}, f"bbrctl stat ecn: {seen}"
     print(f"SYN {flags_of(syn)}; SYN-ACK {flags_of(synack)}; data "
           f"{dict(Counter(ECN_NAMES[ecn_of(p)] for p in data))}")
     assert flags_of(syn) == {"ae": False, "cwr": True, "ece": True}
@@ -135,7 +156,8 @@ def test_classic_copy_negotiates_rfc3168(tmp_path, copy_of_bbr3):
 
 def test_plain_copy_stays_without_ecn(tmp_path, copy_of_bbr3):
     cc = copy_of_bbr3("noe")
-    syn, _, data = handshake_and_data(*capture(tmp_path, cc))
+    syn, _, data, seen = handshake_and_data(*capture(tmp_path, cc))
+    assert seen == {"off"}, f"bbrctl stat ecn: {seen}"
     assert flags_of(syn) == {"ae": False, "cwr": False, "ece": False}
     assert all(ecn_of(p) == NOT_ECT for p in data)
 
