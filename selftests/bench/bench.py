@@ -75,6 +75,11 @@ DEFAULT_JSON = ROOT / "build/bench/bench.json"
 # name -> object; a BPF CC is benchmarked when its object exists.
 BPF_CCS = {"bbr3": ROOT / "bpf/bbr3.bpf.o", "bbr_swift": ROOT / "bpf/bbr_swift.bpf.o"}
 SWIFT_CCS = ("bbr_swift",)      # need ETS: measured with it only
+# The bench registers each BPF CC under a name of its own (bbrtest
+# own_cc_name), so it runs beside an installed bbr-bpf; reports keep the
+# labels bbr3 / bbr_swift. REGISTERED: label -> {"name", "progs"}.
+REGISTERED = {}
+OWN_NAME_TAGS = {"bbr3": "bch3", "bbr_swift": "bchs"}
 CONG_CONTROL_SUFFIX = "_main"   # <cc>_main is the cong_control program
 FLOOR_OP_SUFFIX = "_min_tso_segs"
 KERNEL_CCS = ["bbr", "cubic"]
@@ -211,6 +216,11 @@ def set_offloads(topo, on):
         _set_offloads(ns, dev, on, ("tso", "gso", "gro"))
 
 
+def kname(cc):
+    """The name the kernel knows the CC labelled cc by."""
+    return REGISTERED[cc]["name"] if cc in REGISTERED else cc
+
+
 def split_variant(variant):
     """"bbr3+ets" -> ("bbr3", True): the CC and whether ETS runs."""
     cc, plus, _ = variant.partition(ETS_SUFFIX)
@@ -226,7 +236,8 @@ def iperf_run(topo, cc, seconds, cgroup=None):
         for _ in range(IPERF_CONNECT_RETRIES):
             before = proc_stat_cpu()
             cp = run(in_netns(topo.snd_ns, ["iperf3", "-c", topo.rcv_addr, "-p", str(IPERF_PORT),
-                                            "-t", str(seconds), "-C", cc, "-J"], cgroup),
+                                            "-t", str(seconds), "-C", kname(cc), "-J"],
+                                   cgroup),
                      timeout=seconds + 30, check=False)
             after = proc_stat_cpu()
             res = json.loads(cp.stdout or "{}")
@@ -245,7 +256,7 @@ def iperf_run(topo, cc, seconds, cgroup=None):
             server.wait()
     end = res["end"]
     used = end.get("sender_tcp_congestion") or res["start"].get("tcp_congestion") or ""
-    if used and used != cc:
+    if used and used != kname(cc):
         raise BenchError(f"iperf3 ran {used!r}, not {cc!r}")
     recv = end["sum_received"]
     dur = recv["seconds"]
@@ -302,14 +313,28 @@ def bpf_progs():
     return {p["id"]: p for p in json.loads(cp.stdout)}
 
 
+def struct_ops_ids():
+    return {pid for pid, p in bpf_progs().items() if p.get("type") == "struct_ops"}
+
+
 def struct_ops_prog_ids(cc):
-    """Program ids of the registered struct_ops map whose CC name is cc."""
-    ids = set()
-    # bpftool struct_ops show does not list program ids; map them by name.
-    for pid, p in bpf_progs().items():
-        if p.get("type") == "struct_ops" and p.get("name", "").startswith(cc + "_"):
-            ids.add(pid)
-    return ids
+    """Program ids of the CC labelled cc that this bench registered: the
+    struct_ops programs that appeared with its registration (the bench holds
+    the kernel lock meanwhile). An installed bbr-bpf's programs carry the
+    same names, so names alone cannot tell them apart."""
+    return set(REGISTERED[cc]["progs"]) if cc in REGISTERED else set()
+
+
+@contextlib.contextmanager
+def register_own(cc, obj):
+    """Register obj's CC under a name of this run; REGISTERED[cc] while it lasts."""
+    before = struct_ops_ids()
+    with bbrtest.register_cc(obj, as_name=bbrtest.own_cc_name(OWN_NAME_TAGS[cc])) as reg:
+        REGISTERED[cc] = {"name": reg.cc_name, "progs": sorted(struct_ops_ids() - before)}
+        try:
+            yield reg.cc_name
+        finally:
+            REGISTERED.pop(cc, None)
 
 
 @contextlib.contextmanager
@@ -336,7 +361,7 @@ def variant_cgroup(variant):
         return
     with bbrtest.Cgroup(f"{NS_PREFIX}{os.getpid()}-ets", kill=True) as cg:
         if cc in SWIFT_CCS:
-            run([str(BBRCTL), "attach", "--cgroup", str(cg.path), "--cc", cc])
+            run([str(BBRCTL), "attach", "--cgroup", str(cg.path), "--cc", kname(cc)])
             try:
                 yield cg.path
             finally:
@@ -440,10 +465,14 @@ def stats_floor_ns(progs):
 # ---- memory: held-open connections -------------------------------------------------
 
 def sk_storage_map(cc):
-    """bpftool map info of the CC's sk_storage map (value size, memlock)."""
-    want = {"bbr3": "bbr3_sk_stor", "bbr_swift": "swift_sk_stor"}.get(cc, cc + "_sk_stor")
+    """bpftool map info of the CC's sk_storage map (value size, memlock):
+    the one its registered programs use."""
+    want = {"bbr3": "bbr3_sk_stor", "bbr_swift": "bbr_swift_sk_stor"}.get(cc, cc + "_sk_stor")
+    progs = bpf_progs()
+    used = {mid for pid in struct_ops_prog_ids(cc) for mid in progs.get(pid, {}).get("map_ids", [])}
     for m in json.loads(run(["bpftool", "map", "show", "--json"]).stdout):
-        if m.get("type") == "sk_storage" and m.get("name", "") == want[:15]:
+        if (m.get("type") == "sk_storage" and m.get("name", "") == want[:15]
+                and m.get("id") in used):
             return m
     return None
 
@@ -452,13 +481,13 @@ def storage_sockets(cc):
     """Sockets that have state in cc's map, from the state iterator (bbrctl stat)."""
     if not os.access(BBRCTL, os.X_OK):
         return None
-    cp = run([str(BBRCTL), "--json", "stat", cc], check=False, timeout=60)
+    cp = run([str(BBRCTL), "--json", "stat", kname(cc)], check=False, timeout=60)
     if cp.returncode != 0:
         return None
     with contextlib.suppress(ValueError):
         data = json.loads(cp.stdout or "[]")
         if isinstance(data, dict):
-            data = data.get("sockets", data.get(cc, []))
+            data = data.get("sockets", data.get(kname(cc), []))
         return len(data)
     return None
 
@@ -470,7 +499,7 @@ def slab_kb():
 
 def _opener(ns, mode, addr, count, cc):
     return popen_in(ns, [sys.executable, OPENER, mode, "--addr", addr, "--port", OPENER_PORT,
-                         "--count", count, "--cc", cc], stdin=subprocess.PIPE)
+                         "--count", count, "--cc", kname(cc)], stdin=subprocess.PIPE)
 
 
 def _expect(proc, key, what):
@@ -969,9 +998,9 @@ def main():
             ccs = []
             for cc, obj in BPF_CCS.items():
                 if obj.is_file():
-                    regs.enter_context(bbrtest.register_cc(obj, cc))
+                    name = regs.enter_context(register_own(cc, obj))
                     ccs.append(cc)
-                    log(f"registered {cc}")
+                    log(f"registered {cc} as {name}")
             ccs += KERNEL_CCS
             res["ccs"] = ccs
             res["hot_path"] = hot_path("bbr3")
