@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """Run a set of flows over an EmulatedPath and collect tcp_info samples.
 
-run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None) starts
+run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None, names=None) starts
 one flowgen server per receiver namespace and one flowgen client per sender
 namespace (bbrtest.flowgen), calls tick(elapsed_s) about every 100 ms while
 they run (progress line, queue polling), and returns the merged samples as
 a list of dicts with numeric fields. With cgroup (ccctl.RunCgroup) every
 server and client process runs inside that cgroup from its first
-instruction on, so all their sockets belong to it. read_flow_summaries()
+instruction on, so all their sockets belong to it. names maps a flow's CC
+to the name the kernel knows it by (the runner's copies under names of
+their own); the flows keep their labels. read_flow_summaries()
 reads the clients' per-flow summaries (request/response latencies).
 
 A flow is {"id", "sender" (index), "receiver" (index), "cc", "start_s",
@@ -34,8 +36,9 @@ RR_REQ_BYTES = 100              # flowgen's defaults (flowgen/README.md)
 RR_RESP_BYTES = 1000
 
 
-def _flow_spec(f, dst):
-    spec = {"id": f["id"], "dst": dst, "port": BASE_PORT + f["id"], "cc": f["cc"],
+def _flow_spec(f, dst, names=None):
+    cc = names(f["cc"]) if names else f["cc"]
+    spec = {"id": f["id"], "dst": dst, "port": BASE_PORT + f["id"], "cc": cc,
             "start_s": f["start_s"], "stop_s": f["stop_s"], "kind": f.get("kind", "bulk"),
             "bytes": None}
     if spec["kind"] == "rr":
@@ -46,7 +49,7 @@ def _flow_spec(f, dst):
     return spec
 
 
-def run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None):
+def run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None, names=None):
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     if not flowgen.available():
@@ -65,7 +68,7 @@ def run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None):
             # a few ms later); the queue series from the emulator log uses it.
             path.flows_t0_ns = time.monotonic_ns()
             for i, ns in enumerate(path.snd_ns):
-                mine = [_flow_spec(f, path.rcv_addrs[f.get("receiver", 0)])
+                mine = [_flow_spec(f, path.rcv_addrs[f.get("receiver", 0)], names)
                         for f in flows if f.get("sender", 0) == i]
                 if mine:
                     clients.append((i, flowgen.start_client(ns, mine, outdir, tag=i,

@@ -56,6 +56,17 @@ LOCK_WAIT_S = 600.0         # others hold it <= ~5 min at a time (docs/lab.md); 
 TRACE_STOP_S = 5.0          # SIGINT until bbrctl trace has flushed and exited
 MODES = ("STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT")   # BBR_STARTUP.. (bbr3_state.h)
 _lock_depth = [0]           # kernel_lock is re-entrant within this process
+# A project CC whose name someone else has registered (an installed
+# bbr-bpf, another run) is run as a copy under a name of this process:
+# label -> the name the kernel knows it by, while its cc_session lasts.
+# Results, reports and scenario keys keep the label.
+_KNAMES = {}
+OWN_NAME_TAGS = {"bbr3": "lb3", "bbr_swift": "lbs", "dctcp_bpf": "lbd"}
+
+
+def kname(cc):
+    """The name the kernel knows the CC labelled cc by in this run."""
+    return _KNAMES.get(cc, cc)
 
 
 @contextlib.contextmanager
@@ -98,7 +109,8 @@ def kernel_lock(wait_s=LOCK_WAIT_S):
 def cc_session(spec):
     """Make the CC of spec (a name, or NAME:PROFILE) usable for one run:
     built-in CCs as they are; project CCs registered (under the kernel lock)
-    and unregistered afterwards."""
+    and unregistered afterwards; under a name of this process (kname())
+    when another loader holds the CC's own name."""
     cc, _ = ccctl.split_variant(spec)
     if cc not in PROJECT_CCS:
         if cc not in bbrtest.available_ccs():
@@ -110,11 +122,17 @@ def cc_session(spec):
     if not obj.is_file():
         raise LabError(f"{obj}: not built; run `make`")
     with kernel_lock():
-        if cc in bbrtest.available_ccs():
-            yield None          # registered by a loader that holds it (e.g. bbrctl load)
+        if cc not in bbrtest.available_ccs():
+            with bbrtest.register_cc(obj, cc):
+                yield cc
             return
-        with bbrtest.register_cc(obj, cc):
-            yield cc
+        # taken by someone else: this tree's build, as a copy of our own
+        with bbrtest.register_cc(obj, as_name=bbrtest.own_cc_name(OWN_NAME_TAGS[cc])) as reg:
+            _KNAMES[cc] = reg.cc_name
+            try:
+                yield reg.cc_name
+            finally:
+                _KNAMES.pop(cc, None)
 
 
 class StatePoller(threading.Thread):
@@ -234,12 +252,12 @@ def state_recorder(cc, t0, outdir, path=None):
         return
     tracer = poller = None
     if trace_available():
-        tracer = TraceRecorder(cc, t0, outdir)
+        tracer = TraceRecorder(kname(cc), t0, outdir)
         if not tracer.start():
             rec["error"] = tracer.error
             tracer = None
     if tracer is None:
-        poller = StatePoller(cc, t0)
+        poller = StatePoller(kname(cc), t0)
         poller.start()
     try:
         yield rec
@@ -276,10 +294,10 @@ def run_config(sc, cc, flows, profile=None):
         cg = stack.enter_context(ccctl.RunCgroup())
         info["cgroup"] = str(cg.path)
         for name, kv in params.items():
-            cp = stack.enter_context(ccctl.CcParams(name, kv, cg))
+            cp = stack.enter_context(ccctl.CcParams(kname(name), kv, cg))
             info["cc_params"][name] = {"values": kv, "method": cp.method}
         if ets:
-            ea = stack.enter_context(ccctl.EtsAttach(cc, cg))
+            ea = stack.enter_context(ccctl.EtsAttach(kname(cc), cg))
             info["ets"] = {"attached": bool(ea.ets), "bbrctl": ea.message}
         yield cg, info
 
@@ -336,7 +354,7 @@ def run_one(sc, spec, outdir, progress=None, registered=False):
                         queue.append((elapsed, q.get("backlog_bytes", 0) * 8
                                       / (path.rate_mbit * 1e6) * 1e3))
             with state_recorder(cc, t0, outdir, path) as rec:
-                samples = run_flows(path, flows, dur, outdir, tick, cgroup=cg)
+                samples = run_flows(path, flows, dur, outdir, tick, cgroup=cg, names=kname)
             stats = path.stats()
             log_q = None
             if path.backend == "linkem" and path.log_path and path.log_path.exists():
