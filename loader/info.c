@@ -164,7 +164,7 @@ int cc_get_info(const char *name, struct cc_info *ci)
 	char dir[PATH_MAX], p[PATH_MAX];
 	struct bpf_link_info li;
 	__u32 len = sizeof(li);
-	uint32_t ids[32];
+	uint32_t ids[STRUCT_OPS_PROGS_MAX];
 	int fd, n;
 
 	memset(ci, 0, sizeof(*ci));
@@ -195,7 +195,7 @@ int cc_get_info(const char *name, struct cc_info *ci)
 	ci->has_iter = access(p, F_OK) == 0;
 
 	if (ci->map_id) {
-		n = struct_ops_prog_ids(ci->map_id, ids, 32);
+		n = struct_ops_prog_ids(ci->map_id, ids, STRUCT_OPS_PROGS_MAX);
 		if (n > 0)
 			ci->prog_id = ids[0];
 		else if (n < 0)

@@ -24,10 +24,10 @@ enum cc_build {
 /* Subdirectory of the object directory that holds a build ("" for base). */
 #define CC_BUILD_TX_START_DIR	"tx_start"
 
-/* Does struct `type` in btf have a member `member`? */
 /* Byte offset of member in struct type, -1 if either is missing. */
 int btf_member_offset(const struct btf *btf, const char *type,
 		      const char *member);
+/* Does struct `type` in btf have a member `member`? */
 bool btf_struct_has_member(const struct btf *btf, const char *type,
 			   const char *member);
 

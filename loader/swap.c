@@ -245,68 +245,56 @@ static void refresh_all_defaults(const char *name)
 }
 
 
-/* The name of the struct_ops map registered behind link; -1 if unknown. */
-static int running_map_name(struct bpf_link *link, char *out, size_t len)
+
+/* The struct_ops map registered behind link: an fd (-1 if unknown) and its
+ * info in *mi. */
+static int running_ops_map(struct bpf_link *link, struct bpf_map_info *mi)
 {
 	struct bpf_link_info li = {};
-	struct bpf_map_info mi = {};
-	__u32 l = sizeof(li), ml = sizeof(mi);
-	int fd, ret = -1;
+	__u32 len = sizeof(li), mlen = sizeof(*mi);
+	int fd;
 
-	if (bpf_link_get_info_by_fd(bpf_link__fd(link), &li, &l) ||
+	if (bpf_link_get_info_by_fd(bpf_link__fd(link), &li, &len) ||
 	    li.type != BPF_LINK_TYPE_STRUCT_OPS)
 		return -1;
 	fd = bpf_map_get_fd_by_id(li.struct_ops.map_id);
 	if (fd < 0)
 		return -1;
-	if (!bpf_map_get_info_by_fd(fd, &mi, &ml) && mi.name[0] && valid_cc_name(mi.name)) {
-		snprintf(out, len, "%s", mi.name);
-		ret = 0;
+	memset(mi, 0, sizeof(*mi));
+	if (bpf_map_get_info_by_fd(fd, mi, &mlen)) {
+		close(fd);
+		return -1;
 	}
-	close(fd);
-	return ret;
+	return fd;
 }
 
 /*
- * The ECN ops flags the registered CC behind link carries (load --ecn):
- * read from the kernel's copy of its tcp_congestion_ops, at the offsets the
- * running kernel's BTF gives. 0 if none, or if it cannot be read.
+ * The ECN ops flags (load --ecn) of the registered CC whose struct_ops map
+ * is fd: read from the kernel's copy of its tcp_congestion_ops, at the
+ * offsets the running kernel's BTF gives. 0 if none, or if it cannot be
+ * read.
  */
-#define ECN_OPS_FLAGS	(TCP_CONG_NEEDS_ECN | TCP_CONG_NEEDS_ACCECN | \
-			 TCP_CONG_ECT_1_NEGOTIATION)
-static uint32_t running_ecn_flags(struct bpf_link *link)
+static uint32_t running_ecn_flags(int fd, const struct bpf_map_info *mi)
 {
-	struct bpf_link_info li = {};
-	struct bpf_map_info mi = {};
-	__u32 len = sizeof(li), mlen = sizeof(mi), key = 0, flags = 0;
-	struct btf *btf = NULL;
-	int fd = -1, data_off, flags_off;
-	void *val = NULL;
+	__u32 key = 0, flags = 0;
+	struct btf *btf = btf__load_vmlinux_btf();
+	int data_off, flags_off;
+	void *val = calloc(1, mi->value_size);
 
-	if (bpf_link_get_info_by_fd(bpf_link__fd(link), &li, &len) ||
-	    li.type != BPF_LINK_TYPE_STRUCT_OPS)
-		return 0;
-	fd = bpf_map_get_fd_by_id(li.struct_ops.map_id);
-	if (fd < 0 || bpf_map_get_info_by_fd(fd, &mi, &mlen))
-		goto out;
-	btf = btf__load_vmlinux_btf();
-	if (!btf)
+	if (!btf || !val)
 		goto out;
 	data_off = btf_member_offset(btf, "bpf_struct_ops_tcp_congestion_ops", "data");
 	flags_off = btf_member_offset(btf, "tcp_congestion_ops", "flags");
-	val = calloc(1, mi.value_size);
-	if (data_off < 0 || flags_off < 0 || !val ||
-	    (size_t)data_off + flags_off + sizeof(flags) > mi.value_size ||
+	if (data_off < 0 || flags_off < 0 ||
+	    (size_t)data_off + flags_off + sizeof(flags) > mi->value_size ||
 	    bpf_map_lookup_elem(fd, &key, val))
 		goto out;
 	memcpy(&flags, (char *)val + data_off + flags_off, sizeof(flags));
-	flags &= ECN_OPS_FLAGS;
+	flags &= LOAD_ECN_ACCECN | LOAD_ECN_CLASSIC;	/* what --ecn sets */
 	dbg("swap: the running CC has ECN flags 0x%x", flags);
 out:
 	free(val);
 	btf__free(btf);
-	if (fd >= 0)
-		close(fd);
 	return flags;
 }
 
@@ -315,9 +303,10 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 	struct cc_target t;
 	char path[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
 	struct bpf_link *link = NULL, *it = NULL;
-	int ret = EXIT_FAIL, ret_open;
+	int ret = EXIT_FAIL, ret_open, ops_fd = -1;
+	struct bpf_map_info ops = {};
 	char from[BPF_OBJ_NAME_LEN] = "";
-	uint32_t ecn;
+	uint32_t ecn = 0;
 
 	memset(&t, 0, sizeof(t));
 	if (!valid_cc_name(name)) {
@@ -336,13 +325,19 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 		err("swap: give at most one --obj");
 		goto out;
 	}
+	/* what is registered now: its map's name and its ECN flags */
+	ops_fd = running_ops_map(link, &ops);
+	if (ops_fd >= 0)
+		ecn = running_ecn_flags(ops_fd, &ops);
 	if (o->nobjs) {
 		snprintf(path, sizeof(path), "%s", o->objs[0]);
 	} else {
 		cc_object_path(path, sizeof(path), name);
 		/* a copy loaded with `load --name NEW NAME`: its object is
 		 * NAME's, which the registered struct_ops map is named after */
-		if (access(path, F_OK) != 0 && running_map_name(link, from, sizeof(from)) == 0) {
+		if (access(path, F_OK) != 0 && ops_fd >= 0 && ops.name[0] &&
+		    valid_cc_name(ops.name)) {
+			snprintf(from, sizeof(from), "%s", ops.name);
 			cc_object_path(path, sizeof(path), from);
 			dbg("swap: %s is a copy of %s: %s", name, from, path);
 		}
@@ -357,7 +352,6 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 	if (ret_open)
 		goto out;
 	/* A copy loaded with --ecn keeps its ECN flags across the swap. */
-	ecn = running_ecn_flags(link);
 	if (ecn && cc_add_ecn_flags(&t, ecn))
 		goto out;
 	/* The maps it shares with the ETS program (bbr_swift's ets_sk_stor)
@@ -389,6 +383,8 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 	     "build until they close or are switched", name, path);
 	ret = EXIT_OK;
 out:
+	if (ops_fd >= 0)
+		close(ops_fd);
 	bpf_link__destroy(it);
 	if (link) {
 		bpf_link__disconnect(link);
