@@ -40,7 +40,7 @@ from . import ets, flowgen
 from .base import POLL_S, REPO, BbrtestError, SetupClose, make, run, wait_for
 from .cc import (BPFFS_ROOT, BbrctlRegistration, RegistrationError, StructOpsRegistration,
                  available_ccs, bbrctl_can_load, cc_name_copy, ensure_bpffs, own_cc_name,
-                 register_cc, struct_ops_ids)
+                 register_cc, remove_pin_dir, struct_ops_ids)
 from .cgroup import Cgroup, cgroup2_root
 from .netns import (ADDR_SPACE, Namespaces, add_netns, delete_netns, list_netns, netns_exec,
                     popen_in, python_in)
@@ -51,7 +51,7 @@ __all__ = [
     "ets", "flowgen", "POLL_S", "REPO", "BbrtestError", "SetupClose", "make", "run", "wait_for",
     "BPFFS_ROOT", "BbrctlRegistration", "RegistrationError", "StructOpsRegistration",
     "available_ccs", "bbrctl_can_load", "cc_name_copy", "ensure_bpffs", "own_cc_name",
-    "register_cc", "struct_ops_ids",
+    "register_cc", "remove_pin_dir", "struct_ops_ids",
     "Cgroup", "cgroup2_root", "ADDR_SPACE", "Namespaces", "add_netns", "delete_netns",
     "list_netns", "netns_exec", "popen_in", "python_in", "Topology", "default_buffer_bytes",
     "Transfer", "TransferError", "run_transfer",

@@ -211,13 +211,21 @@ class StructOpsRegistration(_Registration):
         run(["bpftool", "struct_ops", "register", str(self.registered_obj), str(self.pin_dir)])
 
     def _release(self):
-        if self.pin_dir.is_dir():
-            for pin in self.pin_dir.iterdir():
-                pin.unlink()
-            self.pin_dir.rmdir()
+        remove_pin_dir(self.pin_dir)
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
+
+
+def remove_pin_dir(path):
+    """Remove a bpffs directory of pins (the pins first: bpffs has no
+    recursive rmdir); nothing if it is not there."""
+    path = Path(path)
+    if not path.is_dir():
+        return
+    for pin in path.iterdir():
+        pin.unlink()
+    path.rmdir()
 
 
 def _fresh_pin_dir(prefix):

@@ -204,9 +204,8 @@ def fmt_load(load):
 
 def proc_stat_cpu():
     """Machine-wide (user, system, softirq) seconds from /proc/stat."""
-    f = Path("/proc/stat").read_text().splitlines()[0].split()
-    user, system, softirq = int(f[1]) + int(f[2]), int(f[3]), int(f[7])
-    return user / USER_HZ, system / USER_HZ, softirq / USER_HZ
+    t = cpu_ticks()
+    return (t["user"] + t["nice"]) / USER_HZ, t["system"] / USER_HZ, t["softirq"] / USER_HZ
 
 
 # ---- cpu: bulk transfers ------------------------------------------------------
@@ -313,7 +312,8 @@ def bpf_progs():
     return {p["id"]: p for p in json.loads(cp.stdout)}
 
 
-def struct_ops_ids():
+def all_struct_ops_prog_ids():
+    """Ids of every struct_ops program loaded (not bbrtest.struct_ops_ids(): maps)."""
     return {pid for pid, p in bpf_progs().items() if p.get("type") == "struct_ops"}
 
 
@@ -328,9 +328,9 @@ def struct_ops_prog_ids(cc):
 @contextlib.contextmanager
 def register_own(cc, obj):
     """Register obj's CC under a name of this run; REGISTERED[cc] while it lasts."""
-    before = struct_ops_ids()
+    before = all_struct_ops_prog_ids()
     with bbrtest.register_cc(obj, as_name=bbrtest.own_cc_name(OWN_NAME_TAGS[cc])) as reg:
-        REGISTERED[cc] = {"name": reg.cc_name, "progs": sorted(struct_ops_ids() - before)}
+        REGISTERED[cc] = {"name": reg.cc_name, "progs": sorted(all_struct_ops_prog_ids() - before)}
         try:
             yield reg.cc_name
         finally:
@@ -372,10 +372,7 @@ def variant_cgroup(variant):
             run([str(ETS_ATTACH), str(ETS_OBJ), str(cg.path), str(pins)])
             yield cg.path
         finally:
-            if pins.is_dir():
-                for pin in pins.iterdir():
-                    pin.unlink()
-                pins.rmdir()
+            bbrtest.remove_pin_dir(pins)
 
 
 def ets_available():
@@ -655,10 +652,7 @@ def bench_core(repeats):
             acks.append(core_run(pin_dir, "core_ack", pkt, CORE_BENCH_ACKS))
             nops.append(core_run(pin_dir, "core_nop", pkt, CORE_BENCH_ACKS))
     finally:
-        if pin_dir.is_dir():
-            for pin in pin_dir.iterdir():
-                pin.unlink()
-            pin_dir.rmdir()
+        bbrtest.remove_pin_dir(pin_dir)
         pkt.unlink(missing_ok=True)
     out = {"status": "ok", "ack_ns": summary(acks), "loop_ns": summary(nops),
            "core_ns_per_ack": summary([a - n for a, n in zip(acks, nops)])}

@@ -100,10 +100,7 @@ def _remove_own_leftovers(leaks):
     for ns in leaks.get("namespaces of this process", []):
         subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=10)
     for name in leaks.get("pins of this process", []):
-        pin_dir = bbrtest.BPFFS_ROOT / name
-        for pin in pin_dir.iterdir():
-            pin.unlink()
-        pin_dir.rmdir()
+        bbrtest.remove_pin_dir(bbrtest.BPFFS_ROOT / name)
 
 
 def make_target(*targets):
