@@ -20,7 +20,7 @@ receiver and read with scapy, one transfer per copy, both ends on the copy:
     (`ecn`: accecn, rfc3168, off) while the transfer runs.
 """
 
-import os
+import json
 import subprocess
 import time
 from collections import Counter
@@ -73,14 +73,14 @@ def stat_ecn(cc):
     cp = bbrctl("--json", "stat", cc, check=None)
     if cp.returncode != 0:
         return []
-    import json
     return [r["ecn"] for r in json.loads(cp.stdout or "[]") if r.get("dport") == PORT]
 
 
 def capture(tmp_path, cc):
-    """A transfer with cc on both ends, captured at the receiver; also what
-    `bbrctl stat` says of the sender's ECN mode while it runs."""
-    from scapy.all import rdpcap
+    """A transfer with cc on both ends, captured at the receiver: the SYN,
+    the SYN-ACK, the client's data segments, and the ECN modes `bbrctl
+    stat` gave the sender's socket while it ran."""
+    from scapy.all import IP, TCP, rdpcap
     pcap = tmp_path / f"{cc}-{time.monotonic_ns()}.pcap"
     with bbrtest.Topology(prefix=NS_PREFIX) as topo:
         dump = popen_in(topo.rcv_ns, ["tcpdump", "-i", topo.RCV_DEV, "-U", "-w", pcap,
@@ -98,17 +98,12 @@ def capture(tmp_path, cc):
                 dump.terminate()
             dump.wait(timeout=CMD_TIMEOUT_S)
     assert res["cc"] == cc and res["bytes_received"] == res["bytes_sent"] > 0
-    seen = {m for sample in res["samples"] for m in sample}
-    return rdpcap(str(pcap)), topo.snd_addr, seen
-
-
-def handshake_and_data(pkts, client, seen):
-    from scapy.all import IP, TCP
-    tcp = [p for p in pkts if IP in p and TCP in p]
+    tcp = [p for p in rdpcap(str(pcap)) if IP in p and TCP in p]
     syn = next(p for p in tcp if p[TCP].flags.S and not p[TCP].flags.A)
     synack = next(p for p in tcp if p[TCP].flags.S and p[TCP].flags.A)
-    data = [p for p in tcp if p[IP].src == client and len(p[TCP].payload) > 0]
+    data = [p for p in tcp if p[IP].src == topo.snd_addr and len(p[TCP].payload) > 0]
     assert data, "no data segments captured"
+    seen = {m for sample in res["samples"] for m in sample}
     return syn, synack, data, seen
 
 
@@ -125,7 +120,7 @@ def flags_of(p):
 
 def test_accecn_copy_negotiates_accecn_and_marks_ect1(tmp_path, copy_of_bbr3):
     cc = copy_of_bbr3("l4s", "accecn")
-    syn, synack, data, seen = handshake_and_data(*capture(tmp_path, cc))
+    syn, synack, data, seen = capture(tmp_path, cc)
     data_ecn = Counter(ECN_NAMES[ecn_of(p)] for p in data)
     assert seen == {"accecn"}, f"bbrctl stat ecn: {seen}"
     print(f"SYN {flags_of(syn)} {ECN_NAMES[ecn_of(syn)]}; SYN-ACK {flags_of(synack)} "
@@ -139,13 +134,13 @@ def test_accecn_copy_negotiates_accecn_and_marks_ect1(tmp_path, copy_of_bbr3):
 
     # a live swap of the copy keeps its ECN flags
     bbrctl("swap", cc)
-    syn, _, _, _ = handshake_and_data(*capture(tmp_path, cc))
+    syn, _, _, _ = capture(tmp_path, cc)
     assert flags_of(syn) == {"ae": True, "cwr": True, "ece": True}, "swap lost --ecn"
 
 
 def test_classic_copy_negotiates_rfc3168(tmp_path, copy_of_bbr3):
     cc = copy_of_bbr3("ecc", "classic")
-    syn, synack, data, seen = handshake_and_data(*capture(tmp_path, cc))
+    syn, synack, data, seen = capture(tmp_path, cc)
     assert seen == {"rfc3168"}, f"bbrctl stat ecn: {seen}"
     print(f"SYN {flags_of(syn)}; SYN-ACK {flags_of(synack)}; data "
           f"{dict(Counter(ECN_NAMES[ecn_of(p)] for p in data))}")
@@ -156,7 +151,7 @@ def test_classic_copy_negotiates_rfc3168(tmp_path, copy_of_bbr3):
 
 def test_plain_copy_stays_without_ecn(tmp_path, copy_of_bbr3):
     cc = copy_of_bbr3("noe")
-    syn, _, data, seen = handshake_and_data(*capture(tmp_path, cc))
+    syn, _, data, seen = capture(tmp_path, cc)
     assert seen == {"off"}, f"bbrctl stat ecn: {seen}"
     assert flags_of(syn) == {"ae": False, "cwr": False, "ece": False}
     assert all(ecn_of(p) == NOT_ECT for p in data)
