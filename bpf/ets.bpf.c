@@ -15,12 +15,23 @@
  * segment carries SACK blocks: the kernel gives SACK the option space
  * first, so a peer running this program legitimately drops ETS then.
  *
- * Clocks. TSval is the skb's EDT departure time (skb->tstamp, set from
- * tcp_wstamp_ns just before WRITE_HDR_OPT_CB), CLOCK_MONOTONIC, in us
- * truncated to 32 bits. ACK arrival and TS.LatestClock are
- * bpf_ktime_get_ns() in the parse callback (CLOCK_MONOTONIC, softirq
- * time), or the NIC's RX stamp converted with the PHC->MONOTONIC offset the
- * loader publishes in ets_cfg; never a raw PHC stamp. See docs/ets.md.
+ * Clocks. TSval is the time the segment is written (bpf_ktime_get_ns() in
+ * WRITE_HDR_OPT_CB), CLOCK_MONOTONIC, in us truncated to 32 bits. ACK
+ * arrival and TS.LatestClock are the kernel's software RX stamp when it
+ * keeps one (CLOCK_REALTIME, converted), else bpf_ktime_get_ns() in the
+ * parse callback (softirq time), or the NIC's RX stamp converted with the
+ * PHC->MONOTONIC offset the loader publishes in ets_cfg; never a raw PHC
+ * stamp. See docs/ets.md.
+ *
+ * Host delay. How late a data segment is written after its pacing time
+ * (its EDT, skb->tstamp) and how long an ACK waited between its RX stamp
+ * and this program are the sender's own delays: both are left out of
+ * Network_RTT by the clocks above and published apart (ets_sk.tx_late_us,
+ * rx_wait_us, host_delay_us), for bbr_swift's host target.
+ *
+ * The path filter. Each sample also updates the ets_path map (per netns and
+ * peer: the least Network_RTT over the path window, core/ets_opt.h) and
+ * publishes its value with the sample (ets_sk.path_rtt_us).
  *
  * The codec and every piece of arithmetic live in core/ets_opt.h (unit-tested
  * and fuzzed natively); this file is glue.
@@ -70,12 +81,6 @@ struct {
 	__type(value, struct ets_stats);
 } ets_stats SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, struct ets_cfg);
-} ets_cfg SEC(".maps");
 
 #define CNT(st, field)	do { if (st) __sync_fetch_and_add(&(st)->field, 1); } while (0)
 
@@ -133,16 +138,39 @@ static __always_inline void cb_flags(struct bpf_sock_ops *skops, bool on)
 					    : f & ~ETS_CB_FLAGS);
 }
 
-/* The departure time of the skb being written (EDT), else now. */
-static __always_inline u64 tx_time_ns(struct bpf_sock_ops *skops)
+/* The skb of this callback's segment: its EDT when written, its software
+ * RX stamp (or 0) when parsed. */
+static __always_inline u64 skb_tstamp_ns(struct bpf_sock_ops *skops)
 {
 	struct bpf_sock_ops_kern *kctx = bpf_cast_to_kern_ctx(skops);
 	struct sk_buff *skb = kctx->skb;
-	u64 t = 0;
 
-	if (skb)
-		t = skb->tstamp;
-	return t ? t : bpf_ktime_get_ns();
+	return skb ? skb->tstamp : 0;
+}
+
+/* The largest TCP header: a segment written longer than this carries data. */
+#define TCP_HDR_MAX_BYTES	60
+
+/* A data segment is written now_ns: how late after its pacing time (EDT,
+ * with TCP's internal pacing never in the future; with fq it is, and then
+ * the wait is pacing, not host delay). */
+static __always_inline void note_tx_late(struct bpf_sock_ops *skops,
+					 struct ets_sk *e, u64 now_ns)
+{
+	u64 edt = skb_tstamp_ns(skops), late_us;
+	struct ets_stats *st;
+
+	if (skops->skb_len <= TCP_HDR_MAX_BYTES || !edt || edt > now_ns)
+		return;
+	late_us = (now_ns - edt) / 1000;
+	if (late_us > ETS_HW_MAX_AGE_NS / 1000)
+		return;		/* not a lateness: an EDT from an old clock */
+	e->tx_late_us = ets_ewma_us(e->tx_late_us, (u32)late_us);
+	st = stats_get(skops);
+	if (st) {
+		__sync_fetch_and_add(&st->tx_late_sum_us, late_us);
+		__sync_fetch_and_add(&st->tx_late_n, 1);
+	}
 }
 
 static __always_inline u16 max_ack_del_field(struct ets_cfg *cfg)
@@ -194,7 +222,8 @@ static __always_inline void on_write(struct bpf_sock_ops *skops)
 {
 	u8 tcp_flags = skops->skb_tcp_flags;
 	bool syn = tcp_flags & TCPHDR_SYN, ack = tcp_flags & TCPHDR_ACK;
-	u32 tsval = (u32)(tx_time_ns(skops) / 1000);
+	u64 now_ns = bpf_ktime_get_ns();
+	u32 tsval = (u32)(now_ns / 1000);
 	u8 buf[ETS_LOAD_BUF_BYTES] = {};
 	struct ets_stats *st;
 	struct ets_opt syn_opt;
@@ -219,8 +248,9 @@ static __always_inline void on_write(struct bpf_sock_ops *skops)
 		e = ets_get(skops, false);
 		if (!e || !(e->flags & ETS_F_ENABLED))
 			return;
+		note_tx_late(skops, e, now_ns);
 		len = ets_encode(buf, false, ack, tsval, e->ts_recent_us,
-				 ets_ecrdel_compute_us(bpf_ktime_get_ns(),
+				 ets_ecrdel_compute_us(now_ns,
 						       e->ts_latest_clock_ns,
 						       e->ts_latest_us,
 						       e->ts_recent_us), 0);
@@ -237,6 +267,7 @@ static __always_inline void on_write(struct bpf_sock_ops *skops)
 }
 
 /* ---- handshake ----------------------------------------------------- */
+
 
 /*
  * The handshake is over: enable ETS if both ends agreed. Active side: skb is
@@ -308,32 +339,70 @@ static __always_inline void update_ts_recent(struct bpf_sock_ops *skops,
 	e->ts_recent_us = tsval;
 }
 
+/* The segment's arrival: the NIC's stamp, else the kernel's software RX
+ * stamp, else now. *wait_ns: how long it waited for this program (0 when
+ * unknown), the sender's host delay on an ACK. */
 static __always_inline u64 rx_time_ns(struct bpf_sock_ops *skops,
-				      struct ets_stats *st, struct ets_sk *e)
+				      struct ets_stats *st, struct ets_sk *e,
+				      struct ets_cfg *cfg, u64 *wait_ns)
 {
-	struct ets_cfg *cfg = cfg_get();
-	u64 sw = bpf_ktime_get_ns();
+	u64 sw = bpf_ktime_get_ns(), rx_real = skb_tstamp_ns(skops);
 	bool hw = false;
 	u64 t;
 
+	*wait_ns = 0;
+	if (rx_real)	/* the netstamp key is on: a REALTIME stamp */
+		*wait_ns = ets_rx_wait_ns(rx_real, bpf_ktime_get_tai_ns(),
+					  cfg ? cfg->tai_off_ns : 0);
 	if (!cfg)
-		return sw;
+		return sw - *wait_ns;
 	t = ets_rx_clock_ns(skops->skb_hwtstamp, sw, cfg->hw_off_valid,
 			    cfg->hw_off_ns, &hw);
 	if (hw) {
 		e->flags |= ETS_F_HW_RX;
 		CNT(st, hw_rx);
+		return t;
 	}
-	return t;
+	return sw - *wait_ns;
 }
 
-static __always_inline void publish(struct ets_sk *e, struct ets_sample *s,
-				    u64 now_ns)
+/* The path filter: this host's least Network_RTT to the peer over the
+ * window, this sample included; 0 if the map is full of busier peers. */
+static __always_inline u32 path_update(struct bpf_sock_ops *skops, u32 sample_us,
+				       u64 now_ns, struct ets_cfg *cfg)
 {
-	struct ets_cfg *cfg = cfg_get();
+	struct ets_path_key key = { .netns = bpf_get_netns_cookie(skops) };
+	static const struct ets_path zero;
+	struct ets_path *p;
+
+	if (skops->family == 2 /* AF_INET */) {
+		key.addr[0] = skops->remote_ip4;
+	} else {
+		key.addr[0] = skops->remote_ip6[0];
+		key.addr[1] = skops->remote_ip6[1];
+		key.addr[2] = skops->remote_ip6[2];
+		key.addr[3] = skops->remote_ip6[3];
+	}
+	p = bpf_map_lookup_elem(&ets_path, &key);
+	if (!p) {
+		bpf_map_update_elem(&ets_path, &key, &zero, BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&ets_path, &key);
+		if (!p)
+			return 0;
+	}
+	return ets_path_update(&p->cur, &p->prev, sample_us, now_ns,
+			       cfg ? cfg->path_win_us : 0);
+}
+
+static __always_inline void publish(struct bpf_sock_ops *skops,
+				    struct ets_sk *e, struct ets_sample *s,
+				    u64 now_ns, struct ets_cfg *cfg)
+{
 	u64 win = cfg && cfg->min_rtt_win_ns ? cfg->min_rtt_win_ns
 					     : ETS_MIN_WIN_NS;
 
+	e->path_rtt_us = path_update(skops, s->network_rtt_us, now_ns, cfg);
+	e->host_delay_us = e->tx_late_us + e->rx_wait_us;
 	e->network_rtt_us = s->network_rtt_us;
 	e->total_rtt_us = s->total_rtt_us;
 	e->rcv_ack_delay_us = s->ack_delay_us;
@@ -341,6 +410,18 @@ static __always_inline void publish(struct ets_sk *e, struct ets_sample *s,
 		       s->network_rtt_us, now_ns, win);
 	e->samples++;
 	e->last_sample_ns = now_ns;
+}
+
+/* An ACK waited wait_ns between its RX stamp and this program (0: no
+ * stamp). */
+static __always_inline void note_rx_wait(struct ets_sk *e, struct ets_stats *st,
+					 u64 wait_ns)
+{
+	e->rx_wait_us = (u32)(wait_ns / 1000);
+	if (!wait_ns || !st)
+		return;
+	__sync_fetch_and_add(&st->rx_wait_sum_us, wait_ns / 1000);
+	__sync_fetch_and_add(&st->rx_wait_n, 1);
 }
 
 /* The TCP options of the segment being parsed, copied out: for telling a
@@ -423,10 +504,11 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 	u8 buf[ETS_LOAD_BUF_BYTES];
 	struct ets_stats *st;
 	struct ets_sample s = {};
+	struct ets_cfg *cfg;
 	struct ets_opt o;
 	struct ets_sk *e;
 	bool has_data, ack;
-	u64 arrival;
+	u64 arrival, wait_ns;
 	int len, err;
 
 	e = ets_get(skops, false);
@@ -457,7 +539,8 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 		return;
 	}
 	CNT(st, parsed);
-	arrival = rx_time_ns(skops, st, e);
+	cfg = cfg_get();
+	arrival = rx_time_ns(skops, st, e, cfg, &wait_ns);
 	has_data = skops->skb_len > skops->skb_data_end - skops->skb_data;
 	ack = skops->skb_tcp_flags & TCPHDR_ACK;
 
@@ -467,10 +550,12 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 		       has_data, o.tsval_us, arrival);
 
 	/* Sender side. */
+	if (ack && !has_data)
+		note_rx_wait(e, st, wait_ns);
 	err = ets_sample(&o, ack, (u32)(arrival / 1000),
 			 ets_rtt_bound_us(skops->srtt_us >> 3), &s);
 	if (err == ETS_SAMPLE_OK) {
-		publish(e, &s, arrival);
+		publish(skops, e, &s, arrival, cfg);
 		CNT(st, samples);
 	} else if (err == ETS_SAMPLE_UNIT && o.unit == ETS_UNIT_INVALID) {
 		/* The peer had no valid EcrDel (e.g. no data from us since

@@ -46,6 +46,6 @@
 #define PIN_SHARED		PIN_ROOT "/" PIN_SHARED_DIR
 /* The maps pinned there: the ETS program's; bbr_swift reads the first. */
 #define PIN_ETS_SK_STOR		"ets_sk_stor"
-#define PIN_SHARED_MAPS		{ PIN_ETS_SK_STOR, "ets_stats", "ets_cfg" }
+#define PIN_SHARED_MAPS		{ PIN_ETS_SK_STOR, "ets_stats", "ets_cfg", "ets_path" }
 
 #endif /* BBR_PINS_H */

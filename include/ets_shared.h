@@ -19,8 +19,11 @@
 
 /* bump when a layout below changes. 1: struct ets_sk. 2: adds the
  * ets_stats and ets_cfg maps; struct ets_sk is unchanged from 1. 3:
- * ets_sk.missing_run, ets_stats.missing_closing. 4: ets_stats per CPU. */
-#define ETS_SHARED_VERSION	4
+ * ets_sk.missing_run, ets_stats.missing_closing. 4: ets_stats per CPU.
+ * 5: TSval is the write time; ets_sk.path_rtt_us, host_delay_us,
+ * tx_late_us, rx_wait_us; ets_stats host-delay sums; the ets_path map;
+ * ets_cfg.path_win_us, tai_off_ns. */
+#define ETS_SHARED_VERSION	5
 
 /* bpffs directory the shared map is pinned in, and its name there. */
 #include "bbr_pins.h"
@@ -44,6 +47,16 @@ struct ets_sk {
 	u64 min_network_rtt_stamp_ns;	/* when min_network_rtt_us was taken */
 	u32 samples;			/* accepted Network_RTT samples (wraps) */
 	u32 rejected;			/* options parsed but not used (wraps) */
+	u32 path_rtt_us;		/* least Network_RTT of this host's
+					 * connections to the peer over the path
+					 * window, when the latest sample was
+					 * taken (the ets_path map); 0 = none */
+	u32 host_delay_us;		/* the sender's own share of the latest
+					 * sample's delay: tx_late_us + rx_wait_us */
+	u32 tx_late_us;			/* EWMA (1/8) of how late data segments
+					 * were written after their pacing time */
+	u32 rx_wait_us;			/* latest ACK's wait from the kernel's
+					 * RX stamp to this program; 0 = no stamp */
 
 	/* Receiver view and negotiation: private to the sockops program. */
 	u64 ts_latest_clock_ns;		/* TS.LatestClock: arrival of TS.Latest */
@@ -53,6 +66,29 @@ struct ets_sk {
 	u32 flags;			/* ETS_F_* */
 	u32 missing_run;		/* segments in a row without the option */
 	u32 _reserved[3];
+};
+
+/*
+ * The path filter (ets_path_update() in core/ets_opt.h): per network
+ * namespace and peer address, the least Network_RTT that any connection
+ * measured over the last path window. LRU hash ETS_PATH_MAP_NAME, key
+ * struct ets_path_key, value struct ets_path; pinned next to the
+ * sk_storage map.
+ */
+#define ETS_PATH_MAP_NAME	"ets_path"
+#define ETS_PATH_MAX_ENTRIES	16384
+
+struct ets_path_key {
+	u64 netns;			/* bpf_get_netns_cookie() */
+	u32 addr[4];			/* peer: IPv4 in addr[0], else IPv6 */
+};
+
+struct ets_path {
+	u64 cur;			/* (half-window index << 32) | least us */
+	u64 prev;			/* the same for the half before it */
+	u64 starts;			/* bbr_swift: (start-window index << 32) |
+					 * connections it started in that window
+					 * (ets_path_count_start()) */
 };
 
 /*
@@ -83,6 +119,12 @@ struct ets_stats {
 	u64 missing_closing;	/* no option on a segment of a closing
 				 * connection (the peer's TIME_WAIT ACK has
 				 * no sockops): not counted as missing */
+	/* the sender's host delay (docs/ets.md, "Host delay"): sums in us
+	 * and counts, for means */
+	u64 tx_late_sum_us;	/* data segments: write time - pacing time */
+	u64 tx_late_n;
+	u64 rx_wait_sum_us;	/* ACKs with an RX stamp: parse - stamp */
+	u64 rx_wait_n;
 };
 
 /* Segments in a row without the option that turn ETS off for the
@@ -104,6 +146,11 @@ struct ets_cfg {
 	u32 hw_off_valid;
 	u32 max_ack_del_us;
 	u64 min_rtt_win_ns;	/* min filter window; 0 = 10 s */
+	u32 path_win_us;	/* path filter window; 0 = ETS_PATH_WIN_DEFAULT_US */
+	u32 _pad;
+	s64 tai_off_ns;		/* CLOCK_TAI - CLOCK_REALTIME, for software
+				 * RX stamps (REALTIME); 0 when TAI is kept
+				 * equal to REALTIME */
 };
 
 #endif /* ETS_SHARED_H */

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/timex.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -36,6 +37,8 @@
 #include <bpf/libbpf.h>
 
 #include "bbrctl.h"
+#include "core/types.h"
+#include "ets_shared.h"
 
 #include "cc_select.skel.h"	/* generated: build/skel (Makefile) */
 #include "ets.skel.h"
@@ -167,6 +170,26 @@ static struct cc_select *select_load(const char *cc)
 	return skel;
 }
 
+/* CLOCK_TAI - CLOCK_REALTIME into the shared ets_cfg (the other fields
+ * kept): the ETS program turns the kernel's software RX stamps, which are
+ * REALTIME, into waits with bpf_ktime_get_tai_ns(). The offset is the
+ * kernel's TAI offset, whole seconds that change only when an NTP or PTP
+ * daemon sets them; a wrong one makes every wait implausible (tens of
+ * seconds) and the program ignores them (docs/ets.md, "Host delay"). */
+static void ets_publish_tai_offset(struct ets *skel)
+{
+	int fd = bpf_map__fd(skel->maps.ets_cfg);
+	struct timex tx = { 0 };
+	struct ets_cfg cfg;
+	uint32_t key = 0;
+
+	if (adjtimex(&tx) < 0 || bpf_map_lookup_elem(fd, &key, &cfg))
+		return;
+	cfg.tai_off_ns = (int64_t)tx.tai * 1000000000ll;
+	if (bpf_map_update_elem(fd, &key, &cfg, BPF_ANY))
+		warn("ETS: cannot publish the TAI offset: %s", strerror(errno));
+}
+
 /* The ETS program, its maps pinned in PIN_SHARED (where the CCs that read
  * them find them), loaded. */
 static struct ets *ets_load(void)
@@ -186,6 +209,7 @@ static struct ets *ets_load(void)
 		ets__destroy(skel);
 		return NULL;
 	}
+	ets_publish_tai_offset(skel);
 	return skel;
 }
 

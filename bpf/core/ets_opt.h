@@ -394,4 +394,118 @@ static inline void ets_min_update(u32 *min_us, u64 *stamp_ns, u32 sample_us,
 	}
 }
 
+/*
+ * The path filter: the least Network_RTT that any connection of a host to
+ * one peer measured over the last window, for bbr_swift's decisions
+ * (core/swift.h, swift_decision_rtt()). Host and emulator jitter differ
+ * from packet to packet and between connections; a queue at the
+ * bottleneck raises every sample of every connection through it. So the
+ * least of many samples is the queue's delay and not the jitter's, and
+ * every connection to the peer decides on the same value.
+ *
+ * Two halves of the window, each a (half-window index, least sample) pair
+ * packed in a u64 so that a reader never sees an index with another
+ * half's minimum: the value covers the current half and the one before it
+ * when that is the previous half, so between half and all of the window.
+ * Updates from several CPUs race without a lock: a lost update costs one
+ * sample of one half. The default window is a few datacenter round trips
+ * and holds tens of samples of a busy host; measured in docs/bbr_swift.md.
+ */
+#define ETS_PATH_WIN_DEFAULT_US	500u
+#define ETS_PATH_IDX_SHIFT	32
+
+static inline u64 ets_path_pack(u32 idx, u32 least_us)
+{
+	return ((u64)idx << ETS_PATH_IDX_SHIFT) | least_us;
+}
+
+/* Add a sample taken at now_ns; returns the path's least sample over the
+ * window, this one included. *cur and *prev are struct ets_path's. */
+static inline u32 ets_path_update(u64 *cur, u64 *prev, u32 sample_us,
+				  u64 now_ns, u32 win_us)
+{
+	u64 half_ns = (u64)(win_us ? win_us : ETS_PATH_WIN_DEFAULT_US) * 500;
+	u32 idx = (u32)(now_ns / (half_ns ? half_ns : 1));
+	u64 c = *cur, p = *prev;
+	u32 least;
+
+	if (!sample_us)
+		sample_us = 1;
+	if ((u32)(c >> ETS_PATH_IDX_SHIFT) != idx || !(u32)c) {
+		/* a new half: the old one becomes the previous if adjacent */
+		p = (u32)(c >> ETS_PATH_IDX_SHIFT) == idx - 1 ? c : 0;
+		*prev = p;
+		c = ets_path_pack(idx, sample_us);
+		*cur = c;
+	} else if (sample_us < (u32)c) {
+		c = ets_path_pack(idx, sample_us);
+		*cur = c;
+	}
+	least = (u32)c;
+	if (p && (u32)(p >> ETS_PATH_IDX_SHIFT) == idx - 1 && (u32)p < least)
+		least = (u32)p;
+	return least;
+}
+
+/* The path's least sample over the last window that had samples, without
+ * adding one, if that window ended at most max_age_us before now_ns; 0
+ * otherwise (a path nobody measured lately says nothing). */
+static inline u32 ets_path_least(u64 cur, u64 prev, u64 now_ns, u32 win_us,
+				 u32 max_age_us)
+{
+	u64 half_ns = (u64)(win_us ? win_us : ETS_PATH_WIN_DEFAULT_US) * 500;
+	u32 idx = (u32)(now_ns / (half_ns ? half_ns : 1));
+	u32 cidx = (u32)(cur >> ETS_PATH_IDX_SHIFT), least;
+
+	if (!(u32)cur || (u64)(u32)(idx - cidx) * half_ns > (u64)max_age_us * 1000 + half_ns)
+		return 0;
+	least = (u32)cur;
+	if (prev && (u32)(prev >> ETS_PATH_IDX_SHIFT) == cidx - 1 && (u32)prev < least)
+		least = (u32)prev;
+	return least;
+}
+
+/*
+ * Connections a host opened to one peer lately, this one included:
+ * starts counted per window of win_ns (a new window starts from 1). The
+ * packed (index, count) is replaced with one compare-and-swap by the BPF
+ * caller; here the arithmetic.
+ */
+static inline u64 ets_path_count_start(u64 starts, u64 now_ns, u64 win_ns)
+{
+	u32 idx = (u32)(now_ns / (win_ns ? win_ns : 1));
+
+	if ((u32)(starts >> ETS_PATH_IDX_SHIFT) != idx)
+		return ((u64)idx << ETS_PATH_IDX_SHIFT) | 1;
+	if ((u32)starts == 0xFFFFFFFFu)
+		return starts;
+	return starts + 1;
+}
+
+/* EWMA with gain 1/8 of a host delay in us (0 = no value yet). */
+#define ETS_HOST_EWMA_SHIFT	3
+static inline u32 ets_ewma_us(u32 avg_us, u32 sample_us)
+{
+	if (!avg_us)
+		return sample_us ? sample_us : 1;
+	return (u32)(((u64)avg_us * ((1u << ETS_HOST_EWMA_SHIFT) - 1) + sample_us) >>
+		     ETS_HOST_EWMA_SHIFT);
+}
+
+/* A software RX stamp (CLOCK_REALTIME ns, net_timestamp_check()) as the
+ * wait until now; tai_now_ns is bpf_ktime_get_tai_ns(), tai_off_ns
+ * TAI - REALTIME. 0 when there is no stamp or the result is not a wait of
+ * at most ETS_HW_MAX_AGE_NS (a clock step, a wrong offset). */
+static inline u64 ets_rx_wait_ns(u64 rx_real_ns, u64 tai_now_ns, s64 tai_off_ns)
+{
+	u64 rx_tai;
+
+	if (!rx_real_ns)
+		return 0;
+	rx_tai = rx_real_ns + (u64)tai_off_ns;
+	if (rx_tai > tai_now_ns || tai_now_ns - rx_tai > ETS_HW_MAX_AGE_NS)
+		return 0;
+	return tai_now_ns - rx_tai;
+}
+
 #endif /* ETS_OPT_H */

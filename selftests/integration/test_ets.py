@@ -160,7 +160,7 @@ path = ctypes.create_string_buffer((pins + "/ets_sk_stor").encode())
 mfd = bpf(7, struct.pack("=QII", ctypes.addressof(path), 0, 0))
 s = socket.create_connection((dst, port))
 key = ctypes.c_int(s.fileno()); val = ctypes.create_string_buffer(96)
-FMT = "=QIIIIQIIQIIII16x"
+FMT = "=QIIIIQIIIIIIQIIII16x"
 for i in range(count):
     s.sendall(b"x" * size)
     time.sleep(gap)
@@ -170,7 +170,8 @@ for i in range(count):
         print(json.dumps({"err": str(e)}), flush=True); continue
     f = struct.unpack(FMT, val.raw[:struct.calcsize(FMT)])
     print(json.dumps(dict(zip(["last_ns", "net", "total", "del", "min", "min_ns",
-                                "samples", "rejected", "lclk", "latest", "recent",
+                                "samples", "rejected", "path", "host", "tx_late",
+                                "rx_wait", "lclk", "latest", "recent",
                                 "peer_mad", "flags"], f))), flush=True)
 if len(sys.argv) > 7 and sys.argv[7] == "hold":
     # Idle connection: the test injects segments, then says "go".
@@ -179,7 +180,8 @@ if len(sys.argv) > 7 and sys.argv[7] == "hold":
     bpf(1, struct.pack("=IIQQQ", mfd, 0, ctypes.addressof(key), ctypes.addressof(val), 0))
     f = struct.unpack(FMT, val.raw[:struct.calcsize(FMT)])
     print(json.dumps(dict(zip(["last_ns", "net", "total", "del", "min", "min_ns",
-                                "samples", "rejected", "lclk", "latest", "recent",
+                                "samples", "rejected", "path", "host", "tx_late",
+                                "rx_wait", "lclk", "latest", "recent",
                                 "peer_mad", "flags"], f))), flush=True)
 s.close()
 """

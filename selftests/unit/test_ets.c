@@ -259,3 +259,78 @@ TEST(ets_min_filter)
 	ets_min_update(&min, &st, 900, 13001, 10000);	/* window expired */
 	ASSERT_EQ(min, 900);
 }
+
+/* The path filter: the least sample over the current half-window and the
+ * one before it; older halves forgotten; a half that was skipped leaves no
+ * previous value. */
+TEST(ets_path_filter)
+{
+	u64 cur = 0, prev = 0;
+	const u32 win = 500;		/* halves of 250 us */
+	const u64 half = 250000;	/* ns */
+	u64 t = 100 * half;		/* some half-window index */
+
+	ASSERT_EQ(ets_path_update(&cur, &prev, 400, t, win), 400);
+	ASSERT_EQ(ets_path_update(&cur, &prev, 900, t + 10000, win), 400);
+	ASSERT_EQ(ets_path_update(&cur, &prev, 300, t + 20000, win), 300);
+	/* next half: the previous half's least still counts */
+	ASSERT_EQ(ets_path_update(&cur, &prev, 800, t + half, win), 300);
+	ASSERT_EQ(ets_path_update(&cur, &prev, 350, t + half + 1000, win), 300);
+	/* the half after: only the last half (350) and this one */
+	ASSERT_EQ(ets_path_update(&cur, &prev, 700, t + 2 * half, win), 350);
+	/* a gap of more than a half: the old value is gone */
+	ASSERT_EQ(ets_path_update(&cur, &prev, 650, t + 5 * half, win), 650);
+	ASSERT_EQ((u32)prev, 0);
+	/* a standing queue raises every sample: the value follows within a
+	 * window */
+	ASSERT_EQ(ets_path_update(&cur, &prev, 900, t + 6 * half, win), 650);
+	ASSERT_EQ(ets_path_update(&cur, &prev, 910, t + 7 * half, win), 900);
+	/* 0 is not a sample (it would pin the minimum) and the default window
+	 * applies for 0 */
+	ASSERT_EQ(ets_path_update(&cur, &prev, 0, t + 7 * half + 1, 0), 1);
+}
+
+/* Host delay: EWMA with gain 1/8 from the first sample; a software RX stamp
+ * as a wait, 0 for no stamp, a stamp in the future or one older than
+ * ETS_HW_MAX_AGE_NS (a wrong TAI offset: 37 s). */
+TEST(ets_host_delay)
+{
+	u64 now = 5000000000000ull;
+	u32 avg;
+
+	avg = ets_ewma_us(0, 40);
+	ASSERT_EQ(avg, 40);
+	avg = ets_ewma_us(avg, 120);		/* 40 + (120 - 40) / 8 */
+	ASSERT_EQ(avg, 50);
+	ASSERT_EQ(ets_ewma_us(0, 0), 1);	/* 0 means "no value yet" */
+	ASSERT_EQ(ets_rx_wait_ns(0, now, 0), 0);
+	ASSERT_EQ(ets_rx_wait_ns(now - 7000, now, 0), 7000);
+	ASSERT_EQ(ets_rx_wait_ns(now - 37000000000ull - 7000, now, 37000000000ll), 7000);
+	ASSERT_EQ(ets_rx_wait_ns(now - 37000000000ull - 7000, now, 0), 0);
+	ASSERT_EQ(ets_rx_wait_ns(now + 1000, now, 0), 0);
+}
+
+/* The path's value for a start decision: the last window's least sample
+ * while it is at most max_age old, else nothing; the start count per
+ * window. */
+TEST(ets_path_start_inputs)
+{
+	u64 cur = 0, prev = 0, st = 0;
+	const u64 half = 250000, win10ms = 10000000;
+	u64 t = 400 * half;
+
+	ASSERT_EQ(ets_path_least(cur, prev, t, 500, 20000), 0);	/* never measured */
+	ets_path_update(&cur, &prev, 700, t, 500);
+	ets_path_update(&cur, &prev, 900, t + half, 500);
+	ASSERT_EQ(ets_path_least(cur, prev, t + half, 500, 20000), 700);
+	/* 10 ms on: the last window's least (both of its halves) */
+	ASSERT_EQ(ets_path_least(cur, prev, t + 40 * half, 500, 20000), 700);
+	ASSERT_EQ(ets_path_least(cur, prev, t + 200 * half, 500, 20000), 0);	/* 50 ms on */
+	st = ets_path_count_start(st, 3 * win10ms, win10ms);
+	ASSERT_EQ((u32)st, 1);
+	st = ets_path_count_start(st, 3 * win10ms + 1, win10ms);
+	st = ets_path_count_start(st, 4 * win10ms - 1, win10ms);
+	ASSERT_EQ((u32)st, 3);
+	st = ets_path_count_start(st, 4 * win10ms, win10ms);	/* a new window */
+	ASSERT_EQ((u32)st, 1);
+}
