@@ -5,9 +5,10 @@
  * BBRv3 (core/bbr3.h, with the same ops as bbr3: lib/tcp_cc.h) plus the
  * Swift delay signal of core/swift.h, which the core consumes at one point
  * of its per-ACK step. Before each ACK, this file gives it the socket's
- * target (the rows target_rtt_us, stale_us, keep_ecn and raw_samples of its parameter
- * set: include/bbr_params.h) and its latest Network_RTT from the ETS
- * sockops program (ets_sk_stor, include/ets_shared.h).
+ * target (the rows target_rtt_us, stale_us, keep_ecn, raw_samples and
+ * host_target_us of its parameter set: include/bbr_params.h) and its latest
+ * Network_RTT, path value and host delay from the ETS sockops program
+ * (ets_sk_stor, include/ets_shared.h).
  *
  * ets_sk_stor declares no pinning: bbrctl gives it the pin path
  * PIN_SHARED/ets_sk_stor (include/bbr_pins.h) before loading, so it is the
@@ -21,6 +22,9 @@
 #include "lib/tcp_cc.h"
 #include "bbr_swift.h"
 #include "ets_shared.h"
+#include "core/ets_opt.h"
+
+#define AF_INET		2	/* include/linux/socket.h */
 
 char _license[] SEC("license") = "Dual BSD/GPL";
 
@@ -63,6 +67,7 @@ static __always_inline void swift_read_cfg(struct bbr_swift_sk *v)
 		.stale_us = p->stale_us,
 		.flags = (p->keep_ecn ? SWIFT_CFG_F_KEEP_ECN : 0) |
 			 (p->raw_samples ? SWIFT_CFG_F_RAW_SAMPLES : 0),
+		.host_target_us = p->host_target_us,
 	};
 
 	swift_apply_cfg(&v->delay.w, &cfg, v->bbr.st.round_count);
@@ -85,7 +90,68 @@ static __always_inline void swift_load_signal(struct sock *sk,
 		v->delay.smp.present = 1;
 		v->delay.smp.last_sample_ns = e->last_sample_ns;
 		v->delay.smp.network_rtt_us = e->network_rtt_us;
+		v->delay.smp.path_rtt_us = e->path_rtt_us;
+		v->delay.smp.host_delay_us = e->host_delay_us;
 	}
+}
+
+/* What this host knows of the path to the socket's peer (ETS's path
+ * filter, include/ets_shared.h): its least Network_RTT over the path
+ * window if measured within max_age_us (0: none), and, counting this one,
+ * how many connections to the peer it started in the current start window.
+ * The entry is made here if ETS has not made it yet. */
+static __always_inline u32 swift_path_now(struct sock *sk, u32 max_age_us,
+					  u32 *starts)
+{
+	struct ets_path_key key = { .netns = sk->__sk_common.skc_net.net->net_cookie };
+	static const struct ets_path empty;
+	u64 now = bpf_ktime_get_ns(), old, new;
+	struct ets_path *p;
+	struct ets_cfg *cfg;
+	u32 zero = 0;
+
+	*starts = 1;
+
+	if (sk->__sk_common.skc_family == AF_INET) {
+		key.addr[0] = sk->__sk_common.skc_daddr;
+	} else {
+		key.addr[0] = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[0];
+		key.addr[1] = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[1];
+		key.addr[2] = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[2];
+		key.addr[3] = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[3];
+	}
+	p = bpf_map_lookup_elem(&ets_path, &key);
+	if (!p) {
+		bpf_map_update_elem(&ets_path, &key, &empty, BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&ets_path, &key);
+		if (!p)
+			return 0;
+	}
+	old = p->starts;
+	new = ets_path_count_start(old, now, SWIFT_START_WIN_US * 1000ull);
+	if (__sync_val_compare_and_swap(&p->starts, old, new) == old)
+		*starts = (u32)new;
+	cfg = bpf_map_lookup_elem(&ets_cfg, &zero);
+	return ets_path_least(p->cur, p->prev, now, cfg ? cfg->path_win_us : 0,
+			      max_age_us);
+}
+
+/* The start under a target: the host's connections started together share
+ * one initial window, and a path already over target gets a packet per
+ * target_RTT (swift_on_start()). */
+static __always_inline void swift_start(struct sock *sk, struct bbr_swift_sk *v)
+{
+	struct bbr_sock s = {};
+	u32 path, starts;
+
+	if (v->delay.w.target_rtt_us == SWIFT_TARGET_NONE)
+		return;
+	path = swift_path_now(sk, SWIFT_START_PATH_AGE_US, &starts);
+	if (path <= v->delay.w.target_rtt_us && starts <= 1)
+		return;
+	bbr_sock_load(&s, sk);
+	swift_on_start(&v->bbr.st, &v->delay.w, &s, path, starts);
+	bbr_sock_store(sk, &s);
 }
 
 SEC("struct_ops")
@@ -101,6 +167,7 @@ void BPF_PROG(bbr_swift_init, struct sock *sk)
 	bbr_cc_init(sk, &v->bbr);
 	__builtin_memset(&v->delay, 0, sizeof(v->delay));
 	swift_read_cfg(v);
+	swift_start(sk, v);
 }
 
 SEC("struct_ops")

@@ -122,7 +122,9 @@
 	SWIFT_PARAM(keep_ecn, 0, 1, 0,						\
 		    "0/1", "keep BBRv3's ECN response with a target")		\
 	SWIFT_PARAM(raw_samples, 0, 1, 0,					\
-		    "0/1", "decide on each latest Network_RTT sample, not the least of the current round trip")
+		    "0/1", "decide on each latest Network_RTT sample, not the path's or the round trip's least") \
+	SWIFT_PARAM(host_target_us, 0, BBR_PARAM_MAX_TIME_US, 0,		\
+		    "us", "target of the sender's own host delay; 0 = none")
 
 /* bbr_param_groups: which groups of rows a CC reads. */
 #define BBR_PARAM_GROUP_CORE	0x1	/* BBR_PARAM_TABLE_CORE */

@@ -4,16 +4,18 @@
  * tests and bbrctl.
  *
  * BBR.Swift is BBRv3 plus a delay target: when the ETS-measured
- * Network_RTT of a socket exceeds its target_RTT, the short-term model
- * (bw_lo, inflight_lo) is cut by
+ * Network_RTT of a socket exceeds its target_RTT, Swift's window (which
+ * caps cwnd and pacing rate after BBRv3's control) is cut by
  *     max(1 - SWIFT_BETA x (Network_RTT - target_RTT) / Network_RTT, SWIFT_MAX_MDF)
- * at most once per round trip. See docs/bbr_swift.md.
+ * at most once per round trip, and grows additively below the target.
+ * See core/swift.h and docs/bbr_swift.md.
  *
- * Its configuration - target_rtt_us, stale_us, keep_ecn - is three rows of
- * the parameter table (include/bbr_params.h, BBR_PARAM_TABLE_SWIFT), so it
- * comes from the socket's parameter set like every other parameter: the
- * socket's own (bbrctl set --socket), its cgroup's (--cgroup) or the
- * default set (--default). The socket copies those three keys into its
+ * Its configuration - target_rtt_us, stale_us, keep_ecn, raw_samples,
+ * host_target_us - is rows of the parameter table (include/bbr_params.h,
+ * BBR_PARAM_TABLE_SWIFT), so it comes from the socket's parameter set like
+ * every other parameter: the socket's own (bbrctl set --socket), its
+ * cgroup's (--cgroup) or the default set (--default). The socket copies
+ * those keys into its
  * Swift state (struct swift_cfg, swift_apply_cfg()) at init and at the
  * first ACK of every round, after the glue has picked its set for the
  * round. A target of SWIFT_TARGET_NONE (0) means "no target": the socket
@@ -24,7 +26,7 @@
 #ifndef BBR_SWIFT_H
 #define BBR_SWIFT_H
 
-#define BBR_SWIFT_VERSION		2	/* bump when a layout below changes */
+#define BBR_SWIFT_VERSION		3	/* bump when a layout below changes */
 
 /* target_rtt_us value for "no target: plain BBRv3". */
 #define SWIFT_TARGET_NONE		0u
@@ -52,7 +54,7 @@ struct swift_cfg {
 	u32 target_rtt_us;		/* SWIFT_TARGET_NONE = no target */
 	u32 stale_us;			/* sample age limit; 0 = SWIFT_STALE_DEFAULT_US */
 	u32 flags;			/* SWIFT_CFG_F_*: keep_ecn, raw_samples */
-	u32 _reserved;			/* 0 */
+	u32 host_target_us;		/* target of the sender's host delay; 0 = none */
 };
 
 /* Fixed-point scale of decrease factors: 65536 == 1.0. */
@@ -76,17 +78,22 @@ struct swift_state {
 	u32 decrease_delivered;		/* tp->delivered at the last decrease */
 	u32 last_factor;		/* last decrease factor, SWIFT_FACTOR_UNIT */
 	u32 decreases;			/* decreases applied (wraps) */
-	u32 fallback_acks;		/* ACKs run as plain BBRv3 with a target set (wraps) */
+	u32 fallback_acks;		/* ACKs without a fresh sample, target set (wraps) */
 	u32 cfg_round;			/* bbr3.round_count of the last cfg read */
-	u32 subpkt_cwnd_milli;		/* model's cwnd in 1/1000 pkt when < floor; 0 = off */
+	u32 cwnd_milli;			/* Swift's window, 1/1000 pkt; 0 = not engaged */
 	u32 flags;			/* cfg flags in force */
 	u32 round_min_rtt_us;		/* least sample of this round so far; 0 = none */
 	u32 decided_rtt_us;		/* what the last decision used (swift_decision_rtt()) */
+	u32 path_rtt_us;		/* latest path value from ETS; 0 = none */
+	u32 host_delay_us;		/* latest sender host delay from ETS; 0 = none */
+	u32 host_target_us;		/* host delay target in force; 0 = none */
+	u32 start_milli;		/* the window it started with, when its host
+					 * shared an initial window or the path was
+					 * over target (swift_on_start()); 0 = BBRv3's */
 	u8 status;			/* SWIFT_ST_* */
 	u8 has_decreased;		/* decrease_delivered is valid */
-	u8 startup_over_rounds;		/* rounds in a row over target in STARTUP */
 	u8 round_samples;		/* samples in round_min_rtt_us (saturates) */
-	u8 _pad[4];
+	u8 _pad[5];
 };
 
 /* A Network_RTT sample, as the ETS sockops program left it. */
@@ -94,6 +101,9 @@ struct swift_sample {
 	u64 last_sample_ns;		/* 0 = no sample (or no ETS storage) */
 	u32 network_rtt_us;
 	u32 present;			/* the socket has ETS storage */
+	u32 path_rtt_us;		/* least Network_RTT to the peer from this
+					 * host over ETS's path window; 0 = none */
+	u32 host_delay_us;		/* the sender's own delay; 0 = none */
 };
 
 /* The delay signal bbr_core_main() consumes: the socket's Swift state and

@@ -663,6 +663,8 @@ static void show(struct cc_params *c, const struct scope *sc)
 				   *param_field(c, slot, offsetof(struct bbr_params, stale_us)));
 			js_set_u64(sw, "keep_ecn", keep_ecn);
 			js_set_u64(sw, "raw_samples", raw);
+			js_set_u64(sw, "host_target_us",
+				   *param_field(c, slot, offsetof(struct bbr_params, host_target_us)));
 			js_set_u64(sw, "flags", (keep_ecn ? SWIFT_CFG_F_KEEP_ECN : 0) |
 					       (raw ? SWIFT_CFG_F_RAW_SAMPLES : 0));
 			js_set_str(sw, "from", from);

@@ -563,7 +563,11 @@ static json_t *rec_to_json(const char *cc, const struct bbr3_state_rec *r,
 			    (uint64_t)sw->sw.last_factor * 1000000 / SWIFT_FACTOR_UNIT);
 		js_set_u64(sj, "decreases", sw->sw.decreases);
 		js_set_u64(sj, "fallback_acks", sw->sw.fallback_acks);
-		js_set_u64(sj, "subpkt_cwnd_milli", sw->sw.subpkt_cwnd_milli);
+		js_set_u64(sj, "cwnd_milli", sw->sw.cwnd_milli);
+		js_set_u64(sj, "path_rtt_us", sw->sw.path_rtt_us);
+		js_set_u64(sj, "host_delay_us", sw->sw.host_delay_us);
+		js_set_u64(sj, "host_target_us", sw->sw.host_target_us);
+		js_set_u64(sj, "start_milli", sw->sw.start_milli);
 		js_set_u64(sj, "flags", sw->sw.flags);
 		js_set(j, "swift", sj);
 	}

@@ -4,55 +4,82 @@
  *
  * BBR.Swift (Google, IETF 109 ICCRG) is BBRv3 with one more congestion
  * signal: the Network_RTT that TCP ETS measures (RTT minus the receiver's
- * ACK delay), compared with a configured target_RTT. When a fresh sample
- * exceeds the target, the short-term model is cut by Swift's multiplicative
- * decrease with beta = 0.8 and max_mdf = 0.5:
+ * ACK delay), compared with a configured target_RTT. When it exceeds the
+ * target, cwnd and pacing rate are cut by Swift's multiplicative decrease
+ * with beta = 0.8 and max_mdf = 0.5:
  *
  *     factor = max(1 - 0.8 * (Network_RTT - target_RTT) / Network_RTT, 0.5)
  *
- * applied, like BBRv3's loss and ECN responses, to the lower bounds bw_lo
- * and inflight_lo, so pacing rate (from bw) and cwnd (capped by
- * inflight_lo) both fall by the factor, while the long-term model
- * (max_bw, inflight_hi) and PROBE_BW's probing (REFILL resets the lower
- * bounds) stay BBRv3's. At most once per packet-timed round trip: a new
- * decrease needs an ACK for data sent after the previous one (Swift's
- * can_decrease), so the cut reacts to its own effect, not to the queue it
- * already answered. Not during STARTUP, REFILL and UP: those probe on
- * purpose, exactly as BBRv3's loss and ECN responses leave the lower bounds
- * alone there. Instead, over target ends the probe the way BBRv3 ends it on
- * too much loss or CE: STARTUP after SWIFT_STARTUP_OVER_ROUNDS rounds in a
- * row (then DRAIN, where the cuts apply), UP at once (inflight_hi, DOWN).
+ * The Swift window. The decrease acts on a window of its own, Swift's
+ * cwnd (swift_state.cwnd_milli, in 1/1000 packet), not on BBRv3's model:
+ * the first decision over target engages it at the flow's window times the
+ * factor, and from then on it is an AIMD of its own, as in Swift: an ACK
+ * whose decision is over target cuts it by the factor (at most once per
+ * packet-timed round trip: Swift's can_decrease, so a cut reacts to its
+ * own effect, not to the queue it already answered), an ACK at or below
+ * target grows it (swift_ai_milli()). After BBRv3's control, cwnd and
+ * pacing rate are capped by it (swift_after_ack()): cwnd at the window,
+ * pacing at the window per target_RTT. BBRv3's model (max_bw, inflight_hi,
+ * its probing, loss and ECN) still runs and bounds the flow from above;
+ * the Swift window is capped at BBRv3's own cwnd in steady state so it
+ * keeps no credit beyond what the model would send. This is Swift's
+ * "effective cwnd = min(fabric cwnd, endpoint cwnd)" with BBRv3 as the
+ * other window.
  *
- * Which Network_RTT decides: the least sample of the current packet-timed
- * round trip so far (swift_decision_rtt()), as the kernel's min_rtt
- * filters do for RTT. A sample carries the host's own delays on both ends
- * (softirq, qdisc, the emulator's or NIC's queues: with software
- * timestamps ~0.2 ms here and spikes of a millisecond and more under
- * load); the least sample of a round still carries the floor of that but
- * none of its spikes, while a queue that stands for a round raises every
- * sample of it. The cost is reaction time: a queue that builds within a
- * round is answered at the next round's samples, not at its first one. A
- * fractional window (below) decides on each sample: it sends less than a
- * packet per round trip, so a round holds one sample and the minimum would
- * only double its reaction time in the incast where queues build fastest.
- * The key raw_samples restores deciding on each latest sample everywhere.
+ * Why a window of its own rather than a cut of BBRv3's lower bounds
+ * (bw_lo, inflight_lo, as BBRv3 answers loss and ECN; the first version
+ * did that): PROBE_BW's REFILL resets the lower bounds, and with a BDP of a
+ * few packets BBRv3's Reno-coexistence timer refills every few rounds, so
+ * a flow in BBRv3's regime was back at max_bw each time while the flows in
+ * the fractional regime (below) paid for its queue. Measured in swift_dc
+ * (400 flows): one flow that fell out of the delay control for a moment
+ * (an RTO, so no sample for 100 ms) probed up to 200-500 Mbit/s and held
+ * it for the rest of the run (Jain 0.013 over 400 flows). An AIMD on one
+ * window for every flow, whatever its size and BBRv3's phase, is what
+ * makes Swift fair: equal additive increase, proportional decrease.
+ *
+ * Below BBRv3's cwnd floor (BBR_CWND_MIN_TARGET_PKTS) the window continues
+ * as a fractional one, down to SWIFT_CWND_MIN_MILLI = 0.001 packet as in
+ * Swift: cwnd stays at the floor and the pacing rate alone, window per
+ * target_RTT, makes the flow send less than one packet per round trip
+ * (heavy incast: 400 flows on a pipe of 16 packets).
+ *
+ * Which Network_RTT decides (swift_decision_rtt()): the path's, when the
+ * ETS program gives one (smp->path_rtt_us: the least Network_RTT that any
+ * connection of this host to the same peer measured over the last
+ * ETS_PATH_WIN_US or so): host and emulator jitter differ from packet to
+ * packet and between connections, while a queue at the bottleneck raises
+ * every sample of every connection through it, so the least of many
+ * samples is the queue's and not the jitter's, and all connections to the
+ * peer decide on the same value (fair cuts). Without it: the least sample
+ * of the connection's current round trip (over two samples at least), as
+ * the kernel's min_rtt filters do for RTT; a fractional window decides on
+ * each sample (its round holds one). The key raw_samples restores deciding
+ * on each latest sample everywhere.
+ *
+ * Host delay. ETS also gives the sender's own share of the delay
+ * (smp->host_delay_us: how late this host put its segments on the wire
+ * after their pacing time, and how long ACKs waited before TCP saw them),
+ * which Network_RTT no longer contains. With a host target (key
+ * host_target_us, 0 = none) it is a second signal with the same decrease
+ * on the same window: the factor is the smaller of the two.
+ *
+ * STARTUP ends at the first decision over target (the queue beyond the
+ * target is the flow's own making): then DRAIN, where the window engages.
+ * The window is not cut in STARTUP itself: it would act on a bandwidth
+ * estimate a round or two old and tiny (measured in the lab: 400 flows of
+ * an incast cut to 85 B/s in their first rounds). REFILL and UP do not
+ * cut an unengaged flow either (they probe on purpose, as BBRv3 leaves its
+ * lower bounds alone there); over target in UP ends the probe as BBRv3
+ * ends it on too much loss or CE.
  *
  * With a target set and a fresh sample the DCTCP-style ECN response of
- * BBRv3 is off (the delay is the signal). Without a fresh sample (no ETS
- * peer, no storage, stale sample) the socket runs plain BBRv3, and the
- * state says why (swift_state.status).
- *
- * Sub-packet windows: when a decrease would take the model's window below
- * BBRv3's cwnd floor (BBR_CWND_MIN_TARGET_PKTS), inflight_lo stays at the
- * floor and the window continues as a fractional one (subpkt_cwnd_milli,
- * down to SWIFT_SUBPKT_MIN_MILLI = 0.001 packet, as in Swift) that paces
- * the flow at that many packets per target_RTT: in a heavy incast a flow
- * sends less than one packet per round trip. While it lasts the fractional
- * window is the flow's whole control, an AIMD of its own as in Swift: an
- * ACK over target may cut it (once per round trip, whatever BBRv3's phase),
- * an ACK at or below target grows it (swift_subpkt_ai_milli()), and the
- * flow returns to BBRv3 when the window is back at the floor (at the same
- * rate) or on a fallback.
+ * BBRv3 is off (the delay is the signal). Without a sample (no ETS peer,
+ * no storage) the socket runs plain BBRv3 and the window is dropped; with
+ * a stale one (no sample for stale_us, e.g. an RTO, or ETS turned off by a
+ * middlebox) the window is kept and grows on every ACK as if at target, so
+ * a flow that lost its signal returns to BBRv3's own rate gradually instead
+ * of all at once. The state says which (swift_state.status).
  *
  * A delay signal for the BBRv3 core, which consumes it at one point of its
  * per-ACK step (bbr_core_main(), after the loss inputs, before the model;
@@ -70,29 +97,35 @@
 #define SWIFT_BETA_DEN			5u
 /* Swift's max_mdf = 0.5: no single decrease below half. */
 #define SWIFT_MIN_FACTOR		(SWIFT_FACTOR_UNIT / 2)
-/* Smallest fractional window, in 1/1000 packet: Swift's 0.001 packet. */
-#define SWIFT_SUBPKT_MIN_MILLI		1u
+/* Smallest window, in 1/1000 packet: Swift's 0.001 packet. */
+#define SWIFT_CWND_MIN_MILLI		1u
 #define SWIFT_MILLI_PER_PKT		1000u
-#define SWIFT_SUBPKT_FLOOR_MILLI	(BBR_CWND_MIN_TARGET_PKTS * SWIFT_MILLI_PER_PKT)
-/* Additive increase of a fractional window on an ACK at or below target,
- * in 1/1000 packet (swift_subpkt_ai_milli()): SWIFT_SUBPKT_AI_BASE_MILLI
- * plus SWIFT_SUBPKT_AI_MILLI_PER_MS for each millisecond of target_RTT,
- * times sqrt(w) below one packet or 1 / sqrt(w) from one packet on (w in
- * packets). Swift's ai is a whole packet per RTT, which hundreds of flows
- * sharing a pipe of a few packets cannot afford: each adds a packet per RTT
- * to a 16-packet pipe and the queue stands where the 0.5 cuts balance it,
- * ~3 x the target. The values were chosen in the packet model
- * (selftests/unit/sim.c; docs/bbr_swift.md has the sweep): from 4 flows at
- * an 11 ms target to 400 flows at 400 us, Jain >= 0.94 per group and
- * Network_RTT within 10 % of the target. */
-#define SWIFT_SUBPKT_AI_BASE_MILLI	2u
-#define SWIFT_SUBPKT_AI_MILLI_PER_MS	50u
+/* Below this the window is fractional: cwnd stays at BBRv3's floor and the
+ * pacing rate carries the window. */
+#define SWIFT_CWND_FLOOR_MILLI		(BBR_CWND_MIN_TARGET_PKTS * SWIFT_MILLI_PER_PKT)
+/* Largest window (1/1000 packet): 2^31, ~2.1 M packets, so sums and
+ * scaled values stay in 32 bits. */
+#define SWIFT_CWND_MAX_MILLI		(1u << 31)
+/* Additive increase on an ACK at or below target, in 1/1000 packet
+ * (swift_ai_milli()): SWIFT_AI_BASE_MILLI plus SWIFT_AI_MILLI_PER_MS for
+ * each millisecond of target_RTT, times sqrt(w) below one packet or
+ * 1 / sqrt(w) from one packet on (w in packets), per packet acknowledged
+ * from one packet on. Swift's ai is a whole packet per RTT, which hundreds
+ * of flows sharing a pipe of a few packets cannot afford: each adds a
+ * packet per RTT to a 16-packet pipe and the queue stands where the 0.5
+ * cuts balance it, ~3 x the target. The values were chosen in the packet
+ * model (selftests/unit/sim.c; docs/bbr_swift.md has the sweep): from 4
+ * flows at an 11 ms target to 400 flows at 400 us, Jain >= 0.94 per group
+ * and Network_RTT within 10 % of the target. */
+#define SWIFT_AI_BASE_MILLI		2u
+#define SWIFT_AI_MILLI_PER_MS		50u
+/* Packets of one ACK that count for the increase: a stretch ACK of a GRO
+ * receiver counts, a jump of the cumulative ACK after a loss repair does
+ * not count for more than this. */
+#define SWIFT_AI_MAX_ACKED_PKTS		64u
 #define SWIFT_USEC_PER_MSEC		1000u
-/* Rounds in a row with Network_RTT over target that end STARTUP: as many as
- * BBRv3 needs with CE over its threshold (BBR_FULL_ECN_CNT). */
-#define SWIFT_STARTUP_OVER_ROUNDS	BBR_FULL_ECN_CNT
-/* The decision's filter spans at least this many samples, also at the
- * start of a round (swift_decision_rtt()). */
+/* The decision's own-sample filter spans at least this many samples, also
+ * at the start of a round (swift_decision_rtt()). */
 #define SWIFT_FILTER_MIN_SAMPLES	2u
 #define SWIFT_NSEC_PER_USEC		1000ULL
 #define SWIFT_USEC_PER_SEC		1000000ULL
@@ -135,18 +168,20 @@ static inline u8 swift_classify(const struct swift_state *w,
 }
 
 /*
- * The Network_RTT this ACK's decisions use: the least sample since the
- * current round began (BBRv3's packet-timed rounds; round_start still
- * holds the previous ACK's verdict here, which shifts the window by one
- * ACK), and never fewer than the last SWIFT_FILTER_MIN_SAMPLES samples, so
- * the first sample of a round is not taken alone. In a fractional window
- * or with SWIFT_CFG_F_RAW_SAMPLES, the sample itself. prev_sample_us: the
- * sample before this one (0: none).
+ * The Network_RTT this ACK's decisions use: the path's least recent sample
+ * when the ETS program gives one; else the least sample since the current
+ * round began (BBRv3's packet-timed rounds; round_start still holds the
+ * previous ACK's verdict here, which shifts the window by one ACK), and
+ * never fewer than the last SWIFT_FILTER_MIN_SAMPLES samples, so the first
+ * sample of a round is not taken alone. A fractional window without a path
+ * value, or SWIFT_CFG_F_RAW_SAMPLES, decides on the sample itself.
+ * prev_sample_us: the sample before this one (0: none).
  */
 static inline u32 swift_decision_rtt(struct swift_state *w, const struct bbr3 *b,
-				     u32 sample_us, u32 prev_sample_us)
+				     const struct swift_sample *smp,
+				     u32 prev_sample_us)
 {
-	u32 least;
+	u32 sample_us = smp->network_rtt_us, least;
 
 	if (b->round_start) {
 		w->round_min_rtt_us = 0;
@@ -160,9 +195,26 @@ static inline u32 swift_decision_rtt(struct swift_state *w, const struct bbr3 *b
 	if (w->round_samples < SWIFT_FILTER_MIN_SAMPLES && prev_sample_us &&
 	    prev_sample_us < least)
 		least = prev_sample_us;
-	if ((w->flags & SWIFT_CFG_F_RAW_SAMPLES) || w->subpkt_cwnd_milli)
+	if (w->flags & SWIFT_CFG_F_RAW_SAMPLES)
+		return sample_us;
+	if (smp->path_rtt_us)
+		return smp->path_rtt_us;
+	if (w->cwnd_milli && w->cwnd_milli < SWIFT_CWND_FLOOR_MILLI)
 		return sample_us;
 	return least;
+}
+
+/* The decrease this ACK's signals ask for: the smaller of the fabric's
+ * (decided Network_RTT against target_RTT) and the host's (the sender's
+ * own delay against host_target_us, when one is set). */
+static inline u32 swift_factor(const struct swift_state *w)
+{
+	u32 fabric = swift_md_factor(w->decided_rtt_us, w->target_rtt_us);
+	u32 host = SWIFT_FACTOR_UNIT;
+
+	if (w->host_target_us && w->host_delay_us)
+		host = swift_md_factor(w->host_delay_us, w->host_target_us);
+	return bbr_min_u32(fabric, host);
 }
 
 /* Swift's can_decrease: an ACK for data sent after the last decrease. */
@@ -176,7 +228,7 @@ static inline bool swift_can_decrease(const struct swift_state *w,
 	return (s32)(rs->prior_delivered - w->decrease_delivered) >= 0;
 }
 
-/* REFILL and UP probe on purpose and reset the lower bounds afterwards. */
+/* REFILL and UP probe on purpose. */
 static inline bool swift_probing(const struct bbr3 *b)
 {
 	return b->mode == BBR_PROBE_BW &&
@@ -184,57 +236,36 @@ static inline bool swift_probing(const struct bbr3 *b)
 		b->cycle_idx == BBR_BW_PROBE_UP);
 }
 
-/* Cut bw_lo and inflight_lo by factor; below the cwnd floor the window
- * continues as a fractional one (bw_lo then stays where it was: the
- * fractional window alone sets the rate until it is back at the floor). */
-static inline void swift_cut_lower_bounds(struct bbr3 *b, struct swift_state *w,
-					  const struct bbr_sock *sk, u32 factor)
-{
-	u64 win_milli;
-
-	u32 bw_lo, inflight_lo;
-
-	bbr_signal_lower_bounds(b, sk, &bw_lo, &inflight_lo);
-	win_milli = ((u64)inflight_lo * SWIFT_MILLI_PER_PKT * factor) >>
-		    SWIFT_FACTOR_SCALE;
-	if (win_milli >= SWIFT_SUBPKT_FLOOR_MILLI) {
-		bbr_signal_set_lower_bounds(b, swift_scale(bw_lo, factor),
-					    (u32)(win_milli / SWIFT_MILLI_PER_PKT));
-		return;
-	}
-	/* max_bw may still be 0: bw_lo at least 1 */
-	bbr_signal_set_lower_bounds(b, bw_lo, BBR_CWND_MIN_TARGET_PKTS);
-	w->subpkt_cwnd_milli = bbr_max_u32((u32)win_milli, SWIFT_SUBPKT_MIN_MILLI);
-}
-
-/* sqrt(w / 1000 packet) x 1000, i.e. floor(sqrt(w_milli x 1000)), for a
- * fractional window (1 <= w_milli <= SWIFT_SUBPKT_FLOOR_MILLI, so the root
- * is 31..2000). Newton's iteration from above, a fixed number of steps and
- * no data-dependent branch but the last (a bit-by-bit loop with a branch
- * per bit multiplied the verifier's states by five): from 2048 it halves
- * to the root and then converges quadratically within SWIFT_SQRT_STEPS, and
- * ends on the root or one above it. */
-#define SWIFT_SQRT_START		2048u	/* >= sqrt(4000 x 1000) */
-#define SWIFT_SQRT_STEPS		12
+/*
+ * sqrt(w / 1000 packet) x 1000, i.e. floor(sqrt(w_milli x 1000)), for any
+ * window (0 counts as SWIFT_CWND_MIN_MILLI). Newton's iteration from a
+ * power of two at most 4 x above the root (from the window's log2), a
+ * fixed number of steps and no data-dependent branch but the last (a
+ * bit-by-bit loop with a branch per bit multiplied the verifier's states
+ * by five): from within 4 x the error falls to 2.1 x, 1.3 x, 1.03 x ...
+ * and SWIFT_SQRT_STEPS end on the root or one above it.
+ */
+#define SWIFT_SQRT_STEPS		6
 static inline u32 swift_sqrt_milli(u32 w_milli)
 {
-	u32 x = bbr_min_u32(bbr_max_u32(w_milli, 1), SWIFT_SUBPKT_FLOOR_MILLI) *
-		SWIFT_MILLI_PER_PKT;
-	u32 r = SWIFT_SQRT_START;
+	u64 x = (u64)bbr_max_u32(w_milli, SWIFT_CWND_MIN_MILLI) * SWIFT_MILLI_PER_PKT;
+	/* x < 2^(ilog2(w) + 11), so 2^((ilog2(w) + 11) / 2 + 1) > sqrt(x) */
+	u64 r = 1ull << ((bbr_ilog2_u32(bbr_max_u32(w_milli, 1)) + 11) / 2 + 1);
 	int i;
 
 	for (i = 0; i < SWIFT_SQRT_STEPS; i++)
 		r = (r + x / r) >> 1;
 	if (r * r > x)
 		r--;
-	return r;
+	return (u32)r;
 }
 
 /*
- * Growth of a fractional window of w packets on an ACK at or below target:
- * base + ai x sqrt(w) below one packet, base + ai / sqrt(w) from one packet
- * on, ai = SWIFT_SUBPKT_AI_MILLI_PER_MS x target_RTT in ms. Per round trip
- * (w ACKs) that is ai x w^1.5 below one packet and ai x sqrt(w) above:
+ * Growth of a window of w packets on an ACK at or below target:
+ * base + ai x sqrt(w) below one packet, (base + ai / sqrt(w)) per packet
+ * acknowledged from one packet on, ai = SWIFT_AI_MILLI_PER_MS x target_RTT
+ * in ms. Per round trip (w packets) that is ai x w^1.5 below one packet
+ * and ai x sqrt(w) above (plus base x w):
  *
  *  - continuous at one packet: with a jump there (Swift's own rule has one
  *    once ai is scaled down), the flows just above a packet outgrew the
@@ -244,30 +275,40 @@ static inline u32 swift_sqrt_milli(u32 w_milli)
  *    and above one packet by less than in proportion to its window (one cut
  *    per round trip): smaller flows gain on larger ones on both sides;
  *  - in proportion to the target: a flow of a 10 ms path left with two
- *    packets by a STARTUP exit gets back to BBRv3's floor in a few round
- *    trips (with a fixed ai fit for 400 flows at 400 us, such flows stayed
- *    at a quarter of their share for the whole run while the flows still in
- *    BBRv3 kept theirs: lab, 4 flows, target 10.5 ms, Jain 0.47);
+ *    packets by a STARTUP exit gets back to its share in a few round trips
+ *    (with a fixed ai fit for 400 flows at 400 us, such flows stayed at a
+ *    quarter of their share for the whole run: lab, 4 flows, target
+ *    10.5 ms, Jain 0.47);
  *  - the constant term pulls the smallest flows up: without it the 400-flow
  *    model ended at Jain 0.8 instead of 0.95-0.98.
  */
-static inline u32 swift_subpkt_ai_milli(const struct swift_state *w)
+static inline u32 swift_ai_milli(const struct swift_state *w, u32 acked)
 {
-	u64 ai = (u64)SWIFT_SUBPKT_AI_MILLI_PER_MS * w->target_rtt_us;
-	u32 root = swift_sqrt_milli(w->subpkt_cwnd_milli);	/* >= 31 */
+	u64 ai = (u64)SWIFT_AI_MILLI_PER_MS * w->target_rtt_us;
+	u32 root = swift_sqrt_milli(w->cwnd_milli);	/* >= 31 */
 
-	if (w->subpkt_cwnd_milli >= SWIFT_MILLI_PER_PKT)
-		ai = ai / root;
-	else
+	if (w->cwnd_milli < SWIFT_MILLI_PER_PKT) {
 		ai = ai * root / ((u64)SWIFT_USEC_PER_MSEC * SWIFT_MILLI_PER_PKT);
-	return SWIFT_SUBPKT_AI_BASE_MILLI + (u32)bbr_min_u64(ai, SWIFT_SUBPKT_FLOOR_MILLI);
+		return SWIFT_AI_BASE_MILLI +
+		       (u32)bbr_min_u64(ai, SWIFT_CWND_FLOOR_MILLI);
+	}
+	ai = bbr_min_u64(ai / root, SWIFT_CWND_FLOOR_MILLI);
+	acked = bbr_min_u32(bbr_max_u32(acked, 1), SWIFT_AI_MAX_ACKED_PKTS);
+	return (SWIFT_AI_BASE_MILLI + (u32)ai) * acked;
 }
 
-/* Rate of a fractional window: subpkt_cwnd_milli packets per target_RTT.
- * The target rather than the measured Network_RTT: every flow on a path
- * then converts the same window to the same rate, whatever the noise of its
- * last sample, and at the operating point the two are the same. */
-static inline u64 swift_subpkt_bw(const struct swift_state *w, u32 milli)
+static inline void swift_grow(struct swift_state *w, u32 acked)
+{
+	u64 next = (u64)w->cwnd_milli + swift_ai_milli(w, acked);
+
+	w->cwnd_milli = (u32)bbr_min_u64(next, SWIFT_CWND_MAX_MILLI);
+}
+
+/* Pacing rate of the window: cwnd_milli packets per target_RTT. The target
+ * rather than the measured Network_RTT: every flow on a path then converts
+ * the same window to the same rate, whatever the noise of its last sample,
+ * and at the operating point the two are the same. */
+static inline u64 swift_window_bw(const struct swift_state *w, u32 milli)
 {
 	return (u64)milli * BW_UNIT / ((u64)SWIFT_MILLI_PER_PKT * w->target_rtt_us);
 }
@@ -282,33 +323,36 @@ static inline void swift_note_decrease(struct swift_state *w,
 	w->decreases++;
 }
 
-/*
- * An ACK of a flow with a fractional window: Swift's AIMD on that window,
- * whatever BBRv3's phase (the window is not BBRv3's model). Back at the
- * floor the flow returns to BBRv3 at the rate it had: bw_lo and inflight_lo
- * describe the floor window per target_RTT until the next REFILL lets it
- * probe. (Its bw_hi, made of one-packet flights' delivery-rate samples of
- * about a packet per RTT, says nothing of its share.)
- */
-static inline void swift_subpkt_on_ack(struct bbr3 *b, struct swift_state *w,
+/* The first decision over target: the window starts at what the flow has
+ * in flight (its cwnd when nothing is), times the factor. */
+static inline void swift_engage(struct swift_state *w, const struct bbr_sock *sk,
+				const struct bbr_rs *rs, u32 factor)
+{
+	u32 pkts = sk->snd_cwnd;
+	u64 milli;
+
+	if (rs->prior_in_flight && rs->prior_in_flight < pkts)
+		pkts = rs->prior_in_flight;
+	milli = ((u64)pkts * SWIFT_MILLI_PER_PKT * factor) >> SWIFT_FACTOR_SCALE;
+	w->cwnd_milli = (u32)bbr_max_u64(bbr_min_u64(milli, SWIFT_CWND_MAX_MILLI),
+					 SWIFT_CWND_MIN_MILLI);
+}
+
+/* An ACK of a flow whose window is engaged: Swift's AIMD, whatever BBRv3's
+ * phase (the window is not BBRv3's model). */
+static inline void swift_window_on_ack(struct swift_state *w,
 				       const struct bbr_sock *sk,
 				       const struct bbr_rs *rs, u32 factor)
 {
-	if (factor != SWIFT_FACTOR_UNIT) {
-		if (!swift_can_decrease(w, rs))
-			return;
-		w->subpkt_cwnd_milli = bbr_max_u32(swift_scale(w->subpkt_cwnd_milli, factor),
-						   SWIFT_SUBPKT_MIN_MILLI);
-		swift_note_decrease(w, sk, factor);
+	if (factor == SWIFT_FACTOR_UNIT) {
+		swift_grow(w, rs->acked_sacked);
 		return;
 	}
-	w->subpkt_cwnd_milli += swift_subpkt_ai_milli(w);
-	if (w->subpkt_cwnd_milli < SWIFT_SUBPKT_FLOOR_MILLI)
+	if (!swift_can_decrease(w, rs))
 		return;
-	w->subpkt_cwnd_milli = 0;
-	bbr_signal_set_lower_bounds(b, (u32)bbr_min_u64(swift_subpkt_bw(w, SWIFT_SUBPKT_FLOOR_MILLI),
-							  0xFFFFFFFFu),
-				    BBR_CWND_MIN_TARGET_PKTS);
+	w->cwnd_milli = bbr_max_u32(swift_scale(w->cwnd_milli, factor),
+				    SWIFT_CWND_MIN_MILLI);
+	swift_note_decrease(w, sk, factor);
 }
 
 /*
@@ -316,116 +360,167 @@ static inline void swift_subpkt_on_ack(struct bbr3 *b, struct swift_state *w,
  * in-flight level at which the queue exceeds the target. Answer it as
  * BBRv3 answers loss or ECN above their thresholds in UP (once per probe,
  * bw_probe_samples): inflight_hi to the level in flight, then DOWN. Without
- * this the lower bounds that REFILL reset let every probe run at
- * 1.25 x max_bw into a deep buffer until its round ends, and the flows of
- * a path took turns at rebuilding the queue the decreases had drained
- * (measured through linkem: 4 flows, 10 ms, target base + 1 ms: Network_RTT
- * 2 to 3 x the target). In REFILL the flow has not yet raised its rate:
- * nothing to answer there.
+ * this every probe ran at 1.25 x max_bw into a deep buffer until its round
+ * ended, and the flows of a path took turns at rebuilding the queue the
+ * decreases had drained (measured through linkem: 4 flows, 10 ms, target
+ * base + 1 ms: Network_RTT 2 to 3 x the target). In REFILL the flow has
+ * not yet raised its rate: nothing to answer there.
  */
 static inline void swift_probe_too_high(struct bbr3 *b,
 					const struct bbr_sock *sk,
 					const struct bbr_rs *rs)
 {
-	if (b->cycle_idx != BBR_BW_PROBE_UP || !b->bw_probe_samples ||
-	    rs->delivered <= 0)
+	if (b->mode != BBR_PROBE_BW || b->cycle_idx != BBR_BW_PROBE_UP ||
+	    !b->bw_probe_samples || rs->delivered <= 0)
 		return;
 	bbr_signal_end_probe(b, sk, rs);
 }
 
-/*
- * Network_RTT over target in STARTUP: the pipe is full and the queue beyond
- * the target is the flow's own making. Cutting the lower bounds here would
- * act on a bandwidth estimate that is a round or two old and tiny (measured
- * in the lab: 400 flows of an incast cut to 85 B/s in their first rounds
- * and never got out); BBRv3 does the same for CE. Counted at round starts
- * (b->round_start is the previous ACK's: once per round).
- */
+/* Over target in STARTUP: the pipe is full and the queue beyond the target
+ * is the flow's own making. Leave STARTUP at once (full pipe, inflight_hi
+ * from the BDP or the last round's delivery, then DRAIN), as BBRv3 does on
+ * too much loss or CE; the decision is already filtered (the path's least
+ * sample, or the round's), so one is enough. */
 static inline void swift_startup_too_high(struct bbr3 *b,
-					  struct swift_state *w,
-					  const struct bbr_sock *sk, bool over)
+					  const struct bbr_sock *sk)
 {
-	if (b->mode != BBR_STARTUP || b->full_bw_reached || !b->round_start)
-		return;
-	if (!over) {
-		w->startup_over_rounds = 0;
+	if (b->mode == BBR_STARTUP && !b->full_bw_reached)
+		bbr_signal_end_startup(b, sk);
+}
+
+/* No usable sample on this ACK: NO_ETS drops the window (plain BBRv3);
+ * STALE keeps it and grows it as if at target (see the top). */
+static inline void swift_no_signal(struct swift_state *w,
+				   const struct bbr_rs *rs)
+{
+	if (w->status == SWIFT_ST_NO_TARGET) {
+		w->cwnd_milli = 0;
 		return;
 	}
-	if (w->startup_over_rounds < SWIFT_STARTUP_OVER_ROUNDS)
-		w->startup_over_rounds++;
-	if (w->startup_over_rounds >= SWIFT_STARTUP_OVER_ROUNDS)
-		bbr_signal_end_startup(b, sk);
+	w->fallback_acks++;
+	if (w->status == SWIFT_ST_STALE && w->cwnd_milli)
+		swift_grow(w, rs->acked_sacked);
+	else
+		w->cwnd_milli = 0;
 }
 
 /*
  * In bbr_core_main(), before the model: classify, switch ECN off when the
- * delay signal is in force, and apply at most one decrease per round trip.
- * The cut is in the model, so this ACK's pacing rate and cwnd already
- * follow it.
+ * delay signal is in force, decide, and run the window's AIMD (or engage
+ * it on the first decision over target).
  */
 static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 				struct bbr_sock *sk, const struct bbr_rs *rs,
 				const struct swift_sample *smp)
 {
+	bool probing = swift_probing(b);
 	u32 factor;
 
 	w->status = swift_classify(w, smp, sk->now_us);
 	if (w->status != SWIFT_ST_ACTIVE) {
-		/* Plain BBRv3: no fractional window without the signal. */
-		w->subpkt_cwnd_milli = 0;
-		if (w->status != SWIFT_ST_NO_TARGET)
-			w->fallback_acks++;
+		swift_no_signal(w, rs);
 		return;
 	}
 	if (!(w->flags & SWIFT_CFG_F_KEEP_ECN))
 		bbr_signal_no_ecn(b, sk);	/* the delay is the signal */
-	w->decided_rtt_us = swift_decision_rtt(w, b, smp->network_rtt_us,
-					       w->network_rtt_us);
+	w->decided_rtt_us = swift_decision_rtt(w, b, smp, w->network_rtt_us);
 	w->network_rtt_us = smp->network_rtt_us;
+	w->path_rtt_us = smp->path_rtt_us;
+	w->host_delay_us = smp->host_delay_us;
 	w->last_sample_ns = smp->last_sample_ns;
-	factor = swift_md_factor(w->decided_rtt_us, w->target_rtt_us);
-	if (b->initialized)
-		swift_startup_too_high(b, w, sk, factor != SWIFT_FACTOR_UNIT);
-	/* The fractional window outlives a reset of the lower bounds by
-	 * REFILL and ignores BBRv3's phases: a flow in heavy incast probes
-	 * only once its window is back at the floor. Without that, BBRv3's
-	 * Reno-coexistence timer (rounds ~ BDP in packets, a handful here)
-	 * would refill every few rounds, and flows in REFILL or UP would
-	 * escape the cuts the others take. */
-	if (w->subpkt_cwnd_milli) {
-		swift_subpkt_on_ack(b, w, sk, rs, factor);
+	factor = swift_factor(w);
+	if (!b->initialized)
 		return;
-	}
-	if (factor == SWIFT_FACTOR_UNIT)
-		return;
-	if (!b->initialized || b->mode == BBR_STARTUP)
-		return;
-	if (swift_probing(b)) {
+	if (factor != SWIFT_FACTOR_UNIT) {
+		swift_startup_too_high(b, sk);
 		swift_probe_too_high(b, sk, rs);
+	}
+	if (w->cwnd_milli) {
+		swift_window_on_ack(w, sk, rs, factor);
 		return;
 	}
-	if (!swift_can_decrease(w, rs))
+	/* (probing: as the ACK found it, before an ended probe went DOWN) */
+	if (factor == SWIFT_FACTOR_UNIT || b->mode == BBR_STARTUP || probing ||
+	    !swift_can_decrease(w, rs))
 		return;
-	swift_cut_lower_bounds(b, w, sk, factor);
+	swift_engage(w, sk, rs, factor);
 	swift_note_decrease(w, sk, factor);
 }
 
-/* In bbr_core_main(), after the control: with a fractional window, cwnd
- * stays at its floor (whatever REFILL did to inflight_lo) and the pacing
- * rate is the window's (swift_subpkt_bw()), less than a packet per round
- * trip below one packet. */
-static inline void swift_after_ack(const struct bbr3 *b,
-				   const struct swift_state *w,
+/*
+ * In bbr_core_main(), after the control: cwnd and pacing rate no higher
+ * than the engaged window's (cwnd at the window, BBRv3's floor at least;
+ * pacing at the window per target_RTT). In PROBE_BW out of loss recovery
+ * the window is first held at BBRv3's own cwnd, so it banks no increase
+ * the model would not use.
+ */
+static inline void swift_after_ack(const struct bbr3 *b, struct swift_state *w,
 				   struct bbr_sock *sk)
 {
+	u32 cwnd;
 	u64 rate;
 
-	if (!b->initialized || w->status != SWIFT_ST_ACTIVE ||
-	    !w->subpkt_cwnd_milli)
+	if (!b->initialized || !w->cwnd_milli ||
+	    (w->status != SWIFT_ST_ACTIVE && w->status != SWIFT_ST_STALE))
 		return;
-	rate = (swift_subpkt_bw(w, w->subpkt_cwnd_milli) * sk->mss *
+	if (b->mode == BBR_PROBE_BW && sk->ca_state == BBR_CA_OPEN &&
+	    w->cwnd_milli > (u64)sk->snd_cwnd * SWIFT_MILLI_PER_PKT)
+		w->cwnd_milli = bbr_max_u32(sk->snd_cwnd * SWIFT_MILLI_PER_PKT,
+					    SWIFT_CWND_MIN_MILLI);
+	cwnd = bbr_max_u32((u32)bbr_div_round_up_u64(w->cwnd_milli, SWIFT_MILLI_PER_PKT),
+			   BBR_CWND_MIN_TARGET_PKTS);
+	rate = (swift_window_bw(w, w->cwnd_milli) * sk->mss *
 		SWIFT_USEC_PER_SEC) >> BW_SCALE;
-	bbr_signal_cap(sk, BBR_CWND_MIN_TARGET_PKTS, rate);
+	if (w->cwnd_milli < SWIFT_CWND_FLOOR_MILLI)
+		bbr_signal_pace(sk, cwnd, rate);
+	else
+		bbr_signal_cap(sk, cwnd, rate);
+}
+
+/*
+ * The start of a connection under a target, given what its host knows of
+ * the path to the peer from its other connections: path_rtt_us, the ETS
+ * path filter's latest value (0: not measured lately), and starts, how many
+ * connections it opened to the peer within the last SWIFT_START_WIN_US,
+ * this one included. An initial window per connection cannot hold when
+ * hundreds start at once: in swift_dc, 200 connections opened within
+ * ~10 ms each sent their 10 initial packets into a 1 MB buffer (~690
+ * packets): 846 drops in 4 ms, before any of them heard of the queue. So:
+ *
+ *  - the connections a host starts together share one initial window:
+ *    the window engages at init_cwnd / starts (the n-th of a burst gets
+ *    1/n of it, a burst of N sends ~init_cwnd x ln N in all), paced at the
+ *    window per target_RTT;
+ *  - on a path already over target the window engages at one packet per
+ *    target_RTT at most, whatever the count.
+ *
+ * The first connection to an idle or unmeasured path starts as BBRv3
+ * does. The window then runs as any engaged window (the first ACK's
+ * decision ends STARTUP if the path is over target).
+ */
+#define SWIFT_START_WIN_US		10000u
+/* How old the path's last measurement may be for a start decision: while a
+ * queue builds, ACKs come back after it, so the path's latest window may
+ * be a few ms old; one stays a sign of a loaded path for this long. */
+#define SWIFT_START_PATH_AGE_US		20000u
+
+static inline void swift_on_start(const struct bbr3 *b, struct swift_state *w,
+				  struct bbr_sock *sk, u32 path_rtt_us, u32 starts)
+{
+	bool full = path_rtt_us > w->target_rtt_us;
+	u32 milli;
+
+	if (w->target_rtt_us == SWIFT_TARGET_NONE || (!full && starts <= 1))
+		return;
+	milli = sk->snd_cwnd * SWIFT_MILLI_PER_PKT / bbr_max_u32(starts, 1);
+	if (full)
+		milli = bbr_min_u32(milli, SWIFT_MILLI_PER_PKT);
+	w->status = SWIFT_ST_ACTIVE;
+	w->path_rtt_us = path_rtt_us;
+	w->decided_rtt_us = path_rtt_us;
+	w->cwnd_milli = bbr_max_u32(milli, SWIFT_CWND_MIN_MILLI);
+	w->start_milli = w->cwnd_milli;
+	swift_after_ack(b, w, sk);
 }
 
 /* Target configuration in force: bbr_swift's keys of the socket's
@@ -436,6 +531,7 @@ static inline void swift_apply_cfg(struct swift_state *w,
 	w->target_rtt_us = cfg ? cfg->target_rtt_us : SWIFT_TARGET_RTT_DEFAULT_US;
 	w->stale_us = (cfg && cfg->stale_us) ? cfg->stale_us : SWIFT_STALE_DEFAULT_US;
 	w->flags = cfg ? cfg->flags : 0;
+	w->host_target_us = cfg ? cfg->host_target_us : SWIFT_TARGET_NONE;
 	w->cfg_round = round;
 }
 

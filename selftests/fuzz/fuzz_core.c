@@ -171,13 +171,22 @@ static void fill_rs(struct reader *r, const struct bbr_sock *sk, struct bbr_rs *
 	rs->is_ack_delayed = (shape >> 6) & 1;
 }
 
-static void check_swift(const struct swift_state *w)
+static void check_swift(const struct bbr3_sk *sks, const struct bbr_sock *sk,
+			const struct swift_state *w)
 {
+	bool in_force = w->status == SWIFT_ST_ACTIVE || w->status == SWIFT_ST_STALE;
+
 	CHECK(w->status <= SWIFT_ST_ACTIVE);
-	CHECK(w->subpkt_cwnd_milli < SWIFT_SUBPKT_FLOOR_MILLI);
+	CHECK(w->cwnd_milli <= SWIFT_CWND_MAX_MILLI);
 	CHECK(!w->decreases || (w->last_factor >= SWIFT_MIN_FACTOR &&
 				w->last_factor < SWIFT_FACTOR_UNIT));
-	CHECK(w->status == SWIFT_ST_ACTIVE || !w->subpkt_cwnd_milli);
+	/* without a signal in force there is no window */
+	CHECK(in_force || !w->cwnd_milli);
+	/* an engaged window caps cwnd (BBRv3's floor at least) */
+	if (in_force && w->cwnd_milli && sks->st.initialized)
+		CHECK(sk->snd_cwnd <= bbr_max_u32((w->cwnd_milli + SWIFT_MILLI_PER_PKT - 1) /
+						  SWIFT_MILLI_PER_PKT,
+						  BBR_CWND_MIN_TARGET_PKTS));
 }
 
 /* A Network_RTT sample as the ETS program would leave it, fuzzed. */
@@ -190,12 +199,17 @@ static void fill_sample(struct reader *r, const struct bbr_sock *sk,
 	smp->network_rtt_us = (shape & 2) ? 0 : take(r, 3);
 	smp->last_sample_ns = (shape & 4) ? 0 :
 			      (sk->now_us - (take(r, 2) << (shape >> 4))) * 1000ull;
+	/* the path value and the host delay, from the same bytes (the input
+	 * format, and with it the corpus, stays as it was) */
+	smp->path_rtt_us = (shape & 8) ? smp->network_rtt_us / 2 + 1 : 0;
+	smp->host_delay_us = (shape & 8) ? smp->network_rtt_us & 0x3FF : 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bbr_delay d;
 	struct swift_cfg scfg;
+	u8 cfg_bits;
 	bool swift;
 	struct reader r = { data, size };
 	struct bbr3_sk sks;
@@ -231,7 +245,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	swift = take(&r, 1) & 1;
 	scfg.target_rtt_us = take(&r, 3);
 	scfg.stale_us = take(&r, 3);
-	scfg.flags = take(&r, 1) & SWIFT_CFG_F_KEEP_ECN;
+	cfg_bits = (u8)take(&r, 1);
+	scfg.flags = cfg_bits & (SWIFT_CFG_F_KEEP_ECN | SWIFT_CFG_F_RAW_SAMPLES);
+	scfg.host_target_us = (cfg_bits & 0x4) ? (scfg.stale_us & 0xFFFF) : 0;
 	swift_apply_cfg(&d.w, &scfg, sks.st.round_count);
 
 	while (r.left && ops++ < 4096) {
@@ -243,7 +259,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fill_sample(&r, &sk, &d.smp);
 			bbr_core_main(&sks, &sk, &rs, swift ? &d : NULL);
 			if (swift)
-				check_swift(&d.w);
+				check_swift(&sks, &sk, &d.w);
 			/* The app-limited fast path may skip the control step
 			 * and leave cwnd as it was, as the reference does. */
 			check_invariants(&sks, &sk, rs.acked_sacked && sk.mss &&

@@ -230,10 +230,10 @@ def test_swift_target_rtt_per_cgroup():
     make_target("bpf/bbr_swift.bpf.o")
     with loaded(BS, "bbr_swift"), cgroup("s") as cg:
         s = set_json("--cgroup", cg, BS, "target_rtt_us=100", "keep_ecn=1",
-                     "ecn_enable=1")
+                     "ecn_enable=1", "host_target_us=40")
         print("bbr_swift set:", s["slot"], s["swift"])
         assert s["swift"] == {"target_rtt_us": 100, "stale_us": 0, "keep_ecn": 1, "raw_samples": 0,
-                              "flags": 1, "from": "cgroup"}
+                              "host_target_us": 40, "flags": 1, "from": "cgroup"}
         assert s["slot"] >= 1 and s["params"]["ecn_enable"] == 1
         # one configuration path: no map of bbr_swift's own any more
         shared = Path(PINS["PIN_SHARED"])
@@ -241,7 +241,8 @@ def test_swift_target_rtt_per_cgroup():
         # flags is struct swift_cfg's own name for keep_ecn
         s = set_json("--cgroup", cg, BS, "flags=0", "target_rtt_us=250")
         assert s["slot"] >= 1 and s["swift"] == {"target_rtt_us": 250, "stale_us": 0,
-                                                  "keep_ecn": 0, "raw_samples": 0, "flags": 0, "from": "cgroup"}
+                                                  "keep_ecn": 0, "raw_samples": 0,
+                                                  "host_target_us": 40, "flags": 0, "from": "cgroup"}
         cp = bbrctl("set", "--cgroup", cg, BS, "target_rtt_us=3600000001", check=2)
         assert "out of range" in cp.stderr
         assert set_json("--cgroup", cg, BS)["swift"]["target_rtt_us"] == 250
@@ -271,7 +272,7 @@ def test_swift_target_rtt_per_socket():
             # its own set: a copy of its cgroup's, stale_us as there (0 = 100 ms)
             s = set_json("--socket", str(cookie), BS, "target_rtt_us=250")
             assert s["swift"] == {"target_rtt_us": 250, "stale_us": 0, "keep_ecn": 0, "raw_samples": 0,
-                                  "flags": 0, "from": "socket"}
+                                  "host_target_us": 0, "flags": 0, "from": "socket"}
             r = settle(p, lambda r: r["swift"]["target_rtt_us"] == 250)
             print("after set:", r["swift"])
             assert r["swift"]["target_rtt_us"] == 250 and r["swift"]["status"] == "no_ets"

@@ -12,6 +12,7 @@
 #include "sim.h"
 #include "bbr_swift.h"
 #include "core/swift.h"
+#include "core/ets_opt.h"
 
 #define SIM_TX_RING_DEFAULT	(1u << 16)	/* transmissions remembered */
 #define SIM_QUEUE_MAX		(1u << 16)
@@ -41,6 +42,8 @@ struct sim_tx {
 	u64 sent_ns;
 	u64 delivered_mstamp_ns;	/* tp->delivered_mstamp at send */
 	u64 first_tx_ns;		/* tp->first_tx_mstamp at send */
+	u64 ack_unheld_ns;		/* when its ACK would arrive if the
+					 * receiver sent it at once */
 	u32 delivered;			/* tp->delivered at send */
 	u32 pkt;			/* packet (sequence) number */
 	/* what a BBRv3 kernel stores in the skb (tcp_rate_skb_sent) */
@@ -104,6 +107,8 @@ struct sim {
 	u64 tx_time_ns;
 	u64 last_q_change_ns;
 	u64 now;
+	u64 path_cur, path_prev;	/* the ETS path filter of the flows' host */
+	u64 path_starts;		/* and its start count */
 };
 
 static u32 q_len(const struct sim *m)
@@ -482,6 +487,29 @@ static void cubic_decrease(struct sim_sender *s)
 	s->cu_epoch_ns = 0;
 }
 
+/*
+ * Measurement noise on a Network_RTT sample (host and emulator delay):
+ * uniform in [0, net_rtt_jitter_us) plus, with net_rtt_exp_us, an
+ * exponential of that mean (the long tail of a busy host's softirq and
+ * the emulator's release lateness), cut at 20 means.
+ */
+static u32 sim_net_rtt_noise_us(const struct sim_cfg *cfg)
+{
+	double u, e = 0;
+	u32 n = 0;
+
+	if (cfg->net_rtt_jitter_us)
+		n += unit_prandom() % cfg->net_rtt_jitter_us;
+	if (cfg->net_rtt_exp_us) {
+		u = (unit_prandom() + 1.0) / 4294967297.0;	/* (0, 1) */
+		e = -log(u) * cfg->net_rtt_exp_us;
+		if (e > 20.0 * cfg->net_rtt_exp_us)
+			e = 20.0 * cfg->net_rtt_exp_us;
+		n += (u32)e;
+	}
+	return n;
+}
+
 /* A loss-based flow's ACK: Recovery entry/exit as for the core, window
  * growth outside Recovery. */
 static void cubic_on_ack(struct sim *m, struct sim_sender *s, u32 losses)
@@ -586,16 +614,21 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 	s->cwnd_blocked = 0;
 	e->sk.ack = e->sk.snd_una;
 	if (m->cfg->swift_target_us && !t->is_retrans) {
-		/* ETS would measure exactly this: no receiver delay here;
-		 * a retransmit's ACK leaves the previous sample in place */
+		/* ETS would measure exactly this: the RTT less the time the
+		 * receiver held the ACK (EcrDel); a retransmit's ACK leaves
+		 * the previous sample in place */
+		if (m->now > t->ack_unheld_ns)
+			rtt_us -= (m->now - t->ack_unheld_ns) / 1000;
 		s->d.smp.present = 1;
 		s->d.smp.last_sample_ns = m->now;
-		s->d.smp.network_rtt_us = (u32)rtt_us;
-		if (m->cfg->net_rtt_jitter_us)
-			s->d.smp.network_rtt_us += unit_prandom() %
-						   m->cfg->net_rtt_jitter_us;
+		s->d.smp.network_rtt_us = (u32)rtt_us + sim_net_rtt_noise_us(m->cfg);
+		if (m->cfg->swift_path_win_us)
+			s->d.smp.path_rtt_us = ets_path_update(&m->path_cur, &m->path_prev,
+							       s->d.smp.network_rtt_us,
+							       m->now, m->cfg->swift_path_win_us);
 		if (m->now >= m->res->measure_from_ns) {
 			m->res->net_rtt_sum_us += s->d.smp.network_rtt_us;
+			m->res->net_rtt_true_sum_us += rtt_us;
 			m->res->net_rtt_samples++;
 		}
 	}
@@ -727,7 +760,7 @@ static void sender_free(struct sim_sender *s)
 	free(s->ack_tx);
 }
 
-static void sender_start(const struct sim *m, struct sim_sender *s, u64 now)
+static void sender_start(struct sim *m, struct sim_sender *s, u64 now)
 {
 	struct swift_cfg scfg = { .target_rtt_us = m->cfg->swift_target_us };
 
@@ -746,6 +779,15 @@ static void sender_start(const struct sim *m, struct sim_sender *s, u64 now)
 	}
 	memset(&s->d, 0, sizeof(s->d));
 	swift_apply_cfg(&s->d.w, &scfg, 0);
+	if (m->cfg->swift_target_us && m->cfg->swift_path_win_us) {	/* bbr_swift_init() */
+		m->path_starts = ets_path_count_start(m->path_starts, now,
+						      SWIFT_START_WIN_US * 1000ull);
+		swift_on_start(s->e.b, &s->d.w, &s->e.sk,
+			       ets_path_least(m->path_cur, m->path_prev, now,
+					      m->cfg->swift_path_win_us,
+					      SWIFT_START_PATH_AGE_US),
+			       (u32)m->path_starts);
+	}
 	s->next_send_ns = now;
 	s->active = 1;
 }
@@ -805,6 +847,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			m->q_head++;
 			s->ack_at[s->ack_tail % s->ring] = sim_ack_time(m, s);
 			s->ack_tx[s->ack_tail % s->ring] = p->tx;
+			s->tx[p->tx % s->ring].ack_unheld_ns = m->now + s->cfg->base_rtt_ns;
 			s->ack_tail++;
 			if (q_len(m))
 				m->link_busy_until_ns += m->tx_time_ns;
@@ -836,7 +879,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 		res->final_mode[f] = m->s[f].e.b->mode;
 		res->final_cwnd[f] = m->s[f].e.sk.snd_cwnd;
 		res->final_min_rtt_us[f] = m->s[f].e.b->min_rtt_us;
-		res->final_subpkt_milli[f] = m->s[f].d.w.subpkt_cwnd_milli;
+		res->final_swift_milli[f] = m->s[f].d.w.cwnd_milli;
 		res->final_inflight_hi[f] = m->s[f].e.b->inflight_hi;
 	}
 	err = 0;

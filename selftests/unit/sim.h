@@ -69,6 +69,9 @@ struct sim_cfg {
 				 * Network_RTT = each ACK's RTT; 0: BBRv3 */
 	u32 net_rtt_jitter_us;	/* plus a uniform [0, this) measurement noise
 				 * (host delay in the lab's samples) */
+	u32 net_rtt_exp_us;	/* plus an exponential noise of this mean */
+	u32 swift_path_win_us;	/* the ETS path filter over all flows (one
+				 * host, one peer) with this window; 0: none */
 	/* ACK path aggregation (0: one ACK per packet, sent at once):
 	 * ack_burst_us releases ACKs only on a grid of this period (Wi-Fi /
 	 * cable-like ACK bursts); ack_every > 1 has the receiver ACK every
@@ -134,12 +137,13 @@ struct sim_result {
 #define SIM_QHIST		4096
 	double queue_hist_ns[SIM_QHIST];
 	/* Network_RTT samples fed to BBR.Swift, from t >= measure_from_ns */
-	u64 net_rtt_sum_us;
+	u64 net_rtt_sum_us;		/* as measured (with the noise) */
+	u64 net_rtt_true_sum_us;	/* without the measurement noise */
 	u64 net_rtt_samples;
 	u8 final_mode[SIM_MAX_FLOWS];
 	u32 final_cwnd[SIM_MAX_FLOWS];
 	u32 final_min_rtt_us[SIM_MAX_FLOWS];
-	u32 final_subpkt_milli[SIM_MAX_FLOWS];	/* Swift's fractional window */
+	u32 final_swift_milli[SIM_MAX_FLOWS];	/* Swift's window (0: not engaged) */
 	u32 mode_changes[SIM_MAX_FLOWS];
 	u32 probe_rtt_entries[SIM_MAX_FLOWS];
 	u32 inflight_hi_cuts[SIM_MAX_FLOWS];	/* inflight_hi lowered */

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * BBR.Swift's delay response (bpf/core/swift.h) on the native BBRv3 core:
- * the decrease formula, once per round trip, the 0.5 floor, nothing at or
- * below target, the interplay with inflight_lo/hi and PROBE_BW (no cut in
- * REFILL/UP, but over target in UP ends the probe and lowers inflight_hi as
- * BBRv3's loss/ECN do), fallback to
- * BBRv3 without a fresh sample, ECN off with a target, sub-packet pacing.
+ * the decrease formula; Swift's window engaged by the first decision over
+ * target, cut once per round trip, capping cwnd and pacing rate, kept
+ * through PROBE_BW's REFILL and grown below the target; the 0.5 floor;
+ * nothing at or below target; the decision on the round's least sample or
+ * the path's value; STARTUP left at the first decision over target; over
+ * target in UP ends the probe and lowers inflight_hi as BBRv3's loss/ECN
+ * do; the host-delay target; fallback without a fresh sample (plain BBRv3)
+ * and with a stale one (the window kept, growing); ECN off with a target;
+ * the fractional window.
  *
  * Each ACK goes through the one entry point bpf/bbr_swift.bpf.c calls:
  * bbr_core_main() with the delay signal (core/swift.h).
@@ -86,44 +90,46 @@ TEST(swift_factor_formula)
 		    SWIFT_FACTOR_UNIT);
 }
 
-/* A cut scales bw_lo and inflight_lo by the factor; cwnd and pacing follow
- * on the same ACK. */
-TEST(swift_cut_bounds_model_once_per_round)
+/* The first decision over target engages Swift's window at what was in
+ * flight times the factor; cwnd and pacing rate follow on the same ACK;
+ * BBRv3's lower bounds are left alone; one cut per round trip. */
+TEST(swift_window_cut_once_per_round)
 {
 	struct swift_env s;
-	u32 max_bw, cwnd0, lo1, bw1, d0;
-	u64 rate0;
+	u32 inflight0, w1, d0;
+	u64 rate0, want;
 
 	senv_init(&s, TARGET_US, 200);			/* factor 0.6 */
 	ASSERT_EQ(s.e.b->mode, BBR_PROBE_BW);
 	ASSERT_EQ(s.e.b->cycle_idx, BBR_BW_PROBE_DOWN);
-	max_bw = bbr_max_bw(s.e.b);
-	cwnd0 = s.e.sk.snd_cwnd;
+	inflight0 = s.e.sk.inflight;
 	rate0 = s.e.sk.pacing_rate;
 	d0 = s.e.sk.delivered;
 	senv_round(&s, BDP_PKTS);
 	ASSERT_EQ(s.d.w.status, SWIFT_ST_ACTIVE);
 	ASSERT_EQ(s.d.w.decreases, 1);
-	lo1 = s.e.b->inflight_lo;
-	bw1 = s.e.b->bw_lo;
-	ASSERT_LE(lo1, (u32)((u64)cwnd0 * 6 / 10) + 1);
-	ASSERT_GE(lo1, (u32)((u64)cwnd0 * 6 / 10) - 1);
-	ASSERT_EQ(bw1, swift_scale(max_bw, swift_md_factor(200, TARGET_US)));
-	ASSERT_LE(s.e.sk.snd_cwnd, lo1);
-	ASSERT_LT(s.e.sk.pacing_rate, rate0 * 7 / 10);
-	UNIT_REPORT("cwnd %u -> %u, inflight_lo %u, bw_lo/max_bw %.3f, pacing %llu -> %llu",
-		    cwnd0, s.e.sk.snd_cwnd, lo1, (double)bw1 / max_bw,
-		    (unsigned long long)rate0, (unsigned long long)s.e.sk.pacing_rate);
+	w1 = s.d.w.cwnd_milli;
+	want = (u64)inflight0 * 1000 * swift_md_factor(200, TARGET_US) >> SWIFT_FACTOR_SCALE;
+	ASSERT_EQ(w1, want);
+	ASSERT_LE(s.e.sk.snd_cwnd, (w1 + 999) / 1000);
+	/* w packets per target_RTT, bytes per second */
+	want = (((u64)w1 * BW_UNIT / (1000ull * TARGET_US)) * ENV_MSS_BYTES * 1000000u) >> BW_SCALE;
+	ASSERT_LE(s.e.sk.pacing_rate, want);
+	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);	/* BBRv3's model untouched */
+	ASSERT_EQ(s.e.b->bw_lo, BBR_UNSET);
+	UNIT_REPORT("in flight %u -> window %u/1000, cwnd %u, pacing %llu -> %llu B/s",
+		    inflight0, w1, s.e.sk.snd_cwnd, (unsigned long long)rate0,
+		    (unsigned long long)s.e.sk.pacing_rate);
 
 	/* More ACKs for data sent before the cut: same round trip, no cut. */
 	senv_ack(&s, 10, d0, true);
 	senv_ack(&s, 10, d0 + BDP_PKTS - 1, true);
 	ASSERT_EQ(s.d.w.decreases, 1);
-	ASSERT_EQ(s.e.b->inflight_lo, lo1);
+	ASSERT_EQ(s.d.w.cwnd_milli, w1);
 	/* The first ACK for data sent after it: the second cut. */
 	senv_ack(&s, 10, s.d.w.decrease_delivered, true);
 	ASSERT_EQ(s.d.w.decreases, 2);
-	ASSERT_LE(s.e.b->inflight_lo, (u32)((u64)lo1 * 6 / 10) + 1);
+	ASSERT_EQ(s.d.w.cwnd_milli, swift_scale(w1, swift_md_factor(200, TARGET_US)));
 }
 
 /* Host jitter: one sample far over the target in a round whose others are
@@ -169,6 +175,36 @@ TEST(swift_round_minimum_ignores_spikes)
 	ASSERT_EQ(s.d.w.decided_rtt_us, 200);
 }
 
+/* The ETS path value, when there is one, decides instead of the
+ * connection's own samples, also in a fractional window: a spike of the
+ * connection is ignored when the path's least sample is under target, and
+ * a queue the path shows is cut on at once. */
+TEST(swift_path_value_decides)
+{
+	struct swift_env s;
+
+	senv_init(&s, TARGET_US, 600);			/* the connection's spike */
+	s.d.smp.path_rtt_us = 80;			/* the path: no queue */
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.d.w.decided_rtt_us, 80);
+	ASSERT_EQ(s.d.w.path_rtt_us, 80);
+	ASSERT_EQ(s.d.w.decreases, 0);
+	s.d.smp.network_rtt_us = 90;			/* the connection sees none */
+	s.d.smp.path_rtt_us = 200;			/* the path's least: a queue */
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.d.w.decided_rtt_us, 200);
+	ASSERT_EQ(s.d.w.decreases, 1);
+	ASSERT_EQ(s.d.w.last_factor, swift_md_factor(200, TARGET_US));
+	/* a fractional window decides on the path value too */
+	s.d.w.cwnd_milli = 500;
+	s.d.smp.network_rtt_us = 600;
+	s.d.smp.path_rtt_us = 90;
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decided_rtt_us, 90);
+	ASSERT_EQ(s.d.w.decreases, 1);
+	ASSERT_GT(s.d.w.cwnd_milli, 500);		/* grown, not cut */
+}
+
 /* A connection still in STARTUP with a target and samples of net_rtt_us. */
 static void senv_init_startup(struct swift_env *s, u32 target_us, u32 net_rtt_us)
 {
@@ -177,8 +213,9 @@ static void senv_init_startup(struct swift_env *s, u32 target_us, u32 net_rtt_us
 }
 
 /* Over target in STARTUP: no cut of the young model (an incast of 400
- * flows starved on it in the lab), but STARTUP ends after
- * SWIFT_STARTUP_OVER_ROUNDS rounds, as BBRv3 ends it on CE. */
+ * flows starved on it in the lab), but STARTUP ends at the first decision
+ * over target (it is a filtered one), as BBRv3 ends it on CE; out of
+ * STARTUP the window engages. */
 TEST(swift_startup_over_target_exits_without_cut)
 {
 	struct swift_env s, ref;
@@ -193,38 +230,36 @@ TEST(swift_startup_over_target_exits_without_cut)
 		pkts *= 2;
 		rounds++;
 	}
-	UNIT_REPORT("over target: STARTUP left after %u rounds (mode %u), "
+	UNIT_REPORT("over target: STARTUP left after %u round(s) (mode %u), "
 		    "decreases %u; below target: mode %u", rounds,
 		    s.e.b->mode, s.d.w.decreases, ref.e.b->mode);
 	ASSERT_NE(s.e.b->mode, BBR_STARTUP);
 	ASSERT_EQ(s.e.b->full_bw_reached, 1);
-	ASSERT_LE(rounds, SWIFT_STARTUP_OVER_ROUNDS + 2);
+	ASSERT_EQ(rounds, 1);
 	ASSERT_EQ(s.d.w.decreases, 0);
-	ASSERT_EQ(s.e.b->bw_lo, BBR_UNSET);
+	ASSERT_EQ(s.d.w.cwnd_milli, 0);
 	/* Growing without a queue over target: still in STARTUP. */
 	ASSERT_EQ(ref.e.b->mode, BBR_STARTUP);
-	/* Out of STARTUP the cuts apply. */
+	/* Out of STARTUP the window engages. */
 	senv_round(&s, pkts);
-	senv_round(&s, pkts);
-	ASSERT_GE(s.d.w.decreases, 1);
+	ASSERT_EQ(s.d.w.decreases, 1);
+	ASSERT_GT(s.d.w.cwnd_milli, 0);
 }
 
 /* The floor: a huge excess still only halves. */
 TEST(swift_floor_half)
 {
 	struct swift_env s;
-	u32 cwnd0, bw0;
+	u32 inflight0;
 
 	senv_init(&s, TARGET_US, 100000);
-	cwnd0 = s.e.sk.snd_cwnd;
-	bw0 = bbr_max_bw(s.e.b);
+	inflight0 = s.e.sk.inflight;
 	senv_round(&s, BDP_PKTS);
 	ASSERT_EQ(s.d.w.last_factor, SWIFT_FACTOR_UNIT / 2);
-	ASSERT_EQ(s.e.b->inflight_lo, cwnd0 / 2);
-	ASSERT_EQ(s.e.b->bw_lo, bw0 / 2);
+	ASSERT_EQ(s.d.w.cwnd_milli, inflight0 * 1000 / 2);
 }
 
-/* At or below target: the model is BBRv3's, untouched. */
+/* At or below target: the model is BBRv3's, untouched, no window. */
 TEST(swift_no_decrease_at_or_below_target)
 {
 	struct swift_env s;
@@ -235,6 +270,7 @@ TEST(swift_no_decrease_at_or_below_target)
 		senv_round(&s, BDP_PKTS);
 	ASSERT_EQ(s.d.w.status, SWIFT_ST_ACTIVE);
 	ASSERT_EQ(s.d.w.decreases, 0);
+	ASSERT_EQ(s.d.w.cwnd_milli, 0);
 	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);
 	ASSERT_EQ(s.e.b->bw_lo, BBR_UNSET);
 	s.d.smp.network_rtt_us = TARGET_US - 30;
@@ -242,41 +278,53 @@ TEST(swift_no_decrease_at_or_below_target)
 	ASSERT_EQ(s.d.w.decreases, 0);
 }
 
-/* Probing still works: no cut in REFILL/UP, and REFILL resets the bounds a
- * cut set, so inflight_hi / max_bw can grow again. */
-TEST(swift_probe_bw_resets_lower_bounds)
+/*
+ * The window outlives PROBE_BW's REFILL (which resets BBRv3's lower bounds:
+ * the first version cut those, and a flow was back at max_bw at every
+ * refill, every few rounds with a small BDP); at target it grows by the
+ * additive increase, never past BBRv3's own cwnd (no credit banked).
+ */
+TEST(swift_window_survives_refill)
 {
 	struct swift_env s;
+	u32 w1, grown = 0, last;
 	int i;
 
 	senv_init(&s, TARGET_US, 200);
 	senv_round(&s, BDP_PKTS);
 	ASSERT_EQ(s.d.w.decreases, 1);
-	ASSERT_NE(s.e.b->inflight_lo, BBR_UNSET);
-	/* Cruise along at target until the next probe starts. */
+	w1 = s.d.w.cwnd_milli;
+	/* At target until the next probe starts. */
 	s.d.smp.network_rtt_us = TARGET_US;
-	for (i = 0; i < 400 && s.e.b->cycle_idx != BBR_BW_PROBE_REFILL; i++)
+	last = w1;
+	for (i = 0; i < 400 && s.e.b->cycle_idx != BBR_BW_PROBE_REFILL; i++) {
 		senv_round(&s, BDP_PKTS / 2);
+		if (s.d.w.cwnd_milli > last)
+			grown++;
+		last = s.d.w.cwnd_milli;
+	}
 	ASSERT_EQ(s.e.b->cycle_idx, BBR_BW_PROBE_REFILL);
 	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);	/* BBRv3's reset */
-	ASSERT_EQ(s.e.b->bw_lo, BBR_UNSET);
-	/* Over target while probing: no cut (BBRv3 ignores ECN there too). */
-	s.d.smp.network_rtt_us = 400;
+	ASSERT_GT(s.d.w.cwnd_milli, w1);		/* grew at target */
+	ASSERT_GT(grown, 0);
+	ASSERT_LE(s.e.sk.snd_cwnd, (s.d.w.cwnd_milli + 999) / 1000);	/* still capped */
+	UNIT_REPORT("window %u -> %u milli over %d rounds at target, into REFILL; cwnd %u",
+		    w1, s.d.w.cwnd_milli, i, s.e.sk.snd_cwnd);
+	/* Long at target: the window stops at BBRv3's cwnd. */
+	s.d.w.cwnd_milli = 50 * BDP_PKTS * 1000;
+	s.e.b->mode = BBR_PROBE_BW;
+	s.e.b->cycle_idx = BBR_BW_PROBE_CRUISE;
 	senv_round(&s, BDP_PKTS / 2);
-	ASSERT_TRUE(s.e.b->cycle_idx == BBR_BW_PROBE_REFILL ||
-		    s.e.b->cycle_idx == BBR_BW_PROBE_UP);
-	ASSERT_EQ(s.d.w.decreases, 1);
-	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);
-	/* inflight_hi is the long-term model: a cut never touches it. */
-	ASSERT_NE(s.e.b->inflight_hi, 0);
+	ASSERT_LE(s.d.w.cwnd_milli, (s.e.sk.snd_cwnd + 0) * 1000 + 1000);
+	ASSERT_LT(s.d.w.cwnd_milli, 50 * BDP_PKTS * 1000);
 }
 
 /*
- * Over target in PROBE_BW UP: no cut of the lower bounds (REFILL reset
- * them), but the probe ends as BBRv3 ends it on loss or ECN: inflight_hi
- * comes down to what was in flight and the cycle goes to DOWN; once per
- * probe. At target the same probe runs on (UP or beyond, inflight_hi
- * untouched by Swift).
+ * Over target in PROBE_BW UP with no window engaged: no cut (UP probes on
+ * purpose), but the probe ends as BBRv3 ends it on loss or ECN:
+ * inflight_hi comes down to what was in flight and the cycle goes to DOWN;
+ * once per probe. At target the same probe runs on (UP or beyond,
+ * inflight_hi untouched by Swift).
  */
 TEST(swift_over_target_ends_probe_up)
 {
@@ -307,26 +355,18 @@ TEST(swift_over_target_ends_probe_up)
 		    s.e.b->cycle_idx == BBR_BW_PROBE_CRUISE);
 	ASSERT_LT(s.e.b->inflight_hi, hi_before);	/* long-term bound learned */
 	ASSERT_TRUE(s.e.b->prev_probe_too_high);
-	ASSERT_EQ(s.d.w.decreases, 0);			/* no lower-bound cut in UP */
+	ASSERT_EQ(s.d.w.decreases, 0);			/* no window engaged in UP */
+	ASSERT_EQ(s.d.w.cwnd_milli, 0);
 }
 
-/* A cut bounds cwnd through inflight_lo even while inflight_hi is higher. */
-TEST(swift_cut_below_inflight_hi)
-{
-	struct swift_env s;
-
-	senv_init(&s, TARGET_US, 200);
-	s.e.b->inflight_hi = 3 * BDP_PKTS;
-	senv_round(&s, BDP_PKTS);
-	ASSERT_EQ(s.e.b->inflight_hi, 3 * BDP_PKTS);
-	ASSERT_LT(s.e.b->inflight_lo, s.e.b->inflight_hi);
-	ASSERT_LE(s.e.sk.snd_cwnd, s.e.b->inflight_lo);
-}
-
-/* No ETS sample, stale sample, no target: plain BBRv3, and the state says so. */
+/* No ETS sample: plain BBRv3, the window dropped. A stale sample: the
+ * window is kept (an RTO must not free a flow from the delay control) and
+ * grows on each ACK as if at target, back towards BBRv3's own rate. The
+ * state says which. */
 TEST(swift_fallback_without_fresh_sample)
 {
 	struct swift_env s;
+	u32 w1;
 
 	senv_init(&s, TARGET_US, 500);
 	s.d.smp.present = 0;				/* no ETS storage */
@@ -334,24 +374,33 @@ TEST(swift_fallback_without_fresh_sample)
 	ASSERT_EQ(s.d.w.status, SWIFT_ST_NO_ETS);
 	ASSERT_EQ(s.d.w.fallback_acks, 1);
 	ASSERT_EQ(s.d.w.decreases, 0);
-	ASSERT_EQ(s.e.b->inflight_lo, BBR_UNSET);
+	ASSERT_EQ(s.d.w.cwnd_milli, 0);
 
 	s.d.smp.present = 1;
 	s.d.smp.last_sample_ns = 0;			/* storage, no sample yet */
 	senv_ack(&s, BDP_PKTS, s.e.sk.delivered, false);
 	ASSERT_EQ(s.d.w.status, SWIFT_ST_NO_ETS);
 
-	/* a sample older than the 100 ms default */
-	s.d.smp.last_sample_ns = (s.e.sk.now_us - SWIFT_STALE_DEFAULT_US - RTT_US) *
-			       NS_PER_US;
-	senv_ack(&s, BDP_PKTS, s.e.sk.delivered, false);
-	ASSERT_EQ(s.d.w.status, SWIFT_ST_STALE);
-	ASSERT_EQ(s.d.w.decreases, 0);
-	ASSERT_EQ(s.d.w.fallback_acks, 3);
-	/* fresh again: in force */
+	/* fresh: the window engages */
 	senv_round(&s, BDP_PKTS);
 	ASSERT_EQ(s.d.w.status, SWIFT_ST_ACTIVE);
 	ASSERT_EQ(s.d.w.decreases, 1);
+	w1 = s.d.w.cwnd_milli;
+	ASSERT_GT(w1, 0);
+	/* a sample older than the 100 ms default: kept, grown, still capping */
+	s.d.smp.last_sample_ns = (s.e.sk.now_us - SWIFT_STALE_DEFAULT_US - RTT_US) *
+			       NS_PER_US;
+	senv_ack(&s, 10, s.e.sk.delivered, false);
+	ASSERT_EQ(s.d.w.status, SWIFT_ST_STALE);
+	ASSERT_EQ(s.d.w.decreases, 1);
+	ASSERT_EQ(s.d.w.fallback_acks, 3);
+	ASSERT_GT(s.d.w.cwnd_milli, w1);
+	ASSERT_LE(s.e.sk.snd_cwnd, (s.d.w.cwnd_milli + 999) / 1000);
+	/* no storage any more: plain BBRv3 */
+	s.d.smp.present = 0;
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.d.w.status, SWIFT_ST_NO_ETS);
+	ASSERT_EQ(s.d.w.cwnd_milli, 0);
 
 	/* no target at all: not counted as a fallback */
 	senv_init(&s, SWIFT_TARGET_NONE, 500);
@@ -384,112 +433,142 @@ TEST(swift_ecn_off_with_target)
 	bbr_test_params.ecn_enable = 0;
 }
 
+/* The host target: the sender's own delay over it cuts the window like
+ * Network_RTT over target_RTT (the smaller factor wins); without a host
+ * target the host delay is only shown. */
+TEST(swift_host_target)
+{
+	struct swift_env s;
+
+	senv_init(&s, TARGET_US, TARGET_US / 2);	/* the fabric: fine */
+	s.d.smp.host_delay_us = 300;
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.d.w.host_delay_us, 300);
+	ASSERT_EQ(s.d.w.decreases, 0);			/* no host target */
+	s.d.w.host_target_us = 100;
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.d.w.decreases, 1);
+	ASSERT_EQ(s.d.w.last_factor, swift_md_factor(300, 100));
+	/* both over: the larger cut */
+	s.d.smp.path_rtt_us = 2 * TARGET_US;		/* 0.6 */
+	s.d.smp.host_delay_us = 120;			/* 0.87 */
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.d.w.last_factor, swift_md_factor(2 * TARGET_US, TARGET_US));
+	/* the configuration carries it */
+	{
+		struct swift_cfg cfg = { .target_rtt_us = 1, .host_target_us = 77 };
+
+		swift_apply_cfg(&s.d.w, &cfg, 0);
+		ASSERT_EQ(s.d.w.host_target_us, 77);
+	}
+}
+
 /* Below the cwnd floor: cwnd stays at 4, pacing carries a fractional
  * window per target_RTT, less than one packet per RTT; Swift's AIMD acts on
- * it in any PROBE_BW phase; back at the floor the flow returns to BBRv3 at
- * the same rate. */
+ * it in any PROBE_BW phase. */
 TEST(swift_subpacket_pacing)
 {
 	struct swift_env s;
-	u32 w0, want_w, want_bw;
+	u32 w0, want_w;
 	u64 want;
 	int i;
 
 	senv_init(&s, TARGET_US, 100000);	/* every cut is the 0.5 floor */
-	for (i = 0; i < 40 && !(s.d.w.subpkt_cwnd_milli &&
-				s.d.w.subpkt_cwnd_milli < SWIFT_MILLI_PER_PKT); i++)
+	for (i = 0; i < 40 && !(s.d.w.cwnd_milli &&
+				s.d.w.cwnd_milli < SWIFT_MILLI_PER_PKT); i++)
 		senv_round(&s, 4);
-	ASSERT_GT(s.d.w.subpkt_cwnd_milli, 0);
-	ASSERT_LT(s.d.w.subpkt_cwnd_milli, SWIFT_MILLI_PER_PKT);
+	ASSERT_GT(s.d.w.cwnd_milli, 0);
+	ASSERT_LT(s.d.w.cwnd_milli, SWIFT_MILLI_PER_PKT);
 	ASSERT_EQ(s.e.sk.snd_cwnd, BBR_CWND_MIN_TARGET_PKTS);
 	/* w packets per target_RTT, bytes per second */
-	want = (((u64)s.d.w.subpkt_cwnd_milli * BW_UNIT / (1000ull * TARGET_US)) *
+	want = (((u64)s.d.w.cwnd_milli * BW_UNIT / (1000ull * TARGET_US)) *
 		ENV_MSS_BYTES * 1000000u) >> BW_SCALE;
 	ASSERT_EQ(s.e.sk.pacing_rate, want);
 	/* less than one MSS per target_RTT */
 	ASSERT_LT(s.e.sk.pacing_rate * TARGET_US / 1000000u, ENV_MSS_BYTES);
 	UNIT_REPORT("sub-packet window %u/1000 pkt, pacing %llu B/s = %.3f pkt per target",
-		    s.d.w.subpkt_cwnd_milli, (unsigned long long)s.e.sk.pacing_rate,
+		    s.d.w.cwnd_milli, (unsigned long long)s.e.sk.pacing_rate,
 		    (double)s.e.sk.pacing_rate * TARGET_US / 1e6 / ENV_MSS_BYTES);
 	/* the floor of 0.001 packet holds */
 	for (i = 0; i < 20; i++)
 		senv_round(&s, 1);
-	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, SWIFT_SUBPKT_MIN_MILLI);
+	ASSERT_EQ(s.d.w.cwnd_milli, SWIFT_CWND_MIN_MILLI);
 	/* cuts go on whatever BBRv3's phase: REFILL and UP included */
-	s.d.w.subpkt_cwnd_milli = 500;
+	s.d.w.cwnd_milli = 500;
 	s.e.b->cycle_idx = BBR_BW_PROBE_REFILL;
 	senv_round(&s, 1);
-	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, 250);
+	ASSERT_EQ(s.d.w.cwnd_milli, 250);
 	s.e.b->cycle_idx = BBR_BW_PROBE_UP;
 	senv_round(&s, 1);
-	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, 125);
+	ASSERT_EQ(s.d.w.cwnd_milli, 125);
 	ASSERT_EQ(s.e.sk.snd_cwnd, BBR_CWND_MIN_TARGET_PKTS);
 	/* at target each ACK adds 2 + ai x sqrt(w) below a packet ... (ai =
 	 * 50 milli per ms of target: 5 at 100 us) */
 	s.d.smp.network_rtt_us = TARGET_US;
-	w0 = s.d.w.subpkt_cwnd_milli;
+	w0 = s.d.w.cwnd_milli;
 	senv_round(&s, 1);
-	want_w = w0 + SWIFT_SUBPKT_AI_BASE_MILLI +
-		 SWIFT_SUBPKT_AI_MILLI_PER_MS * TARGET_US * swift_sqrt_milli(w0) /
+	want_w = w0 + SWIFT_AI_BASE_MILLI +
+		 SWIFT_AI_MILLI_PER_MS * TARGET_US * swift_sqrt_milli(w0) /
 		 1000000;
-	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, want_w);
-	/* ... and 2 + ai / sqrt(w) from one packet on */
-	s.d.w.subpkt_cwnd_milli = 2000;
-	senv_round(&s, 1);
-	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, 2000 + SWIFT_SUBPKT_AI_BASE_MILLI +
-					 SWIFT_SUBPKT_AI_MILLI_PER_MS * TARGET_US /
-					 swift_sqrt_milli(2000));
-	/* back at the floor: BBRv3 again at 4 packets per target_RTT */
-	s.d.w.subpkt_cwnd_milli = SWIFT_SUBPKT_FLOOR_MILLI - 1;
+	ASSERT_EQ(s.d.w.cwnd_milli, want_w);
+	/* ... and (2 + ai / sqrt(w)) per packet acknowledged from one on */
+	s.d.w.cwnd_milli = 2000;
+	senv_round(&s, 3);
+	ASSERT_EQ(s.d.w.cwnd_milli, 2000 + 3 * (SWIFT_AI_BASE_MILLI +
+					     SWIFT_AI_MILLI_PER_MS * TARGET_US /
+					     swift_sqrt_milli(2000)));
+	/* past the floor the window goes on, now as cwnd */
+	s.d.w.cwnd_milli = SWIFT_CWND_FLOOR_MILLI - 1;
 	s.e.b->cycle_idx = BBR_BW_PROBE_DOWN;
 	senv_ack(&s, 1, s.e.sk.delivered, true);
-	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, 0);
-	want_bw = (u32)((u64)BBR_CWND_MIN_TARGET_PKTS * BW_UNIT / TARGET_US);
-	ASSERT_EQ(s.e.b->inflight_lo, BBR_CWND_MIN_TARGET_PKTS);
-	ASSERT_EQ(s.e.b->bw_lo, want_bw);
-	/* a fallback also ends it at once */
-	s.d.smp.network_rtt_us = 100000;
-	for (i = 0; i < 40 && !s.d.w.subpkt_cwnd_milli; i++)
-		senv_round(&s, 1);
-	ASSERT_GT(s.d.w.subpkt_cwnd_milli, 0);
-	s.d.smp.present = 0;
-	senv_round(&s, 1);
-	ASSERT_EQ(s.d.w.subpkt_cwnd_milli, 0);
+	ASSERT_GE(s.d.w.cwnd_milli, SWIFT_CWND_FLOOR_MILLI);
+	ASSERT_LE(s.e.sk.snd_cwnd, (s.d.w.cwnd_milli + 999) / 1000);
 }
 
-/* The increase of a fractional window: its square root exact; per
- * round trip continuous at one packet (a jump there made the flows just
- * above a packet outgrow the rest in the packet model), growing less than
- * the cuts as the window grows, and in proportion to the target. */
-TEST(swift_subpacket_increase)
+/* The increase: its square root exact over any window; per round trip
+ * continuous at one packet (a jump there made the flows just above a
+ * packet outgrow the rest in the packet model), growing less than the
+ * cuts as the window grows, and in proportion to the target. */
+TEST(swift_window_increase)
 {
 	struct swift_state w = { .target_rtt_us = 400 };
 	u32 x, r, below, at, per_ack[4], i;
 	static const u32 win[4] = { 50, 500, 2000, 3500 };
+	static const u32 big[6] = { 4001, 65536, 1000000, 12345678, 1u << 30, SWIFT_CWND_MAX_MILLI };
 
-	/* the root, exact over the whole fractional range */
-	for (x = 1; x < SWIFT_SUBPKT_FLOOR_MILLI; x++) {
+	/* the root, exact over the fractional range and beyond */
+	for (x = 1; x < 2 * SWIFT_CWND_FLOOR_MILLI; x++) {
 		r = swift_sqrt_milli(x);
 		ASSERT_LE((u64)r * r, (u64)x * 1000);
 		ASSERT_GT((u64)(r + 1) * (r + 1), (u64)x * 1000);
 	}
-	ASSERT_EQ(swift_sqrt_milli(0), 31);		/* clamped to 0.001 packet */
+	for (i = 0; i < 6; i++) {
+		r = swift_sqrt_milli(big[i]);
+		ASSERT_LE((u64)r * r, (u64)big[i] * 1000);
+		ASSERT_GT((u64)(r + 1) * (r + 1), (u64)big[i] * 1000);
+	}
+	ASSERT_EQ(swift_sqrt_milli(0), 31);		/* 0.001 packet */
 	/* per round trip: (w ACKs) x (increase per ACK), in milli-packets */
-	w.subpkt_cwnd_milli = 999;
-	below = 999 * swift_subpkt_ai_milli(&w) / 1000;
-	w.subpkt_cwnd_milli = 1000;
-	at = swift_subpkt_ai_milli(&w);
+	w.cwnd_milli = 999;
+	below = 999 * swift_ai_milli(&w, 1) / 1000;
+	w.cwnd_milli = 1000;
+	at = swift_ai_milli(&w, 1);
 	UNIT_REPORT("increase per round trip at 0.999 / 1.000 packet, 400 us target: "
 		    "%u / %u milli", below, at);
 	ASSERT_LE(at > below ? at - below : below - at, 2);	/* two truncations */
-	ASSERT_EQ(at, SWIFT_SUBPKT_AI_BASE_MILLI + SWIFT_SUBPKT_AI_MILLI_PER_MS * 400 / 1000);
+	ASSERT_EQ(at, SWIFT_AI_BASE_MILLI + SWIFT_AI_MILLI_PER_MS * 400 / 1000);
+	/* from one packet on, per packet acknowledged (a stretch ACK counts,
+	 * up to SWIFT_AI_MAX_ACKED_PKTS) */
+	ASSERT_EQ(swift_ai_milli(&w, 4), 4 * at);
+	ASSERT_EQ(swift_ai_milli(&w, 1000), SWIFT_AI_MAX_ACKED_PKTS * at);
+	ASSERT_EQ(swift_ai_milli(&w, 0), at);
 	/* Growth per cut opportunity falls as the window grows: a flow sees
 	 * one possible cut per ACK below a packet (w per round trip) and one
 	 * per round trip above; per round trip it grows by w x a(w). So
 	 * a(w) / min(w, 1) must fall: smaller flows gain on larger ones. */
 	for (i = 0; i < 4; i++) {
-		w.subpkt_cwnd_milli = win[i];
-		per_ack[i] = swift_subpkt_ai_milli(&w);
+		w.cwnd_milli = win[i];
+		per_ack[i] = swift_ai_milli(&w, 1);
 	}
 	UNIT_REPORT("increase per ACK at 0.05 / 0.5 / 2 / 3.5 packets: %u / %u / %u / %u milli",
 		    per_ack[0], per_ack[1], per_ack[2], per_ack[3]);
@@ -497,15 +576,68 @@ TEST(swift_subpacket_increase)
 		ASSERT_GT((u64)per_ack[i] * bbr_min_u32(win[i + 1], 1000),
 			  (u64)per_ack[i + 1] * bbr_min_u32(win[i], 1000));
 	/* in proportion to the target (but for the constant term) */
-	w.subpkt_cwnd_milli = 2000;
+	w.cwnd_milli = 2000;
 	w.target_rtt_us = 400;
-	x = swift_subpkt_ai_milli(&w) - SWIFT_SUBPKT_AI_BASE_MILLI;
+	x = swift_ai_milli(&w, 1) - SWIFT_AI_BASE_MILLI;
 	w.target_rtt_us = 11000;
-	r = swift_subpkt_ai_milli(&w) - SWIFT_SUBPKT_AI_BASE_MILLI;
+	r = swift_ai_milli(&w, 1) - SWIFT_AI_BASE_MILLI;
 	UNIT_REPORT("increase per ACK at 2 packets: %u milli at 400 us, %u at 11 ms", x, r);
 	ASSERT_LE(r > x * 11000 / 400 ? r - x * 11000 / 400 : x * 11000 / 400 - r, 27);
-	/* never more than the floor in one step, however long the target */
+	/* never more than the floor per packet in one step, however long the
+	 * target, and never past the largest window */
 	w.target_rtt_us = 0xFFFFFFFFu;
-	w.subpkt_cwnd_milli = 999;
-	ASSERT_LE(swift_subpkt_ai_milli(&w), SWIFT_SUBPKT_AI_BASE_MILLI + SWIFT_SUBPKT_FLOOR_MILLI);
+	w.cwnd_milli = 999;
+	ASSERT_LE(swift_ai_milli(&w, 1), SWIFT_AI_BASE_MILLI + SWIFT_CWND_FLOOR_MILLI);
+	w.cwnd_milli = SWIFT_CWND_MAX_MILLI - 1;
+	swift_grow(&w, 64);
+	ASSERT_EQ(w.cwnd_milli, SWIFT_CWND_MAX_MILLI);
+}
+
+/* The start under a target: the first connection to an idle path starts
+ * as BBRv3; the n-th of a burst its host opens together gets 1/n of the
+ * initial window, paced at the window per target_RTT; on a path already
+ * over target at most a packet per target_RTT. */
+TEST(swift_start_shares_the_initial_window)
+{
+	struct swift_env s;
+	u64 rate0;
+
+	env_init(&s.e, 10);
+	senv_signal(&s, TARGET_US, TARGET_US);
+	memset(&s.d.w, 0, sizeof(s.d.w));
+	s.d.w.target_rtt_us = TARGET_US;
+	rate0 = s.e.sk.pacing_rate;
+	swift_on_start(s.e.b, &s.d.w, &s.e.sk, 0, 1);		/* alone, unmeasured */
+	ASSERT_EQ(s.d.w.cwnd_milli, 0);
+	ASSERT_EQ(s.e.sk.snd_cwnd, 10);
+	ASSERT_EQ(s.e.sk.pacing_rate, rate0);
+	swift_on_start(s.e.b, &s.d.w, &s.e.sk, TARGET_US - 10, 1);	/* alone, not full */
+	ASSERT_EQ(s.d.w.cwnd_milli, 0);
+
+	swift_on_start(s.e.b, &s.d.w, &s.e.sk, 0, 5);		/* 5th of a burst */
+	ASSERT_EQ(s.d.w.cwnd_milli, 2000);
+	ASSERT_EQ(s.d.w.start_milli, 2000);
+	ASSERT_EQ(s.d.w.status, SWIFT_ST_ACTIVE);
+	ASSERT_EQ(s.e.sk.snd_cwnd, BBR_CWND_MIN_TARGET_PKTS);
+	ASSERT_EQ(s.e.sk.pacing_rate, ((2000ull * BW_UNIT / (1000ull * TARGET_US)) *
+				       ENV_MSS_BYTES * 1000000u) >> BW_SCALE);
+
+	env_init(&s.e, 10);
+	memset(&s.d.w, 0, sizeof(s.d.w));
+	s.d.w.target_rtt_us = TARGET_US;
+	swift_on_start(s.e.b, &s.d.w, &s.e.sk, 3 * TARGET_US, 1);	/* full path */
+	ASSERT_EQ(s.d.w.cwnd_milli, SWIFT_MILLI_PER_PKT);
+	ASSERT_EQ(s.d.w.decided_rtt_us, 3 * TARGET_US);
+	env_init(&s.e, 10);
+	swift_on_start(s.e.b, &s.d.w, &s.e.sk, 3 * TARGET_US, 5000);	/* 1/5000 */
+	ASSERT_EQ(s.d.w.cwnd_milli, 2);
+	env_init(&s.e, 10);
+	swift_on_start(s.e.b, &s.d.w, &s.e.sk, 3 * TARGET_US, 50000);	/* floor */
+	ASSERT_EQ(s.d.w.cwnd_milli, SWIFT_CWND_MIN_MILLI);
+	/* no target: nothing */
+	env_init(&s.e, 10);
+	memset(&s.d.w, 0, sizeof(s.d.w));
+	swift_on_start(s.e.b, &s.d.w, &s.e.sk, 3 * TARGET_US, 50);
+	ASSERT_EQ(s.d.w.cwnd_milli, 0);
+	ASSERT_EQ(s.e.sk.snd_cwnd, 10);
 }
