@@ -236,7 +236,7 @@ struct bbr3_state_rec {
  * of the array <prefix>_trace_ctl. Both are pinned as
  * PIN_ROOT/NAME/{trace_rb,trace_ctl} (include/bbr_pins.h).
  */
-#define BBR_TRACE_VERSION	1	/* bump when struct bbr_trace_ev changes */
+#define BBR_TRACE_VERSION	2	/* bump when struct bbr_trace_ev changes */
 
 #define BBR_TRACE_CTL_ON	0x1	/* a reader is draining the ring */
 #define BBR_TRACE_CTL_PER_ACK	0x2	/* one event per ACK, not per round */
@@ -284,7 +284,9 @@ struct bbr_trace_ev {
 	u8 flags;			/* BBR_TRACE_F_* */
 	u8 swift_status;		/* bbr_swift: SWIFT_ST_*; else 0 */
 	u8 ca_state;			/* TCP_CA_* */
-	u32 _pad;
+	u32 decided_rtt_us;		/* bbr_swift: the Network_RTT its last
+					 * decision used (path value or the round's
+					 * least sample); else 0 */
 };
 
 #endif /* BBR3_STATE_H */

@@ -211,7 +211,7 @@ static struct trace_rates event_rates(const struct bbr_trace_ev *e, bool round_s
 }
 
 /* Fill f (TRACE_NFIELDS entries) with event e of cc, in output order. */
-#define TRACE_NFIELDS	29
+#define TRACE_NFIELDS	30
 static void event_fields(struct trace_field *f, const struct trace_cc *cc,
 			 const struct bbr_trace_ev *e, const struct trace_rates *r)
 {
@@ -238,6 +238,7 @@ static void event_fields(struct trace_field *f, const struct trace_cc *cc,
 		TF_N("loss_ppm", r->loss_ppm),
 		TF_N("ce_ppm", r->ce_ppm),
 		TF_N("network_rtt_us", e->network_rtt_us),
+		TF_N("decided_rtt_us", e->decided_rtt_us),
 		TF_N("swift_factor_ppm", r->factor_ppm),
 		TF_N("srtt_us", e->srtt_us),
 		TF_N("round", e->round_count),

@@ -86,6 +86,7 @@ static __always_inline void bbr_trace_emit(void *trace_rb, struct bbr_trace_ctl 
 	e->ca_state = s->ca_state;
 	if (d) {	/* bbr_swift: Network_RTT, target and the last decrease */
 		e->network_rtt_us = d->w.network_rtt_us;
+		e->decided_rtt_us = d->w.decided_rtt_us;
 		e->target_rtt_us = d->w.target_rtt_us;
 		e->swift_factor = d->w.last_factor;
 		e->swift_decreases = d->w.decreases;

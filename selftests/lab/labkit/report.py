@@ -53,8 +53,8 @@ def sender_rows(runs):
     and mean Total_RTT / Network_RTT (runs with ETS), as the seed's table of
     BBR.Swift's datacenter experiment. None when no run has either."""
     rows = [("point", "cc", "sender", "goodput Mbit/s", "retx %", "retx after warm-up %", "Jain",
-             "ETS attached", "Total_RTT mean us", "Network_RTT mean us",
-             "Network_RTT samples")]
+             "ETS attached", "Total_RTT mean us", "Network_RTT mean / p50 us",
+             "decided p50 us", "Network_RTT samples")]
     for r in runs:
         e = r.get("ets") or {}
         ets = {s["sender"]: s for s in e.get("per_sender", [])}
@@ -68,7 +68,9 @@ def sender_rows(runs):
                          _f(t.get("jain"), "{:.3f}"),
                          {True: "yes", False: "no"}.get(e.get("attached"), "-"),
                          _f(x.get("total_rtt_us_mean"), "{:.0f}"),
-                         _f(x.get("network_rtt_us_mean"), "{:.0f}"),
+                         _f(x.get("network_rtt_us_mean"), "{:.0f}") + " / " +
+                         _f(x.get("network_rtt_us_p50"), "{:.0f}"),
+                         _f(x.get("decided_rtt_us_p50"), "{:.0f}"),
                          x.get("network_rtt_samples", "-")))
     return rows if len(rows) > 1 else None
 
@@ -130,8 +132,10 @@ def write(sc, ccs, runs, pngs, out):
              "Goodput: sum of the sender's bulk flows' mean goodput after warm-up; "
              "retx: total_retrans / data_segs_out of its flows, over the run and after "
              "warm-up; Jain: over its bulk flows' mean goodput after warm-up; Total_RTT: "
-             "mean tcp_info srtt of its flows after warm-up; Network_RTT: mean of the CC's "
-             "ETS samples (bbrctl trace) after warm-up (ETS runs only)."),
+             "mean tcp_info srtt of its flows after warm-up; Network_RTT: mean and median of "
+             "the CC's ETS samples (bbrctl trace) after warm-up (ETS runs only); decided: "
+             "median of the Network_RTT bbr_swift's decisions used (the ETS path filter's "
+             "value, or the round's least sample)."),
             ("Request/response flows", rr_rows(runs),
              "Completion time of one request (request sent to full response received, "
              "flowgen): p50 = median over the rr flows of each flow's median, p99 = the "

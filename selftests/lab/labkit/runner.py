@@ -230,7 +230,8 @@ def read_trace(path, t0_mono_s):
                          "srtt_us": e.get("srtt_us", e.get("rtt_us")), "min_rtt_us": e.get("min_rtt_us"),
                          "inflight_hi": e.get("inflight_hi_pkts"),
                          "inflight_lo": e.get("inflight_lo_pkts"),
-                         "network_rtt_us": e.get("network_rtt_us"), "ev": e.get("ev")})
+                         "network_rtt_us": e.get("network_rtt_us"),
+                         "decided_rtt_us": e.get("decided_rtt_us"), "ev": e.get("ev")})
     return rows
 
 
@@ -403,11 +404,13 @@ def sender_summary(flows, bins, last, first, warmup_s):
 
 
 def ets_summary(flows, samples, state, warmup_s, attach):
-    """Per sender: mean Total_RTT (tcp_info srtt of its flows after warm-up)
-    and mean Network_RTT (the CC's ETS samples in its state, > 0 only)."""
+    """Per sender: mean Total_RTT (tcp_info srtt of its flows after warm-up),
+    mean and median Network_RTT (the CC's ETS samples in its state, > 0
+    only) and the median of the Network_RTT its decisions used (the ETS
+    path filter's value or the round's least sample)."""
     sender = {f["id"]: f["sender"] for f in flows}
     cookie_flow = {int(r["cookie"]): int(r["flow"]) for r in samples if r.get("cookie")}
-    tot, net = {}, {}
+    tot, net, dec = {}, {}, {}
     for r in samples:
         if r["t_s"] >= warmup_s and r.get("rtt_us"):
             tot.setdefault(sender[int(r["flow"])], []).append(r["rtt_us"])
@@ -415,11 +418,15 @@ def ets_summary(flows, samples, state, warmup_s, attach):
         fid = cookie_flow.get(int(s.get("cookie") or 0))
         if fid is not None and s["t_s"] >= warmup_s and s.get("network_rtt_us"):
             net.setdefault(sender[fid], []).append(s["network_rtt_us"])
+            if s.get("decided_rtt_us"):
+                dec.setdefault(sender[fid], []).append(s["decided_rtt_us"])
     out = []
     for i in sorted(set(sender.values())):
         out.append({"sender": i,
                     "total_rtt_us_mean": float(np.mean(tot[i])) if i in tot else None,
                     "network_rtt_us_mean": float(np.mean(net[i])) if i in net else None,
+                    "network_rtt_us_p50": float(np.median(net[i])) if i in net else None,
+                    "decided_rtt_us_p50": float(np.median(dec[i])) if i in dec else None,
                     "network_rtt_samples": len(net.get(i, []))})
     return {"attached": (attach or {}).get("attached"), "per_sender": out,
             "total_rtt_source": "tcp_info rtt (srtt) samples",

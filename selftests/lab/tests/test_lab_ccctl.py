@@ -205,14 +205,16 @@ def test_ets_and_rr_summaries():
              {"id": 2, "sender": 1, "kind": "rr"}]
     samples = [{"t_s": t, "flow": f, "cookie": 100 + f, "rtt_us": 1000 * (f + 1)}
                for t in (0.5, 2, 3) for f in (0, 1)]
-    state = [{"t_s": 2.0, "cookie": 100, "network_rtt_us": 300},
-             {"t_s": 3.0, "cookie": 100, "network_rtt_us": 500},
+    state = [{"t_s": 2.0, "cookie": 100, "network_rtt_us": 300, "decided_rtt_us": 280},
+             {"t_s": 3.0, "cookie": 100, "network_rtt_us": 500, "decided_rtt_us": 320},
+             {"t_s": 3.5, "cookie": 100, "network_rtt_us": 1300},   # bbr3: no decision
              {"t_s": 0.5, "cookie": 101, "network_rtt_us": 9999},   # before warm-up
              {"t_s": 3.0, "cookie": 101, "network_rtt_us": 0}]      # no ETS sample
     e = runner.ets_summary(flows, samples, state, 1.0, {"attached": True})
     print(e)
     assert e["per_sender"][0] == {"sender": 0, "total_rtt_us_mean": 1000.0,
-                                  "network_rtt_us_mean": 400.0, "network_rtt_samples": 2}
+                                  "network_rtt_us_mean": 700.0, "network_rtt_us_p50": 500.0,
+                                  "decided_rtt_us_p50": 300.0, "network_rtt_samples": 3}
     assert e["per_sender"][1]["total_rtt_us_mean"] == 2000.0
     assert e["per_sender"][1]["network_rtt_us_mean"] is None
     sums = {2: {"rr_done": 40, "rr_latency_us": {"p50": 2500, "p99": 9000, "max": 9500}}}
@@ -342,11 +344,12 @@ def test_sender_summary_and_table():
     run = {"cc": "bbr_swift", "point": "", "per_sender": ps,
            "ets": {"attached": True, "per_sender": [
                {"sender": 0, "total_rtt_us_mean": 196.0, "network_rtt_us_mean": 93.0,
+                "network_rtt_us_p50": 90.0, "decided_rtt_us_p50": 85.0,
                 "network_rtt_samples": 7}]}}
     rows = report.sender_rows([run])
     print(rows)
     assert rows[1] == ("-", "bbr_swift", 0, "40.0", "2.000", "1.538", "0.800", "yes", "196",
-                       "93", 7)
+                       "93 / 90", "85", 7)
     assert rows[2][:7] == ("-", "bbr_swift", 1, "50.0", "0.500", "0.000", "1.000")
-    assert rows[2][8:] == ("-", "-", "-")
+    assert rows[2][8:] == ("-", "- / -", "-", "-")
     assert report.sender_rows([{"cc": "cubic", "per_sender": None}]) is None
