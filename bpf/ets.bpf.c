@@ -54,9 +54,25 @@ char LICENSE[] SEC("license") = "GPL";
 #define TCPOPT_SACK		5
 #define ENOMSG			42	/* include/uapi/asm-generic/errno.h */
 #define ENOSPC			28
-/* include/net/tcp.h TCP_DELACK_MAX: the kernel's delayed-ACK bound, 200 ms;
- * what we advertise as MaxACKDel unless ets_cfg says otherwise. */
+/*
+ * The receiver's ACK delay bound on an ETS connection, advertised as
+ * MaxACKDel and enforced (TCP_BPF_DELACK_MAX) unless ets_cfg says
+ * otherwise: 8 ms, so that EcrDel fits the option's microsecond unit (13
+ * bits: up to 8.191 ms). It is also the kernel's least (two jiffies,
+ * TCP_TIMEOUT_MIN, at HZ 250; the timer then fires 4 to 8 ms after the
+ * segment). Beyond that the
+ * receiver must send it in milliseconds, rounded: +-0.5 ms of error on
+ * every Network_RTT sample of a flow that sends a packet now and then and
+ * gets its ACK after the kernel's delayed-ACK timer (40 ms or more), which
+ * is every flow of a heavy incast. It also ACKs such flows once per packet,
+ * so their delay control hears of the queue that much sooner (Swift does
+ * not delay ACKs at all).
+ */
+#define ETS_MAX_ACK_DEL_DEFAULT_US	8000
+/* include/net/tcp.h TCP_DELACK_MAX: the kernel's own bound, 200 ms; a
+ * configured bound at or above it is advertised but not enforced. */
 #define ETS_DELACK_MAX_US	200000
+#define SOL_TCP			6	/* include/linux/socket.h */
 /* Network_RTT min filter window when ets_cfg leaves it 0 (Swift's base
  * delay horizon: a base RTT is remembered for about 10 s). */
 #define ETS_MIN_WIN_NS		10000000000ull
@@ -176,7 +192,7 @@ static __always_inline void note_tx_late(struct bpf_sock_ops *skops,
 static __always_inline u16 max_ack_del_field(struct ets_cfg *cfg)
 {
 	return ets_maxackdel_field(cfg && cfg->max_ack_del_us ?
-				   cfg->max_ack_del_us : ETS_DELACK_MAX_US);
+				   cfg->max_ack_del_us : ETS_MAX_ACK_DEL_DEFAULT_US);
 }
 
 static __always_inline void disable(struct bpf_sock_ops *skops,
@@ -268,6 +284,22 @@ static __always_inline void on_write(struct bpf_sock_ops *skops)
 
 /* ---- handshake ----------------------------------------------------- */
 
+/* Keep the MaxACKDel promise (see ETS_MAX_ACK_DEL_DEFAULT_US): cap the
+ * connection's delayed-ACK timer; the kernel rounds up to a jiffy and
+ * refuses less than two (at HZ 100, 20 ms): then the kernel's bound stays
+ * and ets_stats.delack_refused counts it. */
+static __always_inline void enforce_max_ack_delay(struct bpf_sock_ops *skops,
+						  struct ets_cfg *cfg,
+						  struct ets_stats *st)
+{
+	int us = cfg && cfg->max_ack_del_us ? (int)cfg->max_ack_del_us
+					    : ETS_MAX_ACK_DEL_DEFAULT_US;
+
+	if (us < ETS_DELACK_MAX_US &&
+	    bpf_setsockopt(skops, SOL_TCP, TCP_BPF_DELACK_MAX, &us, sizeof(us)))
+		CNT(st, delack_refused);
+}
+
 
 /*
  * The handshake is over: enable ETS if both ends agreed. Active side: skb is
@@ -301,6 +333,7 @@ static __always_inline void on_estab(struct bpf_sock_ops *skops, bool active)
 			       false, o.tsval_us, bpf_ktime_get_ns());
 	}
 	cb_flags(skops, true);
+	enforce_max_ack_delay(skops, cfg_get(), st);
 	CNT(st, negotiated);
 }
 
@@ -401,7 +434,9 @@ static __always_inline void publish(struct bpf_sock_ops *skops,
 	u64 win = cfg && cfg->min_rtt_win_ns ? cfg->min_rtt_win_ns
 					     : ETS_MIN_WIN_NS;
 
-	e->path_rtt_us = path_update(skops, s->network_rtt_us, now_ns, cfg);
+	/* a millisecond EcrDel is +-0.5 ms: not for the path's least */
+	if (s->ack_delay_exact)
+		e->path_rtt_us = path_update(skops, s->network_rtt_us, now_ns, cfg);
 	e->host_delay_us = e->tx_late_us + e->rx_wait_us;
 	e->network_rtt_us = s->network_rtt_us;
 	e->total_rtt_us = s->total_rtt_us;

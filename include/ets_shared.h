@@ -125,6 +125,8 @@ struct ets_stats {
 	u64 tx_late_n;
 	u64 rx_wait_sum_us;	/* ACKs with an RX stamp: parse - stamp */
 	u64 rx_wait_n;
+	u64 delack_refused;	/* connections whose delayed-ACK cap the
+				 * kernel refused (below two jiffies) */
 };
 
 /* Segments in a row without the option that turn ETS off for the

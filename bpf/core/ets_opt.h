@@ -323,6 +323,7 @@ struct ets_sample {
 	u32 total_rtt_us;
 	u32 network_rtt_us;
 	u32 ack_delay_us;
+	u32 ack_delay_exact;	/* EcrDel came in us (not rounded to a ms) */
 };
 
 /*
@@ -353,6 +354,7 @@ static inline int ets_sample(const struct ets_opt *o, bool ack, u32 arrival_us,
 	if ((u64)del > total)
 		return ETS_SAMPLE_DEL_GT_RTT;
 	s->ack_delay_us = (u32)del;
+	s->ack_delay_exact = o->unit == ETS_UNIT_US;
 	s->network_rtt_us = total - (u32)del;
 	return ETS_SAMPLE_OK;
 }

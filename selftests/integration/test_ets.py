@@ -271,6 +271,7 @@ def test_ets_wire_format_and_negotiation(tmp_path):
         seen = {"syn": 0, "synack": 0, "data": 0, "pure_ack": 0}
         syn_tsval = None
         skbs = set()
+        max_ecrdel_us = us_unit = 0
         for p in pkts:
             t = p[TCP]
             flags = int(t.flags)
@@ -282,7 +283,7 @@ def test_ets_wire_format_and_negotiation(tmp_path):
             if syn and not ack:
                 seen["syn"] += 1
                 syn_tsval = o["tsval"]
-                assert o["mad"] == 0xFFFE, f"MaxACKDel {o['mad']:#x}: 200 ms saturates"
+                assert o["mad"] == 8000, f"MaxACKDel {o['mad']}: the 8 ms default"
             elif syn:
                 seen["synack"] += 1
                 assert o["tsecr"] == syn_tsval, "SYN-ACK must echo the SYN's TSval"
@@ -292,9 +293,18 @@ def test_ets_wire_format_and_negotiation(tmp_path):
             else:
                 seen["pure_ack"] += 1
                 assert o["tsecr"] != 0
+                # Sends 50 ms apart would wait for the 40 ms delayed-ACK
+                # timer; the enforced 8 ms MaxACKDel caps the wait at two
+                # jiffies, which the timer wheel may overrun by one.
+                if o["unit"] != 2:
+                    del_us = o["ecrdel"] * (1000 if o["unit"] == 1 else 1)
+                    assert del_us <= 16000, f"EcrDel {del_us} us: the 8 ms cap did not hold"
+                    max_ecrdel_us = max(max_ecrdel_us, del_us)
+                    us_unit += o["unit"] == 0
             # Option space: TCP header within 60 bytes (40 of options).
             assert t.dataofs * 4 <= 60
-        print("ETS options per segment type:", seen)
+        print("ETS options per segment type:", seen, "largest EcrDel", max_ecrdel_us, "us,",
+              us_unit, "in us")
         assert seen["syn"] >= 1 and seen["synack"] >= 1
         assert seen["data"] >= 10 and seen["pure_ack"] >= 5
         st = att.stats()
