@@ -156,6 +156,34 @@ def retransmit_rate(final_rows):
     return (sum(r["total_retrans"] for r in final_rows) / segs) if segs else None
 
 
+def retransmits_per_second(samples, duration_s):
+    """Retransmits and data segments sent in each second of the run, over all
+    flows: [{"t_s": k, "retransmits": n, "segments": m}] for k = 0, 1, ...
+    (each flow's counters at the last sample of the second, less those at
+    the last sample of the second before)."""
+    nsec = max(1, int(np.ceil(duration_s)))
+    at = {}                      # (flow, second) -> the latest row in it
+    for r in samples:
+        k = min(int(r["t_s"]), nsec - 1)
+        key = (int(r["flow"]), k)
+        if key not in at or r["t_s"] >= at[key]["t_s"]:
+            at[key] = r
+    out = []
+    prev = {}
+    for k in range(nsec):
+        rtx = segs = 0
+        for f in sorted({f for f, _ in at}):
+            r = at.get((f, k))
+            if r is None:
+                continue
+            p = prev.get(f, {"total_retrans": 0, "data_segs_out": 0})
+            rtx += r["total_retrans"] - p["total_retrans"]
+            segs += r["data_segs_out"] - p["data_segs_out"]
+            prev[f] = r
+        out.append({"t_s": k, "retransmits": int(rtx), "segments": int(segs)})
+    return out
+
+
 def first_rows_from(samples, t_s):
     """Each flow's first sample at or after t_s (its counters then)."""
     first = {}

@@ -48,6 +48,29 @@ def _pct(x):
     return "-" if x is None else f"{x * 100:.3f}"
 
 
+RETX_SECONDS_LISTED = 3     # seconds shown one by one, then the rest together
+
+
+def retx_rows(runs):
+    """Retransmits per second of the run (all flows): the first seconds one
+    by one (start-up), then the rest together; only runs that retransmitted."""
+    def cell(rows):
+        rtx = sum(r["retransmits"] for r in rows)
+        segs = sum(r["segments"] for r in rows)
+        return f"{rtx} ({100.0 * rtx / segs:.2f} %)" if segs else f"{rtx}"
+
+    head = [f"{k}-{k + 1} s" for k in range(RETX_SECONDS_LISTED)]
+    rows = [("point", "cc", *head, f"after {RETX_SECONDS_LISTED} s")]
+    for r in runs:
+        per = r.get("retransmits_per_s") or []
+        if not any(x["retransmits"] for x in per):
+            continue
+        rows.append((r.get("point") or "-", r["cc"],
+                     *[cell(per[k:k + 1]) for k in range(RETX_SECONDS_LISTED)],
+                     cell(per[RETX_SECONDS_LISTED:])))
+    return rows if len(rows) > 1 else None
+
+
 def sender_rows(runs):
     """Per sender: goodput, retransmits and Jain (runs with several senders)
     and mean Total_RTT / Network_RTT (runs with ETS), as the seed's table of
@@ -136,6 +159,9 @@ def write(sc, ccs, runs, pngs, out):
              "the CC's ETS samples (bbrctl trace) after warm-up (ETS runs only); decided: "
              "median of the Network_RTT bbr_swift's decisions used (the ETS path filter's "
              "value, or the round's least sample)."),
+            ("Retransmits per second", retx_rows(runs),
+             "Retransmitted segments (and their share of the data segments sent) in "
+             "each second of the run, all flows (tcp_info total_retrans deltas)."),
             ("Request/response flows", rr_rows(runs),
              "Completion time of one request (request sent to full response received, "
              "flowgen): p50 = median over the rr flows of each flow's median, p99 = the "

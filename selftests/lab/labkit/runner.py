@@ -492,6 +492,7 @@ def compute(sc, cc, flows, samples, stats, kqueue, log_q, state, backend):
     res["utilisation"] = util
     res["capacity_mbit"] = cap
     res["retransmit_rate"] = M.retransmit_rate(list(last.values()))
+    res["retransmits_per_s"] = M.retransmits_per_second(samples, dur)
     res["jain_run"] = M.jain_run(jbins, jactive)
     jvals = [j for _, j in jw]
     res["jain_windows"] = {"mean": float(np.mean(jvals)) if jvals else None,

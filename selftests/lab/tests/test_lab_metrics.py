@@ -9,6 +9,7 @@ import pytest
 
 from labkit import metrics as M
 from labkit import scenario as S
+from labkit import report
 
 
 def test_jain_bounds():
@@ -170,3 +171,24 @@ def test_scorecard_goals_from_summaries(tmp_path):
     lost = by["1 % loss: utilisation >= 0.90"]
     assert lost["missing"] and not lost["met"]
     assert "no results (random_loss)" in text
+
+
+def test_retransmits_per_second():
+    """Counters at the end of each second, less those of the second before,
+    summed over flows; a second without a sample of a flow adds nothing for
+    it; the report lists the first seconds and the rest."""
+    rows = [{"t_s": 0.1, "flow": 0, "total_retrans": 5, "data_segs_out": 50},
+            {"t_s": 0.9, "flow": 0, "total_retrans": 8, "data_segs_out": 100},
+            {"t_s": 0.9, "flow": 1, "total_retrans": 2, "data_segs_out": 100},
+            {"t_s": 1.5, "flow": 0, "total_retrans": 8, "data_segs_out": 300},
+            {"t_s": 2.5, "flow": 1, "total_retrans": 3, "data_segs_out": 400},
+            {"t_s": 4.2, "flow": 0, "total_retrans": 9, "data_segs_out": 500}]
+    per = M.retransmits_per_second(rows, 5.0)
+    assert [(p["retransmits"], p["segments"]) for p in per] == \
+        [(10, 200), (0, 200), (1, 300), (0, 0), (1, 200)]
+    table = report.retx_rows([{"cc": "bbr_swift", "point": "", "retransmits_per_s": per},
+                              {"cc": "cubic", "point": "", "retransmits_per_s":
+                               [{"t_s": 0, "retransmits": 0, "segments": 9}]}])
+    assert table[1] == ("-", "bbr_swift", "10 (5.00 %)", "0 (0.00 %)", "1 (0.33 %)",
+                        "1 (0.50 %)")
+    assert len(table) == 2          # a run without retransmits is left out
