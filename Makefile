@@ -47,7 +47,7 @@ UNIT_SRCS := $(wildcard selftests/unit/*.c)
 UNIT_BIN  := selftests/unit/run_unit
 FUZZ_BIN  := selftests/fuzz/fuzz_core
 LOADER    := loader/bbrctl
-TOOLS     := selftests/tools/verifier_stats
+TOOLS     := selftests/tools/verifier_stats selftests/tools/hostdelay
 BUILD_DIR := build
 
 # The fixed BPF programs bbrctl carries inside itself, as libbpf skeletons

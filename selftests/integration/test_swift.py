@@ -347,3 +347,37 @@ def test_target_tracking():
     assert qs <= TT_QUEUE_RATIO_MAX * q3
     assert abs(mean_net - TT_TARGET_US) <= TT_NET_TOL_FRAC * TT_TARGET_US
     assert swift["mbps"] >= TT_MIN_UTILISATION * payload_mbit
+
+
+HOSTDELAY = REPO / "selftests" / "tools" / "hostdelay"
+HOSTDELAY_OBJ = REPO / "selftests" / "progs" / "hostdelay.bpf.o"
+
+
+def test_hostdelay_measures_a_transfer():
+    """selftests/tools/hostdelay (docs/bbr_swift.md, "Host delay") counts
+    every stage of a cubic transfer between two namespaces and reads host
+    delays of microseconds, not the milliseconds of a wrong clock or a
+    mismatched skb."""
+    make_target("selftests/tools/hostdelay", "selftests/progs/hostdelay.bpf.o")
+    if not linkem_available():
+        pytest.fail("linkem is not built (make)")
+    # through the lab's emulator, as in docs/bbr_swift.md: TUN devices, no
+    # offloads, so a data skb is one segment
+    with EmulatedPath(rate_mbit=RATE_MBIT, rtt_ms=1, buffer_bdp=2) as path:
+        hd = subprocess.Popen([str(HOSTDELAY), "--seconds", "4", str(HOSTDELAY_OBJ)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            res = bbrtest.run_transfer(path, "cubic", seconds=2)
+        finally:
+            out, err = hd.communicate(timeout=30)
+    assert hd.returncode == 0, err
+    stages = {s["stage"]: s for s in map(json.loads, out.splitlines())}
+    print(json.dumps(stages, indent=1), res["mbps"])
+    assert set(stages) == {"tx_data", "tx_ack", "dev_queue", "rx_data", "rx_ack"}
+    # 2 s at tens of Mbit/s: thousands of data segments and ACKs each way
+    for name in ("tx_data", "rx_data", "rx_ack", "dev_queue"):
+        assert stages[name]["count"] >= 1000, stages[name]
+    for name in ("tx_data", "rx_data", "rx_ack"):
+        assert stages[name]["mean_us"] < 1000, stages[name]
+    cp = subprocess.run([str(HOSTDELAY), "--seconds", "0"], capture_output=True, text=True)
+    assert cp.returncode == 2 and "--seconds" in cp.stderr
