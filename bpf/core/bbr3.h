@@ -2075,23 +2075,6 @@ static inline void bbr_signal_no_ecn(struct bbr3 *b, struct bbr_sock *sk)
 	b->ecn_eligible = 0;
 }
 
-/* The lower bounds a cut starts from (set from the model if unset). */
-static inline void bbr_signal_lower_bounds(struct bbr3 *b,
-					   const struct bbr_sock *sk,
-					   u32 *bw_lo, u32 *inflight_lo)
-{
-	bbr_init_lower_bounds(b, sk, true);
-	*bw_lo = b->bw_lo;
-	*inflight_lo = b->inflight_lo;
-}
-
-static inline void bbr_signal_set_lower_bounds(struct bbr3 *b, u32 bw_lo,
-					       u32 inflight_lo)
-{
-	b->bw_lo = bbr_max_u32(bw_lo, 1);
-	b->inflight_lo = bbr_max_u32(inflight_lo, BBR_CWND_MIN_TARGET_PKTS);
-}
-
 /* The queue is too high in STARTUP: leave it, as on too much loss or CE. */
 static inline void bbr_signal_end_startup(struct bbr3 *b,
 					  const struct bbr_sock *sk)
