@@ -238,7 +238,6 @@ static void event_fields(struct trace_field *f, const struct trace_cc *cc,
 		TF_N("loss_ppm", r->loss_ppm),
 		TF_N("ce_ppm", r->ce_ppm),
 		TF_N("network_rtt_us", e->network_rtt_us),
-		TF_N("decided_rtt_us", e->decided_rtt_us),
 		TF_N("swift_factor_ppm", r->factor_ppm),
 		TF_N("srtt_us", e->srtt_us),
 		TF_N("round", e->round_count),
@@ -249,6 +248,7 @@ static void event_fields(struct trace_field *f, const struct trace_cc *cc,
 		TF_S("swift_status", swst),
 		TF_N("ca_state", e->ca_state),
 		TF_B("round_start", !!(e->flags & BBR_TRACE_F_ROUND_START)),
+		TF_N("decided_rtt_us", e->decided_rtt_us),
 	};
 
 	memcpy(f, t, sizeof(t));
