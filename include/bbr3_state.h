@@ -14,7 +14,7 @@
 #ifndef BBR3_STATE_H
 #define BBR3_STATE_H
 
-#define BBR3_STATE_VERSION	6	/* bump when the layout below changes */
+#define BBR3_STATE_VERSION	7	/* bump when the layout below changes */
 
 #define BBR_UNSET		0xFFFFFFFFu
 
@@ -134,11 +134,13 @@ struct bbr3 {
 	u8 ack_phase;			/* BBR_ACKS_* */
 	u8 prev_ca_state;		/* TCP_CA_* at the previous ACK */
 	u8 init_cwnd;			/* cwnd at init, <= 127 */
-	u8 rounds_since_probe;		/* saturates at 255 */
+	u8 rounds_since_probe;		/* saturates at 255; in the L4S gain
+					 * cycle the round of the cycle */
 	u8 bw_probe_up_rounds;		/* <= 30 */
 	u8 loss_events_in_round;	/* <= 15 */
 	u8 full_bw_cnt;			/* rounds without growth, <= 3 */
-	u8 startup_ecn_rounds;		/* consecutive high-CE rounds in STARTUP */
+	u8 startup_ecn_rounds;		/* consecutive high-CE rounds in STARTUP;
+					 * in the L4S mode rounds with CE */
 	u8 extra_acked_win_rtts;	/* rounds in this extra_acked slot, <= 31 */
 	u8 extra_acked_win_idx;		/* current extra_acked slot, 0 or 1 */
 	u8 tx_rec_head;			/* index of the newest bbr_tx_rec */
@@ -168,7 +170,9 @@ struct bbr3 {
 	u8 drain_rounds;		/* round starts in DRAIN, <= 7 */
 	u8 undo_state;			/* BBR_UNDO_*: what a spurious loss ended */
 	u8 loss_yet_in_recovery;	/* undo state saved for this episode */
-	u16 idle_restarts;		/* sends after idle seen (wraps): stat */
+	u8 idle_restarts;		/* sends after idle seen (wraps): stat */
+	u8 l4s;				/* the L4S mode is in force: the l4s key
+					 * and AccECN (docs/l4s.md) */
 	u32 round_rtt_max_us;		/* max RTT sample in this loss round
 					 * (loss_queue_thresh) */
 	u32 probe_rtt_max_us;		/* max RTT sample in STARTUP and the
@@ -195,6 +199,11 @@ struct bbr3_sk {
 #define BBR_ECN_MODE_RFC3168	1	/* classic ECN: one ECE per round trip */
 #define BBR_ECN_MODE_ACCECN	2	/* AccECN (RFC 9768): CE counts per ACK */
 #define BBR_ECN_MODE_PENDING	3	/* AccECN asked, handshake not finished */
+
+/* bbr3_state_rec.l4s_mode */
+#define BBR_L4S_OFF		0	/* the l4s key is 0 */
+#define BBR_L4S_ON		1	/* l4s = 1 and AccECN: in force */
+#define BBR_L4S_FALLBACK	2	/* l4s = 1 without AccECN: BBRv3's normal mode */
 
 struct bbr3_state_rec {
 	u64 cookie;			/* SO_COOKIE, as `ss -e` prints it */
@@ -226,7 +235,8 @@ struct bbr3_state_rec {
 	u32 kernel_min_rtt_us;		/* tcpi_min_rtt */
 	u8 ca_state;			/* tcpi_ca_state: TCP_CA_* */
 	u8 ecn_mode;			/* BBR_ECN_MODE_*: what the handshake negotiated */
-	u8 _pad2[2];
+	u8 l4s_mode;			/* BBR_L4S_*: the L4S mode asked and in force */
+	u8 _pad2;
 	struct bbr3 st;
 };
 

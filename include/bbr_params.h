@@ -78,8 +78,25 @@
 		  "us", "ECN only if min_rtt is at most this; 0 = any")		\
 	BBR_PARAM(ecn_reprobe_gain, 0, 1024, BBR_PARAM_UNIT / 2,		\
 		  "BBR_UNIT", "inflight_hi share that sets the slope of a re-probe after CE only") \
+	/* L4S mode (docs/l4s.md): the keys after `l4s` apply only while it \
+	 * is in force, i.e. l4s = 1 and the connection has AccECN */		\
+	BBR_PARAM(l4s, 0, 1, 0,							\
+		  "0/1", "L4S mode: the L4S keys apply while the connection has AccECN (else it runs as with 0)") \
 	BBR_PARAM(ce_discount_k, 0, 64, 0,					\
 		  "1/K", "L4S: a bandwidth sample counts each CE-marked packet as 1 - 1/K packet (BBR-evo: K = 4); 0 = off") \
+	BBR_PARAM(cycle_rounds, 0, 16, 0,					\
+		  "rounds", "L4S: PROBE_BW as a cycle of this many rounds, up, down, then cruise (BBR-evo: 3); 0 = BBRv3's phases; 1 counts as 2") \
+	/* 256 * 9 / 8 = 288, 256 * 7 / 8 = 224: BBR-evo's cycle */		\
+	BBR_PARAM(cycle_up_gain, 256, 4096, BBR_PARAM_UNIT * 9 / 8,		\
+		  "BBR_UNIT", "L4S: pacing gain of the cycle's up round")	\
+	BBR_PARAM(cycle_down_gain, 1, 256, BBR_PARAM_UNIT * 7 / 8,		\
+		  "BBR_UNIT", "L4S: pacing gain of the cycle's down round")	\
+	BBR_PARAM(bw_slot_rounds, 0, 255, 0,					\
+		  "rounds", "L4S: the 2-slot max-bw filter moves a slot every this many rounds (BBR-evo's 2-round window: 1); 0 = once per PROBE_BW cycle") \
+	BBR_PARAM(startup_ce_rounds, 0, 15, 0,					\
+		  "rounds", "L4S: STARTUP goes to PROBE_BW after this many rounds with CE (BBR-evo: 2); 0 = BBRv3's rule") \
+	BBR_PARAM(l4s_no_probe_rtt, 0, 1, 0,					\
+		  "0/1", "L4S: no PROBE_RTT (BBR-evo); 0 = BBRv3's") \
 	/* 256 * 15 / 100 = 38 (~0.148) */					\
 	BBR_PARAM(inflight_headroom, 0, 256, BBR_PARAM_UNIT * 15 / 100,		\
 		  "BBR_UNIT", "headroom below inflight_hi while cruising")	\
@@ -145,6 +162,11 @@ struct bbr_params {
  *   v3      the reference: every key below at its table default.
  *   v3plus  the reference plus random-loss tolerance and a queue allowance
  *           in time instead of in RTTs (docs/bbr3.md, "Beyond v3").
+ *   l4s     the L4S mode with BBR-evo's modifications (Ericsson, "BBR with
+ *           L4S support"; docs/l4s.md): CE-discounted bandwidth (K = 4), a
+ *           3-round gain cycle [9/8, 7/8, 1], a 2-round max-bw window, no
+ *           PROBE_RTT, STARTUP left after 2 rounds with CE; BBRv3's ECN
+ *           response on at any RTT. Needs AccECN (`bbrctl load --ecn accecn`).
  * Each row: BBR_PROFILE_VALUE(profile, key, value). A key that any profile
  * sets is reset to its default by every other profile, so that switching
  * profiles never leaves a mix. bbr_params_set_profile() (bpf/core/bbr3.h)
@@ -152,7 +174,8 @@ struct bbr_params {
  */
 #define BBR_PROFILE_v3		0
 #define BBR_PROFILE_v3plus	1
-#define BBR_PROFILE_NAMES	{ "v3", "v3plus" }
+#define BBR_PROFILE_l4s		2
+#define BBR_PROFILE_NAMES	{ "v3", "v3plus", "l4s" }
 
 #define BBR_PROFILE_TABLE(BBR_PROFILE_VALUE)					\
 	/* 1.0 x BDP plus a time allowance instead of 2 x BDP */		\
@@ -163,7 +186,15 @@ struct bbr_params {
 	/* 256 / 8 = 32: a queue of 1/8 min_rtt means congestion */		\
 	BBR_PROFILE_VALUE(v3plus, loss_queue_thresh, BBR_PARAM_UNIT / 8)	\
 	/* 256 * 15 / 100 = 38 (~14.8 %): above it loss always counts */	\
-	BBR_PROFILE_VALUE(v3plus, random_loss_max, BBR_PARAM_UNIT * 15 / 100)
+	BBR_PROFILE_VALUE(v3plus, random_loss_max, BBR_PARAM_UNIT * 15 / 100)	\
+	BBR_PROFILE_VALUE(l4s, l4s, 1)						\
+	BBR_PROFILE_VALUE(l4s, ecn_enable, 1)					\
+	BBR_PROFILE_VALUE(l4s, ecn_max_rtt_us, 0)				\
+	BBR_PROFILE_VALUE(l4s, ce_discount_k, 4)				\
+	BBR_PROFILE_VALUE(l4s, cycle_rounds, 3)					\
+	BBR_PROFILE_VALUE(l4s, bw_slot_rounds, 1)				\
+	BBR_PROFILE_VALUE(l4s, startup_ce_rounds, 2)				\
+	BBR_PROFILE_VALUE(l4s, l4s_no_probe_rtt, 1)
 
 /* Parameter sets per CC: a power of two, so that masking keeps any index
  * in bounds (the verifier needs that proof, and a corrupt slot must not

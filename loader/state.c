@@ -53,8 +53,8 @@
 	F(ecn_in_cycle) F(ecn_eligible) F(bw_probe_samples)		\
 	F(prev_probe_too_high) F(stopped_risky_probe) F(initialized)	\
 	F(tlp_retrans_seen) F(param_slot) F(drain_rounds) F(undo_state)	\
-	F(loss_yet_in_recovery) F(idle_restarts) F(round_rtt_max_us)	\
-	F(probe_rtt_max_us)
+	F(loss_yet_in_recovery) F(idle_restarts) F(l4s)			\
+	F(round_rtt_max_us) F(probe_rtt_max_us)
 
 #define MEMB(n)		(((struct bbr3 *)0)->n)
 #define F_SIZE(n)	+ sizeof(MEMB(n))
@@ -400,6 +400,17 @@ static const char *ecn_mode_name(unsigned int m)
 	return m < sizeof(names) / sizeof(names[0]) ? names[m] : "?";
 }
 
+/* bbr3_state_rec.l4s_mode as `bbrctl stat --json` names it. */
+static const char *l4s_mode_name(unsigned int m)
+{
+	static const char *const names[] = {
+		[BBR_L4S_OFF] = "off", [BBR_L4S_ON] = "on",
+		[BBR_L4S_FALLBACK] = "fallback",
+	};
+
+	return m < sizeof(names) / sizeof(names[0]) ? names[m] : "?";
+}
+
 /* swift_state.status: "active" means the target is in force; anything
  * else is the fallback to plain BBRv3 and says why. */
 const char *swift_status_name(unsigned int st)
@@ -544,6 +555,7 @@ static json_t *rec_to_json(const char *cc, const struct bbr3_state_rec *r,
 	js_set_u64(j, "kernel_min_rtt_us", r->kernel_min_rtt_us);
 	js_set_u64(j, "ca_state", r->ca_state);
 	js_set_str(j, "ecn", ecn_mode_name(r->ecn_mode));
+	js_set_str(j, "l4s_mode", l4s_mode_name(r->l4s_mode));
 	js_set_u64(j, "loss_ppm", loss_ppm(r));
 	js_set_u64(j, "ce_ppm", ce_ppm(r));
 

@@ -117,6 +117,14 @@
 #define BBR_LOSS_EVENTS_MAX		15u
 #define BBR_EXTRA_ACKED_WIN_RTTS_MAX	31u
 #define BBR_STARTUP_ECN_ROUNDS_MAX	3u
+/* The L4S gain cycle (bbr_update_l4s_cycle()): the round numbers of its up
+ * and down rounds (the rest cruise), and its least length. */
+#define BBR_L4S_CYCLE_UP		0
+#define BBR_L4S_CYCLE_DOWN		1
+#define BBR_L4S_CYCLE_MIN_ROUNDS	2
+/* startup_ecn_rounds counts the L4S mode's rounds with CE up to the
+ * startup_ce_rounds parameter's maximum. */
+#define BBR_L4S_STARTUP_CE_ROUNDS_MAX	15u
 #define BBR_INIT_CWND_MAX_PKTS		127u
 #define BBR_U16_MAX			0xFFFFu
 /* GSO_LEGACY_MAX_SIZE: the TSO goal used for cwnd budgeting. */
@@ -243,7 +251,7 @@ struct bbr_sock {
 	u8 ecn_ok;			/* ECN negotiated (RFC 3168 or AccECN) */
 	u8 ece;				/* this ACK echoed CE (FLAG_ECE) */
 	u8 dsack_tlp;			/* this ACK DSACKed a TLP (FLAG_DSACK_TLP) */
-	u8 _pad;
+	u8 accecn;			/* AccECN negotiated: CE counts per ACK */
 	/* in/out */
 	u32 snd_cwnd;
 	u32 snd_ssthresh;
@@ -328,6 +336,35 @@ static inline bool bbr_can_use_ecn(const struct bbr3 *b,
 	 * 2026 generation removed ECN from the algorithm; with ecn_enable
 	 * (default off) bbr3 keeps the 2023 generation's ECN response. */
 	return BBR_P(b).ecn_enable && sk->ecn_ok;
+}
+
+/*
+ * The L4S mode (docs/l4s.md): BBR-evo's modifications (Ericsson, "BBR with
+ * L4S support", simulations), each a parameter that applies only while the
+ * mode is in force: the l4s key set and the connection's handshake
+ * negotiated AccECN, whose per-ACK CE counts the mode reads
+ * (tp->delivered_ce). A connection that got classic ECN, or none, runs as
+ * with l4s = 0 (stat: l4s_mode "fallback"). b->l4s is decided per ACK.
+ */
+static inline bool bbr_l4s_cycle(const struct bbr3 *b)
+{
+	return b->l4s && BBR_P(b).cycle_rounds;
+}
+
+/* The L4S mode's STARTUP has seen its startup_ce_rounds rounds with CE:
+ * under an L4S AQM a CE mark is the queue at its shallow threshold already,
+ * there is little to drain, and the cycle's down round follows at once. */
+static inline bool bbr_l4s_startup_ce(const struct bbr3 *b)
+{
+	return b->l4s && BBR_P(b).startup_ce_rounds &&
+	       b->startup_ecn_rounds >= BBR_P(b).startup_ce_rounds;
+}
+
+/* The L4S mode moves the max-bw filter itself (per cycle or per
+ * bw_slot_rounds), not at the end of a BBRv3 probe. */
+static inline bool bbr_l4s_own_bw_filter(const struct bbr3 *b)
+{
+	return b->l4s && (BBR_P(b).cycle_rounds || BBR_P(b).bw_slot_rounds);
 }
 
 static inline bool bbr_is_probing_bandwidth(const struct bbr3 *b)
@@ -585,7 +622,7 @@ static inline void bbr_update_round_start(struct bbr3 *b,
  */
 static inline void bbr_calculate_bw_sample(const struct bbr3 *b, struct bbr_rs *rs)
 {
-	u32 k = BBR_P(b).ce_discount_k;
+	u32 k = b->l4s ? BBR_P(b).ce_discount_k : 0;
 	u64 bw = 0, pkts, scale = 1;
 
 	if (rs->interval_us > 0 && rs->delivered >= 0) {
@@ -687,7 +724,19 @@ static inline void bbr_check_ecn_too_high_in_startup(struct bbr3 *b,
 						     const struct bbr_sock *sk,
 						     u32 ce_ratio)
 {
-	if (b->full_bw_reached || !b->ecn_eligible || !BBR_P(b).ecn_thresh)
+	if (b->full_bw_reached || !b->ecn_eligible)
+		return;
+	if (b->l4s && BBR_P(b).startup_ce_rounds) {
+		/* L4S: startup_ce_rounds rounds with any CE, in a row or not,
+		 * end STARTUP, and bbr_check_drain() goes straight to
+		 * PROBE_BW (BBR-evo: more than one round) */
+		if (ce_ratio && b->startup_ecn_rounds < BBR_L4S_STARTUP_CE_ROUNDS_MAX)
+			b->startup_ecn_rounds++;
+		if (bbr_l4s_startup_ce(b))
+			bbr_handle_queue_too_high_in_startup(b, sk);
+		return;
+	}
+	if (!BBR_P(b).ecn_thresh)
 		return;
 	if (ce_ratio >= BBR_P(b).ecn_thresh) {
 		if (b->startup_ecn_rounds < BBR_STARTUP_ECN_ROUNDS_MAX)
@@ -908,6 +957,8 @@ static inline void bbr_start_bw_probe_down(struct bbr3 *b,
 	b->ack_phase = BBR_ACKS_PROBE_STOPPING;
 	bbr_start_round(b, sk);
 	bbr_set_cycle_idx(b, BBR_BW_PROBE_DOWN);
+	if (bbr_l4s_cycle(b))	/* an L4S cycle goes on from its down round */
+		b->rounds_since_probe = BBR_L4S_CYCLE_DOWN;
 }
 
 static inline void bbr_start_bw_probe_cruise(struct bbr3 *b)
@@ -915,6 +966,56 @@ static inline void bbr_start_bw_probe_cruise(struct bbr3 *b)
 	if (b->inflight_lo != BBR_UNSET)
 		b->inflight_lo = bbr_min_u32(b->inflight_lo, b->inflight_hi);
 	bbr_set_cycle_idx(b, BBR_BW_PROBE_CRUISE);
+}
+
+/*
+ * The L4S gain cycle (cycle_rounds, BBR-evo: 3), in place of BBRv3's
+ * PROBE_BW phases: a round at cycle_up_gain (9/8), a round at
+ * cycle_down_gain (7/8), the rest at 1.0, round after round. BBR-evo cut
+ * BBRv1's 8-round [5/4, 3/4, 1 x 6] to this: a smaller swing (less queue
+ * jitter under an L4S AQM's shallow marking) probed three times as often.
+ * The up round lifts the lower bounds as REFILL does and counts as a
+ * probe: loss or CE too high in it lowers inflight_hi and goes to the down
+ * round (bbr_handle_inflight_too_high()). Without bw_slot_rounds the
+ * max-bw filter moves one slot per cycle.
+ */
+
+static inline void bbr_update_l4s_cycle(struct bbr3 *b)
+{
+	u32 n = bbr_max_u32(BBR_P(b).cycle_rounds, BBR_L4S_CYCLE_MIN_ROUNDS);
+
+	/* rounds_since_probe, counted at each round start, is the round of
+	 * the cycle here: 0 the up round, 1 the down round */
+	if (!b->round_start)
+		return;
+	if (b->rounds_since_probe >= n)
+		b->rounds_since_probe = BBR_L4S_CYCLE_UP;
+	switch (b->rounds_since_probe) {
+	case BBR_L4S_CYCLE_UP:
+		bbr_reset_lower_bounds(b);
+		b->bw_probe_samples = 1;
+		if (!BBR_P(b).bw_slot_rounds)
+			bbr_advance_max_bw_filter(b);
+		bbr_set_cycle_idx(b, BBR_BW_PROBE_UP);
+		break;
+	case BBR_L4S_CYCLE_DOWN:
+		b->bw_probe_samples = 0;
+		bbr_set_cycle_idx(b, BBR_BW_PROBE_DOWN);
+		break;
+	default:
+		bbr_set_cycle_idx(b, BBR_BW_PROBE_CRUISE);
+		break;
+	}
+}
+
+/* At a round start: the L4S mode's max-bw filter moves a slot every
+ * bw_slot_rounds rounds (BBR-evo's 2-round window: 1). */
+static inline void bbr_l4s_advance_bw_slot(struct bbr3 *b)
+{
+	u32 n = BBR_P(b).bw_slot_rounds;
+
+	if (b->l4s && n && b->mode == BBR_PROBE_BW && !(b->round_count % n))
+		bbr_advance_max_bw_filter(b);
 }
 
 /* Loss or ECN during a probe: lower inflight_hi and stop probing. */
@@ -976,7 +1077,8 @@ static inline bool bbr_adapt_upper_bounds(struct bbr3 *b,
 		/* End of the feedback of the last probe. */
 		b->bw_probe_samples = 0;
 		b->ack_phase = BBR_ACKS_INIT;
-		if (b->mode == BBR_PROBE_BW && !rs->is_app_limited)
+		if (b->mode == BBR_PROBE_BW && !rs->is_app_limited &&
+		    !bbr_l4s_own_bw_filter(b))
 			bbr_advance_max_bw_filter(b);
 		/* A probe stopped before loss at a level that was too high
 		 * last time: probe again soon (REFILL now). */
@@ -1059,6 +1161,10 @@ BBR_API int bbr_update_cycle_phase(struct bbr3 *b, struct bbr_sock *sk,
 		return 0;		/* already decided the phase */
 	if (b->mode != BBR_PROBE_BW)
 		return 0;
+	if (bbr_l4s_cycle(b)) {
+		bbr_update_l4s_cycle(b);
+		return 0;
+	}
 
 	inflight = bbr_packets_in_net_at_edt(b, sk, rs->prior_in_flight);
 	bw = bbr_max_bw(b);
@@ -1294,6 +1400,14 @@ static inline bool bbr_drain_rounds_exceeded(struct bbr3 *b)
 
 static inline void bbr_check_drain(struct bbr3 *b, struct bbr_sock *sk)
 {
+	if (b->mode == BBR_STARTUP && b->full_bw_reached && bbr_l4s_startup_ce(b)) {
+		/* L4S: straight to PROBE_BW (bbr_check_ecn_too_high_in_startup) */
+		sk->snd_ssthresh = bbr_inflight(b, sk, bbr_max_bw(b), BBR_UNIT);
+		bbr_reset_congestion_signals(b);
+		b->mode = BBR_PROBE_BW;
+		bbr_start_bw_probe_down(b, sk);
+		return;
+	}
 	if (b->mode == BBR_STARTUP && b->full_bw_reached) {
 		b->mode = BBR_DRAIN;
 		/* ssthresh is only reported, BBR does not use it */
@@ -1370,6 +1484,7 @@ BBR_API int bbr_update_min_rtt(struct bbr3 *b, struct bbr_sock *sk,
 	}
 
 	if (BBR_P(b).probe_rtt_mode_ms && probe_rtt_expired &&
+	    !(b->l4s && BBR_P(b).l4s_no_probe_rtt) &&
 	    !b->idle_restart && b->mode != BBR_PROBE_RTT) {
 		b->mode = BBR_PROBE_RTT;
 		bbr_save_cwnd(b, sk);
@@ -1418,17 +1533,19 @@ static inline void bbr_update_gains(struct bbr3 *b)
 	case BBR_PROBE_BW:
 		switch (b->cycle_idx) {
 		case BBR_BW_PROBE_UP:
-			b->pacing_gain = (u16)BBR_P(b).probe_up_pacing_gain;
+			b->pacing_gain = (u16)(bbr_l4s_cycle(b) ? BBR_P(b).cycle_up_gain :
+					       BBR_P(b).probe_up_pacing_gain);
 			break;
 		case BBR_BW_PROBE_DOWN:
-			b->pacing_gain = (u16)BBR_P(b).probe_down_pacing_gain;
+			b->pacing_gain = (u16)(bbr_l4s_cycle(b) ? BBR_P(b).cycle_down_gain :
+					       BBR_P(b).probe_down_pacing_gain);
 			break;
 		default:	/* CRUISE, REFILL */
 			b->pacing_gain = BBR_UNIT;
 			break;
 		}
 		b->cwnd_gain = (u16)BBR_P(b).cwnd_gain;
-		if (b->cycle_idx == BBR_BW_PROBE_UP)
+		if (b->cycle_idx == BBR_BW_PROBE_UP && !bbr_l4s_cycle(b))
 			b->cwnd_gain += (u16)(BBR_P(b).bw_probe_cwnd_gain *
 					      BBR_UNIT / 4);
 		break;
@@ -2122,12 +2239,14 @@ static inline void bbr_main_pipeline(struct bbr3 *b, struct bbr_sock *sk,
 	bool update_model = true;
 	u32 bw;
 
+	b->l4s = BBR_P(b).l4s && sk->accecn;
 	bbr_update_round_start(b, sk, rs);
 	if (b->round_start) {
 		b->round_count++;
 		b->rounds_since_probe = (u8)bbr_min_u32(b->rounds_since_probe + 1u,
 							BBR_ROUNDS_SINCE_PROBE_MAX);
 		bbr_update_ecn_alpha(b, sk);
+		bbr_l4s_advance_bw_slot(b);
 	}
 	b->ecn_in_round |= (b->ecn_eligible && sk->ece);
 

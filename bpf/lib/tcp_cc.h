@@ -124,6 +124,21 @@ static __always_inline u32 packets_in_flight(const struct tcp_sock *tp)
 	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
 }
 
+/* The ECN mode the handshake left in tp->ecn_flags (BBR_ECN_MODE_*). */
+static __always_inline u8 bbr_ecn_mode(u8 ecn_flags)
+{
+	switch (ecn_flags & (TCP_ECN_MODE_RFC3168 | TCP_ECN_MODE_ACCECN)) {
+	case TCP_ECN_MODE_RFC3168:
+		return BBR_ECN_MODE_RFC3168;
+	case TCP_ECN_MODE_ACCECN:
+		return BBR_ECN_MODE_ACCECN;
+	case TCP_ECN_MODE_RFC3168 | TCP_ECN_MODE_ACCECN:
+		return BBR_ECN_MODE_PENDING;
+	default:
+		return BBR_ECN_MODE_OFF;
+	}
+}
+
 /* Everything the core reads from the socket. */
 static __always_inline void bbr_sock_load(struct bbr_sock *s, struct sock *sk)
 {
@@ -156,6 +171,7 @@ static __always_inline void bbr_sock_load(struct bbr_sock *s, struct sock *sk)
 	s->is_cwnd_limited = BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited);
 	s->tlp_retrans = BPF_CORE_READ_BITFIELD(tp, tlp_retrans);
 	s->ecn_ok = !!(tp->ecn_flags & (TCP_ECN_MODE_RFC3168 | TCP_ECN_MODE_ACCECN));
+	s->accecn = bbr_ecn_mode(tp->ecn_flags) == BBR_ECN_MODE_ACCECN;
 	s->snd_cwnd = tp->snd_cwnd;
 	s->snd_ssthresh = tp->snd_ssthresh;
 	s->app_limited = tp->app_limited;
@@ -491,21 +507,6 @@ struct tcp_congestion_ops___tx_start {
 
 /* ---- The state record of `bbrctl stat` -------------------------------------------------- */
 
-/* The ECN mode the handshake left in tp->ecn_flags (BBR_ECN_MODE_*). */
-static __always_inline u8 bbr_ecn_mode(u8 ecn_flags)
-{
-	switch (ecn_flags & (TCP_ECN_MODE_RFC3168 | TCP_ECN_MODE_ACCECN)) {
-	case TCP_ECN_MODE_RFC3168:
-		return BBR_ECN_MODE_RFC3168;
-	case TCP_ECN_MODE_ACCECN:
-		return BBR_ECN_MODE_ACCECN;
-	case TCP_ECN_MODE_RFC3168 | TCP_ECN_MODE_ACCECN:
-		return BBR_ECN_MODE_PENDING;
-	default:
-		return BBR_ECN_MODE_OFF;
-	}
-}
-
 /* The common part of a socket's record (struct bbr3_state_rec). */
 static __always_inline void bbr_cc_fill_rec(struct bbr3_state_rec *rec,
 					    struct sock *sk, struct tcp_sock *tp,
@@ -544,6 +545,9 @@ static __always_inline void bbr_cc_fill_rec(struct bbr3_state_rec *rec,
 	rec->kernel_min_rtt_us = tp->rtt_min.s[0].v;
 	rec->ca_state = BPF_CORE_READ_BITFIELD(&tp->inet_conn, icsk_ca_state);
 	rec->ecn_mode = bbr_ecn_mode(tp->ecn_flags);
+	rec->l4s_mode = !bbr_params_of(&sks->st)->l4s ? BBR_L4S_OFF :
+			rec->ecn_mode == BBR_ECN_MODE_ACCECN ? BBR_L4S_ON :
+							       BBR_L4S_FALLBACK;
 	__builtin_memcpy(&rec->st, &sks->st, sizeof(rec->st));
 }
 

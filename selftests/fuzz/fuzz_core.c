@@ -209,7 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bbr_delay d;
 	struct swift_cfg scfg;
-	u8 cfg_bits;
+	u8 cfg_bits, ecn_bits, l4s_bits;
 	bool swift;
 	struct reader r = { data, size };
 	struct bbr3_sk sks;
@@ -237,7 +237,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sk.pacing_shift = take(&r, 1) % 16;
 	sk.kernel_min_rtt_us = (take(&r, 1) & 1) ? take(&r, 3) : BBR_UNSET;
 	sk.srtt_us = take(&r, 3);
-	sk.ecn_ok = take(&r, 1) & 1;
+	ecn_bits = (u8)take(&r, 1);
+	sk.ecn_ok = ecn_bits & 1;
+	sk.accecn = sk.ecn_ok && (ecn_bits & 2);	/* the same byte: the corpus holds */
 	bbr_core_init(&sks, &sk);
 	check_invariants(&sks, &sk, false);
 	memset(&d, 0, sizeof(d));
@@ -317,6 +319,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_params.recovery_conservation = take(&r, 1) & 1;
 			fuzz_params.probe_rtt_mode_ms = (take(&r, 1) & 1) ? 200 : 0;
 			fuzz_params.fast_path = take(&r, 1) & 1;
+			/* the L4S mode from the same bytes' high bits */
+			l4s_bits = (u8)take(&r, 1);
+			if (l4s_bits & 0x80)
+				bbr_params_set_profile(&fuzz_params, BBR_PROFILE_l4s);
+			fuzz_params.cycle_rounds = (l4s_bits >> 1) & 0x7;
+			fuzz_params.bw_slot_rounds = (l4s_bits >> 4) & 0x3;
 			break;
 		}
 	}

@@ -163,3 +163,55 @@ def test_ecn_needs_a_name_of_its_own():
     cp = bbrctl("load", "--name", bbrtest.own_cc_name("bad"), "--ecn", "l4s", "bbr3", check=2)
     assert "accecn" in cp.stderr and "classic" in cp.stderr
     assert bbrtest.own_cc_name("bad") not in bbrtest.available_ccs()
+
+
+# The L4S mode through the lab's emulator marking CE above 1 ms of sojourn
+# (an L4S AQM's step): 20 Mbit/s, 10 ms, 2 s.
+L4S_RATE_MBIT, L4S_RTT_MS, L4S_STEP_US, L4S_TRANSFER_S = 20, 10, 1000, 2.0
+
+
+def l4s_transfer(cc):
+    """A transfer on cc (both ends) through a marking bottleneck; the sender
+    socket's last `bbrctl stat` record, and the CE marks linkem put on the
+    data."""
+    from labkit.path import EmulatedPath
+    recs = []
+
+    def sample():
+        cp = bbrctl("--json", "stat", cc, check=None)
+        mine = [r for r in json.loads(cp.stdout or "[]") if r.get("dport") == PORT] \
+            if cp.returncode == 0 else []
+        recs.extend(mine)
+        return len(mine)
+    with EmulatedPath(rate_mbit=L4S_RATE_MBIT, rtt_ms=L4S_RTT_MS, buffer_bdp=4,
+                      ecn={"mode": "sojourn", "k_us": L4S_STEP_US}) as path:
+        res = bbrtest.run_transfer(path, cc, seconds=L4S_TRANSFER_S, port=PORT,
+                                   server_cc=cc, sample_cb=sample, sample_interval=0.2)
+        marks = path.stats()["fwd"]["ce_marked"]
+    assert res["cc"] == cc and recs, res
+    return recs[-1], marks, res
+
+
+def test_l4s_mode_needs_accecn_and_counts_every_mark(copy_of_bbr3):
+    """bbrctl set profile=l4s on an AccECN copy: stat shows the mode in
+    force, and the sender's CE count (tp->delivered_ce, which the mode's
+    CE-discounted samples and CE rounds read) matches what the emulator
+    marked; on a classic-ECN copy the same keys fall back to BBRv3's
+    normal mode, and the count is ECE's coarse one."""
+    l4s = copy_of_bbr3("l4m", "accecn")
+    classic = copy_of_bbr3("l4c", "classic")
+    for cc in (l4s, classic):
+        bbrctl("set", "--default", cc, "profile=l4s")
+    rec, marks, res = l4s_transfer(l4s)
+    print(f"accecn: l4s_mode {rec['l4s_mode']}, ecn {rec['ecn']}, delivered_ce "
+          f"{rec['delivered_ce']} of {rec['delivered']}, linkem marked {marks}, "
+          f"{res['mbps']:.1f} Mbit/s")
+    assert rec["ecn"] == "accecn" and rec["l4s_mode"] == "on" and rec["l4s"] == 1
+    assert marks > 20, "the bottleneck marked too little to tell"
+    # every mark reaches the sender, one by one: the last samples miss
+    # only what was marked after them
+    assert 0.8 * marks <= rec["delivered_ce"] <= marks
+    rec, marks, _ = l4s_transfer(classic)
+    print(f"classic: l4s_mode {rec['l4s_mode']}, ecn {rec['ecn']}, delivered_ce "
+          f"{rec['delivered_ce']}, linkem marked {marks}")
+    assert rec["ecn"] == "rfc3168" and rec["l4s_mode"] == "fallback" and rec["l4s"] == 0

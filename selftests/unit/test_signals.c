@@ -463,7 +463,8 @@ TEST(extra_acked_estimator)
 }
 
 /* ce_discount_k (L4S): the rate sample counts CE-marked packets 1/K less;
- * 0 leaves the reference's sample, and a sample without CE is unchanged. */
+ * 0 leaves the reference's sample, and a sample without CE is unchanged;
+ * outside the L4S mode (no AccECN) the key does nothing. */
 TEST(ce_discount_shrinks_bw_sample)
 {
 	struct env e;
@@ -474,6 +475,9 @@ TEST(ce_discount_shrinks_bw_sample)
 	bbr_calculate_bw_sample(e.b, &rs);
 	plain = rs.bw;
 	bbr_test_params.ce_discount_k = 4;
+	bbr_calculate_bw_sample(e.b, &rs);
+	ASSERT_EQ(rs.bw, plain);		/* the mode is not in force */
+	e.b->l4s = 1;
 	bbr_calculate_bw_sample(e.b, &rs);
 	discounted = rs.bw;
 	rs.delivered_ce = 0;
