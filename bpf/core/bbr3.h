@@ -724,7 +724,7 @@ static inline void bbr_check_ecn_too_high_in_startup(struct bbr3 *b,
 						     const struct bbr_sock *sk,
 						     u32 ce_ratio)
 {
-	if (b->full_bw_reached || !b->ecn_eligible)
+	if (b->full_bw_reached)
 		return;
 	if (b->l4s && BBR_P(b).startup_ce_rounds) {
 		/* L4S: startup_ce_rounds rounds with any CE, in a row or not,
@@ -736,7 +736,7 @@ static inline void bbr_check_ecn_too_high_in_startup(struct bbr3 *b,
 			bbr_handle_queue_too_high_in_startup(b, sk);
 		return;
 	}
-	if (!BBR_P(b).ecn_thresh)
+	if (!b->ecn_eligible || !BBR_P(b).ecn_thresh)
 		return;
 	if (ce_ratio >= BBR_P(b).ecn_thresh) {
 		if (b->startup_ecn_rounds < BBR_STARTUP_ECN_ROUNDS_MAX)
@@ -758,7 +758,9 @@ static inline s32 bbr_update_ecn_alpha(struct bbr3 *b, const struct bbr_sock *sk
 	if (!b->ecn_eligible && bbr_can_use_ecn(b, sk) && BBR_P(b).ecn_factor &&
 	    (b->min_rtt_us <= BBR_P(b).ecn_max_rtt_us || !BBR_P(b).ecn_max_rtt_us))
 		b->ecn_eligible = 1;
-	if (!b->ecn_eligible)
+	/* the L4S mode reads the round's CE ratio with or without BBRv3's
+	 * ECN response */
+	if (!b->ecn_eligible && !b->l4s)
 		return -1;
 
 	delivered = sk->delivered - b->alpha_last_delivered;
@@ -768,15 +770,17 @@ static inline s32 bbr_update_ecn_alpha(struct bbr3 *b, const struct bbr_sock *sk
 
 	ce_ratio = ((u64)delivered_ce << BBR_SCALE) / delivered;
 	ce_ratio = bbr_min_u64(ce_ratio, 0x7FFFFFFF);
-	alpha = ((u64)(BBR_UNIT - gain) * b->ecn_alpha) >> BBR_SCALE;
-	alpha += (gain * ce_ratio) >> BBR_SCALE;
-	b->ecn_alpha = (u16)bbr_min_u64(alpha, BBR_UNIT);
+	if (b->ecn_eligible) {
+		alpha = ((u64)(BBR_UNIT - gain) * b->ecn_alpha) >> BBR_SCALE;
+		alpha += (gain * ce_ratio) >> BBR_SCALE;
+		b->ecn_alpha = (u16)bbr_min_u64(alpha, BBR_UNIT);
+	}
 
 	b->alpha_last_delivered = sk->delivered;
 	b->alpha_last_delivered_ce = sk->delivered_ce;
 
 	bbr_check_ecn_too_high_in_startup(b, sk, (u32)ce_ratio);
-	return (s32)ce_ratio;
+	return b->ecn_eligible ? (s32)ce_ratio : -1;
 }
 
 /* ---- Loss / ECN "too high" tests ------------------------------------------- */

@@ -182,6 +182,21 @@ TEST(l4s_startup_left_after_two_rounds_with_ce)
 	l4s_round(&e, pkts, 0);			/* and the cycle goes on */
 	ASSERT_EQ(e.b->cycle_idx, BBR_BW_PROBE_CRUISE);
 
+	/* the same without BBRv3's ECN response (ecn_enable = 0): the mode
+	 * reads the rounds' CE itself */
+	bbr_test_params.ecn_enable = 0;
+	env_init(&e, 10);
+	e.sk.ecn_ok = 1;
+	e.sk.accecn = 1;
+	pkts = 10;
+	l4s_round(&e, pkts, 0);
+	l4s_round(&e, pkts *= 2, 1);
+	l4s_round(&e, pkts *= 2, 0);
+	l4s_round(&e, pkts *= 2, 1);
+	ASSERT_EQ(e.b->mode, BBR_PROBE_BW);
+	ASSERT_EQ(e.b->ecn_eligible, 0);
+	bbr_test_params.ecn_enable = 1;
+
 	/* without AccECN: BBRv3's rule, still in STARTUP */
 	env_init(&e, 10);
 	e.sk.ecn_ok = 1;
