@@ -251,9 +251,10 @@ class BbrctlRegistration(_Registration):
     StructOpsRegistration; pin_dir is that directory.
     """
 
-    def __init__(self, obj, cc_name=None, bbrctl=BBRCTL, as_name=None):
+    def __init__(self, obj, cc_name=None, bbrctl=BBRCTL, as_name=None, ecn=None):
         super().__init__(obj, cc_name, as_name)
         self.bbrctl = Path(bbrctl)
+        self.ecn = ecn
         self._loaded = []
 
     @property
@@ -262,6 +263,7 @@ class BbrctlRegistration(_Registration):
 
     def _register(self):
         rename = ["--name", self.as_name] if self.as_name is not None else []
+        rename += ["--ecn", self.ecn] if self.ecn else []
         pin_dir = self.pin_dir
         existed = pin_dir is not None and pin_dir.exists()
         try:
@@ -289,14 +291,17 @@ def bbrctl_can_load(bbrctl=BBRCTL):
     return cp.returncode == 0 and "--obj" in cp.stdout
 
 
-def register_cc(obj, cc_name=None, loader="auto", bbrctl=BBRCTL, as_name=None):
+def register_cc(obj, cc_name=None, loader="auto", bbrctl=BBRCTL, as_name=None, ecn=None):
     """A registration context manager: loader is "bbrctl", "bpftool" or "auto"
     (bbrctl when bbrctl_can_load(), else bpftool). as_name: register the
-    object's CC under that name (see the two classes)."""
+    object's CC under that name (see the two classes). ecn: `bbrctl load
+    --ecn` (accecn, classic; needs as_name and bbrctl)."""
     if loader == "auto":
         loader = "bbrctl" if bbrctl_can_load(bbrctl) else "bpftool"
+    if ecn and (loader != "bbrctl" or as_name is None):
+        raise ValueError("ecn needs the bbrctl loader and as_name")
     if loader == "bbrctl":
-        return BbrctlRegistration(obj, cc_name, bbrctl, as_name=as_name)
+        return BbrctlRegistration(obj, cc_name, bbrctl, as_name=as_name, ecn=ecn)
     if loader == "bpftool":
         return StructOpsRegistration(obj, cc_name, as_name=as_name)
     raise ValueError(f"unknown loader {loader!r} (bbrctl, bpftool or auto)")

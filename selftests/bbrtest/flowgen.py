@@ -33,11 +33,13 @@ def available():
 class Server:
     """`flowgen server` in namespace ns (and cgroup, a path), from READY
     until the end of the with-block (SIGTERM). ports: "P" or "P-Q"; its
-    stderr goes to the file errpath."""
+    stderr goes to the file errpath; cc: the listeners' CC (it negotiates
+    ECN on the SYN-ACK)."""
 
-    def __init__(self, ns, addr, ports, errpath, cgroup=None):
+    def __init__(self, ns, addr, ports, errpath, cgroup=None, cc=None):
         self.argv = netns.in_netns(ns, [FLOWGEN_BIN, "server", "--addr", addr,
-                                        "--ports", ports], cgroup)
+                                        "--ports", ports, *(["--cc", cc] if cc else [])],
+                                   cgroup)
         self.errpath = Path(errpath)
         self.proc = None
 

@@ -10,7 +10,7 @@
  * non-blocking sockets, so a thousand flows cost a thousand sockets and no
  * threads.
  *
- *   flowgen server --addr A --ports P[-Q]
+ *   flowgen server --addr A --ports P[-Q] [--cc NAME]
  *       listens on every port of the range, discards what bulk flows send
  *       (large reads) and answers every request of a request/response flow
  *       with resp_bytes. Prints READY once listening; runs until SIGTERM.
@@ -252,6 +252,11 @@ static void srv_accept(int ep, int lfd)
 	}
 }
 
+/* The listeners' congestion control (--cc), or none: the namespace's. The
+ * kernel negotiates ECN on a SYN-ACK with the listener's CC, so a receiver
+ * of an AccECN sender needs an AccECN CC here (docs/l4s.md). */
+static const char *srv_cc;
+
 static int srv_listen(int ep, const char *addr, int port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -265,6 +270,7 @@ static int srv_listen(int ep, const char *addr, int port)
 	}
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (srv_cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, srv_cc, strlen(srv_cc))) ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, LISTEN_BACKLOG)) {
 		fprintf(stderr, "flowgen: listen %s:%d: %s\n", addr, port, strerror(errno));
 		return -1;
@@ -946,11 +952,12 @@ static int run_client(const char *spec, const char *out, const char *sum)
 static void usage(FILE *o)
 {
 	fprintf(o,
-"usage: flowgen server --addr A --ports P[-Q]\n"
+"usage: flowgen server --addr A --ports P[-Q] [--cc NAME]\n"
 "       flowgen client --spec FLOWS.json --out SAMPLES.csv [--summary SUM.json]\n"
 "\n"
 "server  listen on A:P..Q, discard bulk data, answer request/response flows;\n"
-"        prints READY when listening, runs until SIGTERM/SIGINT.\n"
+"        prints READY when listening, runs until SIGTERM/SIGINT. --cc: the\n"
+"        listeners' congestion control (it negotiates ECN on the SYN-ACK).\n"
 "client  run the flows of FLOWS.json, one epoll loop, TCP_CONGESTION per socket:\n"
 "          {\"sample_ms\": 100, \"flows\": [{\"id\": 0, \"dst\": \"198.18.1.1\",\n"
 "            \"port\": 5201, \"cc\": \"cubic\", \"start_s\": 0, \"stop_s\": 10,\n"
@@ -970,6 +977,7 @@ int main(int argc, char **argv)
 		{ "spec", required_argument, 0, 's' },
 		{ "out", required_argument, 0, 'o' },
 		{ "summary", required_argument, 0, 'S' },
+		{ "cc", required_argument, 0, 'c' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0 }
 	};
@@ -991,6 +999,7 @@ int main(int argc, char **argv)
 		case 's': spec = optarg; break;
 		case 'o': out = optarg; break;
 		case 'S': sum = optarg; break;
+		case 'c': srv_cc = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}

@@ -44,6 +44,10 @@ BBR_PARAMS_HDR = REPO / "include" / "bbr_params.h"
 PARAM_CCS = ("bbr3", "bbr_swift")
 PROFILE_KEY = "profile"
 VARIANT_SEP = ":"                                # "bbr3:v3plus": bbr3, profile v3plus
+# Profiles whose mode needs the CC to negotiate ECN itself: their variants
+# run on a copy registered with `bbrctl load --ecn MODE` (the ops flags are
+# per registered CC), sender and receiver alike (docs/l4s.md).
+PROFILE_ECN = {"l4s": "accecn"}
 
 _counter = itertools.count()
 
@@ -90,6 +94,11 @@ def split_variant(spec):
     if prof not in profiles():
         raise LabError(f"{spec!r}: no profile {prof!r} (profiles: {', '.join(profiles())})")
     return cc, prof
+
+
+def variant_ecn(spec):
+    """The `--ecn` mode the variant's CC must be registered with, or None."""
+    return PROFILE_ECN.get(split_variant(spec)[1])
 
 
 def validate_params(cc_params, bad):

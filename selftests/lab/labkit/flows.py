@@ -49,7 +49,8 @@ def _flow_spec(f, dst, names=None):
     return spec
 
 
-def run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None, names=None):
+def run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None, names=None,
+              server_cc=None):
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     if not flowgen.available():
@@ -63,7 +64,7 @@ def run_flows(path, flows, duration_s, outdir, tick=None, cgroup=None, names=Non
                 if ports:
                     servers.enter_context(flowgen.Server(
                         ns, addr, f"{min(ports)}-{max(ports)}", outdir / f"server{j}.err",
-                        cgroup=cg))
+                        cgroup=cg, cc=server_cc))
             # Time zero of the samples (the clients count from their own start,
             # a few ms later); the queue series from the emulator log uses it.
             path.flows_t0_ns = time.monotonic_ns()

@@ -62,6 +62,7 @@ _lock_depth = [0]           # kernel_lock is re-entrant within this process
 # Results, reports and scenario keys keep the label.
 _KNAMES = {}
 OWN_NAME_TAGS = {"bbr3": "lb3", "bbr_swift": "lbs", "dctcp_bpf": "lbd"}
+ECN_NAME_TAG = "e"          # + OWN_NAME_TAGS: a copy with --ecn (variant_ecn)
 
 
 def kname(cc):
@@ -110,8 +111,10 @@ def cc_session(spec):
     """Make the CC of spec (a name, or NAME:PROFILE) usable for one run:
     built-in CCs as they are; project CCs registered (under the kernel lock)
     and unregistered afterwards; under a name of this process (kname())
-    when another loader holds the CC's own name."""
+    when another loader holds the CC's own name, or when the variant needs
+    the CC to negotiate ECN (ccctl.variant_ecn(): a copy with --ecn)."""
     cc, _ = ccctl.split_variant(spec)
+    ecn = ccctl.variant_ecn(spec)
     if cc not in PROJECT_CCS:
         if cc not in bbrtest.available_ccs():
             raise LabError(f"congestion control {cc!r} is neither built in "
@@ -122,12 +125,14 @@ def cc_session(spec):
     if not obj.is_file():
         raise LabError(f"{obj}: not built; run `make`")
     with kernel_lock():
-        if cc not in bbrtest.available_ccs():
+        if cc not in bbrtest.available_ccs() and not ecn:
             with bbrtest.register_cc(obj, cc):
                 yield cc
             return
-        # taken by someone else: this tree's build, as a copy of our own
-        with bbrtest.register_cc(obj, as_name=bbrtest.own_cc_name(OWN_NAME_TAGS[cc])) as reg:
+        # taken by someone else, or needing ECN flags: this tree's build, as
+        # a copy of our own
+        tag = OWN_NAME_TAGS[cc] + (ECN_NAME_TAG if ecn else "")
+        with bbrtest.register_cc(obj, as_name=bbrtest.own_cc_name(tag), ecn=ecn) as reg:
             _KNAMES[cc] = reg.cc_name
             try:
                 yield reg.cc_name
@@ -328,6 +333,18 @@ def rate_at(schedule, t_s):
 
 # ---- one run ----
 
+def receiver_cc(sc, cc, spec):
+    """The receivers' listener CC: the CC under test where ECN is in play
+    (the link marks, or the variant negotiates ECN itself), since the kernel
+    negotiates ECN on the SYN-ACK with the listener's CC and a CC's receiver
+    side echoes the marks (dctcp_bpf's precise ECE, AccECN's counts); else
+    the namespace's default (None)."""
+    if ccctl.variant_ecn(spec) or (sc.get("link") or {}).get("ecn"):
+        return kname(cc)
+    return None
+
+
+
 def run_one(sc, spec, outdir, progress=None, registered=False):
     """Run scenario sc (no sweep) under spec, a CC or a variant NAME:PROFILE
     (the results carry spec as their cc): (metrics, samples, state rows).
@@ -355,7 +372,8 @@ def run_one(sc, spec, outdir, progress=None, registered=False):
                         queue.append((elapsed, q.get("backlog_bytes", 0) * 8
                                       / (path.rate_mbit * 1e6) * 1e3))
             with state_recorder(cc, t0, outdir, path) as rec:
-                samples = run_flows(path, flows, dur, outdir, tick, cgroup=cg, names=kname)
+                samples = run_flows(path, flows, dur, outdir, tick, cgroup=cg, names=kname,
+                                    server_cc=receiver_cc(sc, cc, spec))
             stats = path.stats()
             log_q = None
             if path.backend == "linkem" and path.log_path and path.log_path.exists():

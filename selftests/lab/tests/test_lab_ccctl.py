@@ -15,6 +15,7 @@ import pytest
 from labkit import ccctl, report, runner
 from labkit import scenario as S
 from labkit.path import LabError
+import bbrtest
 
 BASE = """
 duration_s = 10
@@ -80,6 +81,22 @@ def test_variants_and_profiles():
         top = text.startswith("ccs")
         with pytest.raises(S.ScenarioError, match=msg):
             S.loads((text + BASE if top else BASE + text) + "[[flows]]\ncount = 1\n")
+
+
+def test_l4s_variant_negotiates_accecn_and_the_receiver_follows():
+    """bbr3:l4s runs on a copy registered with --ecn accecn; the receivers'
+    listeners run the CC under test where ECN is in play (the link marks or
+    the variant negotiates it), else the namespace's default."""
+    assert "l4s" in ccctl.profiles()
+    assert ccctl.variant_ecn("bbr3:l4s") == "accecn"
+    assert ccctl.variant_ecn("bbr3:v3plus") is None and ccctl.variant_ecn("cubic") is None
+    marking = {"link": {"ecn": {"mode": "sojourn", "k_us": 2000}}}
+    plain = {"link": {}}
+    assert runner.receiver_cc(plain, "bbr3", "bbr3:l4s") == "bbr3"
+    assert runner.receiver_cc(marking, "dctcp_bpf", "dctcp_bpf") == "dctcp_bpf"
+    assert runner.receiver_cc(plain, "cubic", "cubic") is None
+    with pytest.raises(ValueError, match="as_name"):
+        bbrtest.register_cc("x.bpf.o", "bbr3", loader="bbrctl", ecn="accecn")
 
 
 @pytest.mark.parametrize("extra,msg", [
