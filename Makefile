@@ -55,7 +55,7 @@ BUILD_DIR := build
 # congestion controls are not among them: bbrctl loads those from their
 # object files (NAME.bpf.o, --obj PATH) with the generic bpf_object API.
 SKEL_DIR    := $(BUILD_DIR)/skel
-LOADER_SKEL := cc_select cc_swap ets param_sock
+LOADER_SKEL := cc_select cc_swap ect1 ets param_sock
 LOADER_SKELS := $(LOADER_SKEL:%=$(SKEL_DIR)/%.skel.h)
 
 .PHONY: all setup run unit test integration fuzz fuzz-short lab bench clean vmlinux

@@ -16,8 +16,12 @@
  *   PIN_ROOT/cgroup/ID/ets          cgroup ID, and the ETS program's link
  *   PIN_ROOT/shared/                maps shared between objects
  *                                   (PIN_SHARED_MAPS): ets_sk_stor...
+ *   PIN_ROOT/ect1/NETNS-IFINDEX     `bbrctl ect1 attach`: the ect1 tcx link
+ *                                   on device IFINDEX of the network
+ *                                   namespace whose cookie is NETNS
  *
- * "cgroup" and "shared" are therefore not available as CC names.
+ * "cgroup", "shared" and "ect1" are therefore not available as CC names
+ * (PIN_RESERVED).
  * Only string literals here: no types, so any C file can include it.
  */
 #ifndef BBR_PINS_H
@@ -47,5 +51,13 @@
 /* The maps pinned there: the ETS program's; bbr_swift reads the first. */
 #define PIN_ETS_SK_STOR		"ets_sk_stor"
 #define PIN_SHARED_MAPS		{ PIN_ETS_SK_STOR, "ets_stats", "ets_cfg", "ets_path" }
+
+/* ECT(1) on egress (bpf/ect1.bpf.c): PIN_ECT1/PIN_ECT1_FMT */
+#define PIN_ECT1_DIR		"ect1"
+#define PIN_ECT1		PIN_ROOT "/" PIN_ECT1_DIR
+#define PIN_ECT1_FMT		"%llu-%d"	/* netns cookie, ifindex */
+
+/* The directories under PIN_ROOT that are not congestion controls. */
+#define PIN_RESERVED		{ PIN_CGROUP_DIR, PIN_SHARED_DIR, PIN_ECT1_DIR }
 
 #endif /* BBR_PINS_H */

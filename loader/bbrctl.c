@@ -97,11 +97,14 @@ static int set_cmd_opt(enum opt_id id, const char *arg, struct cmd_opts *o)
 	case O_ECN:
 		if (!strcmp(arg, "accecn"))
 			o->ecn_flags = LOAD_ECN_ACCECN;
+		else if (!strcmp(arg, "accecn-only"))
+			o->ecn_flags = LOAD_ECN_ACCECN_ONLY;
 		else if (!strcmp(arg, "classic"))
 			o->ecn_flags = LOAD_ECN_CLASSIC;
 		else {
-			err("--ecn %s: one of accecn (AccECN, ECT(1): L4S), classic "
-			    "(RFC 3168)", arg);
+			err("--ecn %s: one of accecn (AccECN, ECT(1): L4S), "
+			    "accecn-only (the same, no ECN with a peer that has only "
+			    "RFC 3168), classic (RFC 3168)", arg);
 			return -1;
 		}
 		return 0;
@@ -163,7 +166,7 @@ static const struct command commands[] = {
 "Usage: bbrctl load [--objdir DIR] NAME... | all\n"
 "       bbrctl load --obj PATH [--obj PATH...] [NAME...]\n"
 "       bbrctl load --name NEW (NAME | --obj PATH)\n"
-"       bbrctl load --name NEW --ecn accecn|classic (NAME | --obj PATH)\n"
+"       bbrctl load --name NEW --ecn accecn|accecn-only|classic (NAME | --obj PATH)\n"
 "\n"
 "Open each object, load its programs (the verifier's log is shown if the\n"
 "kernel rejects one), register the congestion control by attaching its\n"
@@ -183,10 +186,14 @@ PIN_ROOT "/NEW; every other command then takes NEW.\n"
 "--ecn (with --name) registers the copy with ops flags that make the\n"
 "kernel negotiate ECN for every socket that uses it, whatever the\n"
 "net.ipv4.tcp_ecn sysctl says: `accecn` asks for AccECN and sends ECT(1),\n"
-"the L4S codepoint (TCP_CONG_NEEDS_ECN | NEEDS_ACCECN | ECT_1_NEGOTIATION);\n"
-"`classic` for RFC 3168 ECN with ECT(0) (TCP_CONG_NEEDS_ECN). Both ends\n"
-"need such a CC (or the sysctl) for ECN to be negotiated. A kernel\n"
-"without these flags refuses the registration (docs/l4s.md).\n"
+"the L4S codepoint (TCP_CONG_NEEDS_ECN | NEEDS_ACCECN | ECT_1_NEGOTIATION),\n"
+"on the handshake (for data: `bbrctl ect1`); with a peer that has only\n"
+"RFC 3168 ECN the connection uses that; `accecn-only` adds\n"
+"TCP_CONG_NO_FALLBACK_RFC3168: such a peer gets no ECN at all; `classic`\n"
+"for RFC 3168 ECN with ECT(0) (TCP_CONG_NEEDS_ECN). Both ends need such a\n"
+"CC (or the sysctl) for ECN to be negotiated. bbrctl checks the kernel's\n"
+"BTF for AccECN (Linux 6.18); a kernel that does not know a flag refuses\n"
+"the registration (docs/l4s.md).\n"
 "\n"
 "Fails if NAME is already loaded by bbrctl, if a congestion control of\n"
 "that name is registered by the kernel or another loader, if the object\n"
@@ -398,6 +405,33 @@ PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
 "until then ETS keeps the host clock. Example:\n"
 "  bbrctl hwtstamp enable eth0 && bbrctl hwtstamp status eth0\n",
 	  0, false, NULL, cmd_hwtstamp },
+	{ "ect1",
+"  ect1 attach|detach|status [--netns NS] IFACE   ECT(1) on L4S data (egress)\n",
+"Usage: bbrctl ect1 attach [--netns NS] IFACE\n"
+"       bbrctl ect1 detach [--netns NS] IFACE | NETNS-IFINDEX\n"
+"       bbrctl ect1 status [--json] [--netns NS] [IFACE]\n"
+"\n"
+"Send the data of L4S connections leaving IFACE as ECT(1), the codepoint\n"
+"an L4S AQM classifies by. A copy loaded with `load --ecn accecn` gets\n"
+"ECT(1) on its handshake only: Linux 6.18 sends established data as\n"
+"ECT(0) (docs/l4s.md). ect1 (built into bbrctl) is a tcx egress program\n"
+"that rewrites ECT(0) to ECT(1) on the packets of TCP sockets whose CC has\n"
+"TCP_CONG_ECT_1_NEGOTIATION and whose handshake negotiated AccECN; other\n"
+"packets, Not-ECT and CE pass untouched. IPv4 and IPv6, Ethernet devices.\n"
+"\n"
+"  attach  attach it to IFACE's egress (one per device), the bpf_link pinned\n"
+"          at " PIN_ECT1 "/NETNS-IFINDEX; fails if IFACE already has it\n"
+"  detach  remove it; NETNS-IFINDEX (from status) for a device that is gone\n"
+"  status  the attachments (of IFACE, or all): network namespace cookie,\n"
+"          ifindex, device name (in bbrctl's namespace), state (attached,\n"
+"          gone: the device was removed, broken), packets rewritten and\n"
+"          left alone\n"
+"\n"
+"IFACE is a device of bbrctl's network namespace, or of /run/netns/NS.\n"
+"Example (the sender's side of a path):\n"
+"  bbrctl load --name bbr3_l4s --ecn accecn bbr3\n"
+"  bbrctl ect1 attach eth0\n",
+	  O(NETNS), true, NULL, cmd_ect1, true },
 	{ "help",
 "  help [COMMAND]         this text, or the help of one command; `help keys`:\n"
 "                         the parameter keys of set and params\n",
@@ -432,7 +466,7 @@ static void usage_main(FILE *f)
 "  --objdir DIR    where NAME.bpf.o objects are looked up; default: ../bpf\n"
 "                  next to the bbrctl binary if that exists, else\n"
 "                  " DEFAULT_OBJDIR " (here: %s)\n"
-"  -j, --json      JSON on stdout (list, stat, top, params, set, swap)\n"
+"  -j, --json      JSON on stdout (list, stat, top, params, set, swap, ect1)\n"
 "  -p, --pretty    indent the JSON\n"
 "  -v, --verbose   more messages; twice: libbpf debug output\n"
 "  -h, --help      help; `bbrctl COMMAND --help` for one command\n"

@@ -26,6 +26,7 @@
 #define DEFAULT_OBJDIR		"/usr/local/lib/bbr-bpf"
 #define OBJ_SUFFIX		".bpf.o"
 #define VMLINUX_BTF		"/sys/kernel/btf/vmlinux"
+#define NETNS_RUN_DIR		"/run/netns"	/* ip netns */
 #define PROC_AVAIL_CC		"/proc/sys/net/ipv4/tcp_available_congestion_control"
 
 #define CC_NAME_MAX		15	/* TCP_CA_NAME_MAX - 1 */
@@ -91,6 +92,7 @@ int cmd_attach(const struct cmd_opts *o, char **args, int nargs);	/* attach.c */
 int cmd_detach(const struct cmd_opts *o, char **args, int nargs);
 int cmd_swap(const struct cmd_opts *o, char **args, int nargs);	/* swap.c */
 int cmd_hwtstamp(const struct cmd_opts *o, char **args, int nargs);	/* hwtstamp.c */
+int cmd_ect1(const struct cmd_opts *o, char **args, int nargs);	/* ect1.c */
 
 /* ---- messages (sys.c) ---- */
 void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -120,6 +122,8 @@ const char *resolve_objdir(void);
 /* Convert a CLOCK_BOOTTIME ns stamp (bpf_prog_info.load_time) to wall clock. */
 int64_t boottime_ns_to_unix_ns(uint64_t boot_ns);
 void format_unix_ns(int64_t unix_ns, char *buf, size_t len);
+/* A directory under PIN_ROOT that is not a CC's (PIN_RESERVED)? */
+bool pin_name_reserved(const char *name);
 /* Sorted names of the directories under PIN_ROOT; returns count or -1. */
 int list_pinned_names(char ***names);
 /*
@@ -129,6 +133,8 @@ int list_pinned_names(char ***names);
  * namespace after. Stops early if fn returns nonzero, and returns that.
  */
 int for_each_netns(int (*fn)(void *ctx), void *ctx);
+/* Enter /run/netns/NAME for the rest of the run; -errno after a message. */
+int enter_netns(const char *cmd, const char *name);
 void free_names(char **names, int n);
 int path_join(char *buf, size_t len, const char *a, const char *b);
 
@@ -162,7 +168,9 @@ int cc_add_ecn_flags(struct cc_target *t, uint32_t flags);
 #define TCP_CONG_NEEDS_ECN		0x2	/* negotiate ECN, send ECT */
 #define TCP_CONG_NEEDS_ACCECN		0x4	/* ... as AccECN (RFC 9768) */
 #define TCP_CONG_ECT_1_NEGOTIATION	0x8	/* ... and send ECT(1): L4S */
+#define TCP_CONG_NO_FALLBACK_RFC3168	0x10	/* no ECN rather than RFC 3168 */
 #define LOAD_ECN_ACCECN	(TCP_CONG_NEEDS_ECN | TCP_CONG_NEEDS_ACCECN | TCP_CONG_ECT_1_NEGOTIATION)
+#define LOAD_ECN_ACCECN_ONLY	(LOAD_ECN_ACCECN | TCP_CONG_NO_FALLBACK_RFC3168)
 #define LOAD_ECN_CLASSIC	TCP_CONG_NEEDS_ECN
 /* objdir/name.bpf.o, or its build for the running kernel's ops
  * (kfeat.h) if there is one; -1 if the path does not fit. */

@@ -246,6 +246,13 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name,
 		ret = -EINVAL;
 		goto fail;
 	}
+	if (pin_name_reserved(t->name)) {
+		err("%s: \"%s\" names one of bbrctl's own directories under "
+		    PIN_ROOT "; register the congestion control under another "
+		    "name (--name)", path, t->name);
+		ret = -EINVAL;
+		goto fail;
+	}
 	if (want_name && strcmp(t->obj_name, want_name) != 0) {
 		err("%s: the congestion control in it is named \"%s\", not \"%s\"",
 		    path, t->obj_name, want_name);
@@ -801,6 +808,12 @@ int cmd_load(const struct cmd_opts *o, char **args, int nargs)
 	if (check_privileges("load") || check_kernel_btf() ||
 	    check_struct_ops_cc())
 		return EXIT_FAIL;
+	if ((o->ecn_flags & TCP_CONG_NEEDS_ACCECN) && !kernel_has_accecn()) {
+		err("load: --ecn accecn: this kernel has no AccECN (struct tcp_sock "
+		    "has no received_ce in its BTF; AccECN came with Linux 6.18): "
+		    "use --ecn classic");
+		return EXIT_FAIL;
+	}
 
 	if (all) {
 		nnames = objdir_names(g_opts.objdir, &names);

@@ -59,3 +59,15 @@ const char *cc_build_name(enum cc_build b)
 {
 	return b == CC_BUILD_TX_START ? "cwnd_event_tx_start" : "cwnd_event";
 }
+
+bool kernel_has_accecn(void)
+{
+	struct btf *btf = btf__parse(VMLINUX_BTF_PATH, NULL);
+	bool yes;
+
+	if (!btf)
+		return false;
+	yes = btf_struct_has_member(btf, "tcp_sock", "received_ce");
+	btf__free(btf);
+	return yes;
+}

@@ -40,4 +40,11 @@ enum cc_build cc_build_running(void);
 
 const char *cc_build_name(enum cc_build b);
 
+/*
+ * Does the running kernel have AccECN (RFC 9768), which `load --ecn accecn`
+ * asks for? Its ops flags are #defines, not in BTF; the per-socket state
+ * that came with them in 6.18 is: struct tcp_sock's received_ce.
+ */
+bool kernel_has_accecn(void);
+
 #endif

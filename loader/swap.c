@@ -33,35 +33,9 @@
 #include "kfeat.h"
 #include "cc_swap.skel.h"	/* generated: build/skel (Makefile) */
 
-#define NETNS_RUN_DIR		"/run/netns"
 #define SYSCTL_DEFAULT_CC	"/proc/sys/net/ipv4/tcp_congestion_control"
 
 /* ---- (2) live sockets ---- */
-
-static int enter_netns(const char *name)
-{
-	char p[PATH_MAX];
-	int fd;
-
-	if (strchr(name, '/') || path_join(p, sizeof(p), NETNS_RUN_DIR,
-					  name)) {
-		err("swap: bad network namespace name \"%s\"", name);
-		return -EINVAL;
-	}
-	fd = open(p, O_RDONLY);
-	if (fd < 0) {
-		err("swap: no network namespace %s (%s): %s", name, p, strerror(errno));
-		return -ENOENT;
-	}
-	if (setns(fd, CLONE_NEWNET)) {
-		err("swap: entering network namespace %s failed: %s", name,
-		    strerror(errno));
-		close(fd);
-		return -EPERM;
-	}
-	close(fd);
-	return 0;
-}
 
 /* cc_swap with the filters in its .rodata, loaded; NULL with a message. */
 static struct cc_swap *swap_load(const struct cmd_opts *o, uint64_t cgid)
@@ -106,7 +80,7 @@ static int swap_sockets(const struct cmd_opts *o)
 	}
 	if (o->cgroup && cgroup_resolve(o->cgroup, cg, sizeof(cg), &cgid))
 		return EXIT_FAIL;
-	if (o->netns && enter_netns(o->netns))
+	if (o->netns && enter_netns("swap", o->netns))
 		return EXIT_FAIL;
 	if (cc_available(o->to) != 1) {
 		err("swap: unknown congestion control \"%s\": not in %s%s%s",
@@ -290,7 +264,7 @@ static uint32_t running_ecn_flags(int fd, const struct bpf_map_info *mi)
 	    bpf_map_lookup_elem(fd, &key, val))
 		goto out;
 	memcpy(&flags, (char *)val + data_off + flags_off, sizeof(flags));
-	flags &= LOAD_ECN_ACCECN | LOAD_ECN_CLASSIC;	/* what --ecn sets */
+	flags &= LOAD_ECN_ACCECN_ONLY | LOAD_ECN_CLASSIC;	/* what --ecn sets */
 	dbg("swap: the running CC has ECN flags 0x%x", flags);
 out:
 	free(val);

@@ -210,13 +210,13 @@ static bool in_private_view(void)
 		return true;
 	if (stat("/proc/self/ns/net", &self) != 0)
 		return false;
-	d = opendir("/run/netns");
+	d = opendir(NETNS_RUN_DIR);
 	if (!d)
 		return false;
 	while (!found && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (snprintf(p, sizeof(p), "/run/netns/%s", de->d_name) >= (int)sizeof(p))
+		if (snprintf(p, sizeof(p), NETNS_RUN_DIR "/%s", de->d_name) >= (int)sizeof(p))
 			continue;
 		found = stat(p, &st) == 0 && st.st_ino == self.st_ino &&
 			st.st_dev == self.st_dev;
@@ -367,6 +367,16 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+bool pin_name_reserved(const char *name)
+{
+	static const char *const reserved[] = PIN_RESERVED;
+
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (strcmp(name, reserved[i]) == 0)
+			return true;
+	return false;
+}
+
 int list_pinned_names(char ***out)
 {
 	char **names = NULL, path[PATH_MAX];
@@ -386,9 +396,8 @@ int list_pinned_names(char ***out)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		/* Not congestion controls: cgroup attachments, ETS maps. */
-		if (strcmp(de->d_name, PIN_CGROUP_DIR) == 0 ||
-		    strcmp(de->d_name, PIN_SHARED_DIR) == 0)
+		/* Not congestion controls: cgroup attachments, ETS maps, ect1 */
+		if (pin_name_reserved(de->d_name))
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", PIN_ROOT, de->d_name) >=
 		    (int)sizeof(path))
@@ -501,10 +510,10 @@ int for_each_netns(int (*fn)(void *ctx), void *ctx)
 		goto out;
 	}
 	ret = netns_visit(seen, "/proc/self/ns/net", fn, ctx);
-	d = opendir("/run/netns");
+	d = opendir(NETNS_RUN_DIR);
 	while (!ret && d && (de = readdir(d))) {
 		if (de->d_name[0] == '.' ||
-		    snprintf(p, sizeof(p), "/run/netns/%s", de->d_name) >= (int)sizeof(p))
+		    snprintf(p, sizeof(p), NETNS_RUN_DIR "/%s", de->d_name) >= (int)sizeof(p))
 			continue;
 		ret = netns_visit(seen, p, fn, ctx);
 	}
@@ -527,6 +536,35 @@ out:
 		close(self);
 	free(seen);
 	return ret;
+}
+
+/*
+ * Enter the named network namespace /run/netns/NAME (ip netns) for the rest
+ * of the run; 0, or -errno after a message that names cmd.
+ */
+int enter_netns(const char *cmd, const char *name)
+{
+	char p[PATH_MAX];
+	int fd;
+
+	if (strchr(name, '/') || path_join(p, sizeof(p), NETNS_RUN_DIR, name)) {
+		err("%s: bad network namespace name \"%s\"", cmd, name);
+		return -EINVAL;
+	}
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err("%s: no network namespace %s (%s): %s", cmd, name, p,
+		    strerror(errno));
+		return -ENOENT;
+	}
+	if (setns(fd, CLONE_NEWNET)) {
+		err("%s: entering network namespace %s failed: %s", cmd, name,
+		    strerror(errno));
+		close(fd);
+		return -EPERM;
+	}
+	close(fd);
+	return 0;
 }
 
 /* ---- directories bbrctl pins into, and its lock ---------------------------- */

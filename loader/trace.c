@@ -470,9 +470,7 @@ int cmd_trace(const struct cmd_opts *o, char **names, int n)
 				goto out;
 	} else {
 		for (int i = 0; i < npinned; i++)
-			if (strcmp(pinned[i], PIN_CGROUP_DIR) &&
-			    strcmp(pinned[i], PIN_SHARED_DIR) &&
-			    !open_cc(&ccs[ncc], pinned[i], true))
+			if (!open_cc(&ccs[ncc], pinned[i], true))
 				ncc++;
 		if (!ncc) {
 			err("trace: no loaded congestion control has a trace ring "

@@ -439,6 +439,7 @@ def test_set_help_documents_keys():
     ("set", "--cgroup PATH NAME"), ("params", "set --default"),
     ("hwtstamp", "enable|disable|status IFACE"), ("load", "Usage: bbrctl load"),
     ("attach", "Usage: bbrctl attach"), ("swap", "Usage: bbrctl swap"),
+    ("ect1", "Usage: bbrctl ect1 attach"),
 ])
 def test_command_help(cmd, words):
     a = bbrctl("help", cmd, check=0).stdout

@@ -13,13 +13,21 @@ receiver and read with scapy, one transfer per copy, both ends on the copy:
     once the connection is established (ECT(1) on data needs a flag
     mainline does not have yet; docs/l4s.md), so the test reports it and
     asserts only that it is ECT;
+  * `bbrctl ect1` on the sender's device: the accecn copy's data leaves
+    ECT(1), a classic copy's stays ECT(0), and an ECN copy whose peer has no
+    ECN (or only RFC 3168, with --ecn accecn-only) sends Not-ECT, where the
+    kernel alone would leave ECT(0) on with nobody to echo CE;
   * classic: an RFC 3168 SYN (ECE and CWR, no AE), data ECT(0);
   * the plain bbr3 copy: no ECN at all (Not-ECT data), as before;
   * `bbrctl swap` of the accecn copy keeps its flags;
   * `bbrctl stat --json` names the negotiated mode of the sender's socket
-    (`ecn`: accecn, rfc3168, off) while the transfer runs.
+    (`ecn`: accecn, rfc3168, off) while the transfer runs;
+  * through the emulator marking at a 1 ms step: CE marks reach the L4S
+    mode one by one (delivered_ce), on ECT(1) data at an ECT(1)-only
+    marker when ect1 is on, and none without it.
 """
 
+import contextlib
 import json
 import subprocess
 import time
@@ -28,7 +36,7 @@ from collections import Counter
 import pytest
 
 import bbrtest
-from bbrtest.netns import popen_in
+from bbrtest.netns import popen_in, sysctl
 from conftest import REPO
 
 BBRCTL = REPO / "loader" / "bbrctl"
@@ -76,13 +84,41 @@ def stat_ecn(cc):
     return [r["ecn"] for r in json.loads(cp.stdout or "[]") if r.get("dport") == PORT]
 
 
-def capture(tmp_path, cc):
+@contextlib.contextmanager
+def ect1_on(ns, dev):
+    """`bbrctl ect1 attach` on dev of ns for the block; detached after, even
+    on failure, by the pin's name (NETNS-IFINDEX), which works also after
+    the device is gone (linkem's tun goes when linkem stops)."""
+    bbrctl("ect1", "attach", "--netns", ns, dev)
+    cp = bbrctl("--json", "ect1", "status", "--netns", ns, dev, check=None)
+    pin = json.loads(cp.stdout)[0]["pin"].rsplit("/", 1)[1] if cp.returncode == 0 else dev
+    try:
+        yield
+    finally:
+        bbrctl("ect1", "detach", pin)
+
+
+def ect1_counts(ns, dev):
+    """(rewritten, cleared) of ect1 on dev of ns."""
+    cp = bbrctl("--json", "ect1", "status", "--netns", ns, dev)
+    row, = json.loads(cp.stdout)
+    assert row["state"] == "attached", row
+    return row["rewritten"], row["cleared"]
+
+
+def capture(tmp_path, cc, ect1=False, server_cc=None, peer_no_ecn=False):
     """A transfer with cc on both ends, captured at the receiver: the SYN,
     the SYN-ACK, the client's data segments, and the ECN modes `bbrctl
-    stat` gave the sender's socket while it ran."""
+    stat` gave the sender's socket while it ran. ect1: with `bbrctl ect1`
+    on the sender's device, whose counters the result then carries;
+    server_cc: the receiver's CC when not cc; peer_no_ecn: the receiver's
+    namespace refuses ECN (net.ipv4.tcp_ecn = 0)."""
     from scapy.all import IP, TCP, rdpcap
     pcap = tmp_path / f"{cc}-{time.monotonic_ns()}.pcap"
-    with bbrtest.Topology(prefix=NS_PREFIX) as topo:
+    with bbrtest.Topology(prefix=NS_PREFIX) as topo, \
+            (ect1_on(topo.snd_ns, topo.SND_DEV) if ect1 else contextlib.nullcontext()):
+        if peer_no_ecn:
+            sysctl(topo.rcv_ns, {"net.ipv4.tcp_ecn": 0})
         dump = popen_in(topo.rcv_ns, ["tcpdump", "-i", topo.RCV_DEV, "-U", "-w", pcap,
                                       "-s", SNAPLEN, "-c", CAPTURE_PKTS, "tcp"],
                         stdout=subprocess.DEVNULL)
@@ -91,12 +127,14 @@ def capture(tmp_path, cc):
             while not (pcap.exists() and pcap.stat().st_size > 0):
                 assert time.monotonic() < deadline, "tcpdump did not start"
                 time.sleep(0.05)
-            res = bbrtest.run_transfer(topo, cc, seconds=TRANSFER_S, port=PORT, server_cc=cc,
+            res = bbrtest.run_transfer(topo, cc, seconds=TRANSFER_S, port=PORT,
+                                       server_cc=server_cc or cc,
                                        sample_cb=lambda: stat_ecn(cc), sample_interval=0.2)
         finally:
             if dump.poll() is None:
                 dump.terminate()
             dump.wait(timeout=CMD_TIMEOUT_S)
+        counts = ect1_counts(topo.snd_ns, topo.SND_DEV) if ect1 else None
     assert res["cc"] == cc and res["bytes_received"] == res["bytes_sent"] > 0
     tcp = [p for p in rdpcap(str(pcap)) if IP in p and TCP in p]
     syn = next(p for p in tcp if p[TCP].flags.S and not p[TCP].flags.A)
@@ -104,6 +142,8 @@ def capture(tmp_path, cc):
     data = [p for p in tcp if p[IP].src == topo.snd_addr and len(p[TCP].payload) > 0]
     assert data, "no data segments captured"
     seen = {m for sample in res["samples"] for m in sample}
+    if ect1:
+        return syn, synack, data, seen, counts
     return syn, synack, data, seen
 
 
@@ -157,6 +197,85 @@ def test_plain_copy_stays_without_ecn(tmp_path, copy_of_bbr3):
     assert all(ecn_of(p) == NOT_ECT for p in data)
 
 
+def test_ect1_sends_accecn_data_as_ect1(tmp_path, copy_of_bbr3):
+    """`bbrctl ect1 attach` on the sender's device: the AccECN copy's data
+    leaves as ECT(1), every segment; a classic copy's stays ECT(0) through
+    the same device (its peer did not negotiate AccECN); detach leaves no
+    pin."""
+    l4s = copy_of_bbr3("e1a", "accecn")
+    classic = copy_of_bbr3("e1c", "classic")
+    syn, _, data, seen, (rewritten, cleared) = capture(tmp_path, l4s, ect1=True)
+    data_ecn = Counter(ECN_NAMES[ecn_of(p)] for p in data)
+    print(f"accecn + ect1: data {dict(data_ecn)}, ect1 rewrote {rewritten} "
+          f"packets (GSO: fewer than segments)")
+    assert seen == {"accecn"} and ecn_of(syn) == ECT_1
+    assert data_ecn == {"ECT(1)": len(data)}, data_ecn
+    assert rewritten > 0 and cleared == 0
+    _, _, data, seen, (rewritten, _) = capture(tmp_path, classic, ect1=True)
+    data_ecn = Counter(ECN_NAMES[ecn_of(p)] for p in data)
+    print(f"classic + ect1: data {dict(data_ecn)}, ect1 rewrote {rewritten}")
+    assert seen == {"rfc3168"} and data_ecn == {"ECT(0)": len(data)}, data_ecn
+    assert rewritten == 0
+
+
+def test_accecn_falls_back_to_rfc3168_unless_accecn_only(tmp_path, copy_of_bbr3):
+    """Against a receiver with RFC 3168 ECN only: the accecn copy falls back
+    to classic ECN (stat: rfc3168, data ECT(0)); accecn-only
+    (TCP_CONG_NO_FALLBACK_RFC3168) runs without ECN (stat: off; its data
+    Not-ECT with ect1 on the device, see the next test)."""
+    l4s = copy_of_bbr3("fba", "accecn")
+    strict = copy_of_bbr3("fbo", "accecn-only")
+    classic = copy_of_bbr3("fbc", "classic")
+    _, synack, data, seen = capture(tmp_path, l4s, server_cc=classic)
+    print(f"accecn -> classic peer: SYN-ACK {flags_of(synack)}, stat {seen}, data "
+          f"{dict(Counter(ECN_NAMES[ecn_of(p)] for p in data))}")
+    assert seen == {"rfc3168"} and all(ecn_of(p) == ECT_0 for p in data)
+    syn, _, data, seen, _ = capture(tmp_path, strict, server_cc=classic, ect1=True)
+    print(f"accecn-only -> classic peer, ect1: SYN {flags_of(syn)}, stat {seen}, data "
+          f"{dict(Counter(ECN_NAMES[ecn_of(p)] for p in data))}")
+    assert flags_of(syn) == {"ae": True, "cwr": True, "ece": True}
+    assert seen == {"off"} and all(ecn_of(p) == NOT_ECT for p in data)
+
+
+def test_ect1_clears_ect_when_the_peer_has_no_ecn(tmp_path, copy_of_bbr3):
+    """An ECN copy talking to a peer without ECN: the kernel leaves its
+    socket's ECT on the data (clearing it is the CC's init's job, which a
+    BPF CC cannot do), so CE marks would go unechoed; with ect1 on the
+    device, the data leaves Not-ECT."""
+    l4s = copy_of_bbr3("nea", "accecn")
+    plain = copy_of_bbr3("nep")
+    _, _, data, seen = capture(tmp_path, l4s, server_cc=plain, peer_no_ecn=True)
+    print(f"no ect1: stat {seen}, data {dict(Counter(ECN_NAMES[ecn_of(p)] for p in data))}"
+          " (the kernel's)")
+    assert seen == {"off"}
+    _, _, data, seen, (rewritten, cleared) = capture(tmp_path, l4s, ect1=True,
+                                                     server_cc=plain, peer_no_ecn=True)
+    data_ecn = Counter(ECN_NAMES[ecn_of(p)] for p in data)
+    print(f"ect1: stat {seen}, data {dict(data_ecn)}, cleared {cleared}")
+    assert seen == {"off"} and data_ecn == {"Not-ECT": len(data)}, data_ecn
+    assert cleared > 0 and rewritten == 0
+
+
+def test_ect1_errors_attach_nothing():
+    with bbrtest.Topology(prefix=NS_PREFIX) as topo:
+        cp = bbrctl("ect1", "attach", "--netns", topo.snd_ns, "nosuch0", check=1)
+        assert "no interface" in cp.stderr
+        cp = bbrctl("ect1", "attach", "--netns", topo.snd_ns, "lo", check=1)
+        assert "Ethernet" in cp.stderr
+        cp = bbrctl("ect1", "detach", "--netns", topo.snd_ns, topo.SND_DEV, check=1)
+        assert "no ect1 attached" in cp.stderr
+        with ect1_on(topo.snd_ns, topo.SND_DEV):
+            cp = bbrctl("ect1", "attach", "--netns", topo.snd_ns, topo.SND_DEV, check=1)
+            assert "already" in cp.stderr
+            assert ect1_counts(topo.snd_ns, topo.SND_DEV) == (0, 0)
+        bbrctl("ect1", "status", "--netns", topo.snd_ns, topo.SND_DEV, check=1)
+    bbrctl("ect1", "bogus", check=2)
+    bbrctl("ect1", "status", "--netns", "no-such-ns-e1", check=1)
+    # its pin directory is not a CC name
+    cp = bbrctl("load", "--name", "ect1", "bbr3", check=1)
+    assert "bbrctl's own directories" in cp.stderr
+
+
 def test_ecn_needs_a_name_of_its_own():
     cp = bbrctl("load", "--ecn", "accecn", "bbr3", check=2)
     assert "--name" in cp.stderr
@@ -170,11 +289,12 @@ def test_ecn_needs_a_name_of_its_own():
 L4S_RATE_MBIT, L4S_RTT_MS, L4S_STEP_US, L4S_TRANSFER_S = 20, 10, 1000, 2.0
 
 
-def l4s_transfer(cc):
+def l4s_transfer(cc, ect1=False, ect1_only=False):
     """A transfer on cc (both ends) through a marking bottleneck; the sender
     socket's last `bbrctl stat` record, and the CE marks linkem put on the
-    data."""
-    from labkit.path import EmulatedPath
+    data. ect1: `bbrctl ect1` on the sender's (tun) device; ect1_only: the
+    bottleneck marks ECT(1) only, as an L4S AQM's L4S queue does."""
+    from labkit.path import TUN_DEV, EmulatedPath
     recs = []
 
     def sample():
@@ -183,8 +303,10 @@ def l4s_transfer(cc):
             if cp.returncode == 0 else []
         recs.extend(mine)
         return len(mine)
+    ecn = {"mode": "sojourn", "k_us": L4S_STEP_US, "ect1_only": ect1_only}
     with EmulatedPath(rate_mbit=L4S_RATE_MBIT, rtt_ms=L4S_RTT_MS, buffer_bdp=4,
-                      ecn={"mode": "sojourn", "k_us": L4S_STEP_US}) as path:
+                      ecn=ecn) as path, \
+            (ect1_on(path.snd_ns[0], TUN_DEV) if ect1 else contextlib.nullcontext()):
         res = bbrtest.run_transfer(path, cc, seconds=L4S_TRANSFER_S, port=PORT,
                                    server_cc=cc, sample_cb=sample, sample_interval=0.2)
         marks = path.stats()["fwd"]["ce_marked"]
@@ -215,3 +337,20 @@ def test_l4s_mode_needs_accecn_and_counts_every_mark(copy_of_bbr3):
     print(f"classic: l4s_mode {rec['l4s_mode']}, ecn {rec['ecn']}, delivered_ce "
           f"{rec['delivered_ce']}, linkem marked {marks}")
     assert rec["ecn"] == "rfc3168" and rec["l4s_mode"] == "fallback" and rec["l4s"] == 0
+
+
+def test_l4s_mode_on_ect1_through_an_l4s_only_marker(copy_of_bbr3):
+    """The whole L4S path: the AccECN copy with profile=l4s, ect1 on the
+    sender's device, a bottleneck that marks ECT(1) only. Marks happen (so
+    the data is ECT(1) at the AQM) and reach the CC one by one; without
+    ect1 the same bottleneck marks nothing (the data is ECT(0))."""
+    cc = copy_of_bbr3("l4e", "accecn")
+    bbrctl("set", "--default", cc, "profile=l4s")
+    rec, marks, res = l4s_transfer(cc, ect1=True, ect1_only=True)
+    print(f"ect1: l4s_mode {rec['l4s_mode']}, delivered_ce {rec['delivered_ce']} "
+          f"of {rec['delivered']}, linkem marked {marks}, {res['mbps']:.1f} Mbit/s")
+    assert rec["l4s_mode"] == "on" and marks > 20
+    assert 0.8 * marks <= rec["delivered_ce"] <= marks
+    rec, marks, _ = l4s_transfer(cc, ect1=False, ect1_only=True)
+    print(f"no ect1: linkem marked {marks}, delivered_ce {rec['delivered_ce']}")
+    assert marks == 0 and rec["delivered_ce"] == 0
