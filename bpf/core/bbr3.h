@@ -2236,13 +2236,17 @@ static inline void bbr_signal_pace(struct bbr_sock *sk, u32 cwnd, u64 rate_Bps)
 
 #include "core/swift.h"
 
-/* The reference's per-ACK pipeline, on a sample whose inputs are complete. */
-static inline void bbr_main_pipeline(struct bbr3 *b, struct bbr_sock *sk,
-				     struct bbr_rs *rs)
+/* The reference's per-ACK pipeline, on a sample whose inputs are complete.
+ * A function of its own in BPF: the verifier walks it once, not once per
+ * path through the delay signal's code around it. */
+BBR_API int bbr_main_pipeline(struct bbr3 *b, struct bbr_sock *sk,
+			      struct bbr_rs *rs)
 {
 	bool update_model = true;
 	u32 bw;
 
+	if (!b || !sk || !rs)
+		return 0;
 	b->l4s = BBR_P(b).l4s && sk->accecn;
 	bbr_update_round_start(b, sk, rs);
 	if (b->round_start) {
@@ -2272,6 +2276,7 @@ out:
 	b->prev_ca_state = sk->ca_state;
 	b->loss_in_cycle |= (rs->lost > 0);
 	b->ecn_in_cycle |= (rs->delivered_ce > 0);
+	return 0;
 }
 
 /* The per-ACK step: see bbr_core_main(). */

@@ -12,6 +12,7 @@ nothing it created may remain - struct_ops maps, CCs, namespaces or pins.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -33,6 +34,11 @@ REQUIRED_TOOLS = ("ip", "tc", "ethtool", "bpftool", "mount")
 
 # include/bbr_pins.h, as the tests read it
 PINS = pin_layout()
+# The layout version of bbr3's state records (bbrctl stat's "version"), as
+# include/bbr3_state.h defines it.
+STATE_VERSION = int(re.search(r"^#define\s+BBR3_STATE_VERSION\s+(\d+)",
+                              (REPO / "include" / "bbr3_state.h").read_text(),
+                              re.M).group(1))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -18,7 +18,7 @@ import subprocess
 import pytest
 
 import bbrtest
-from conftest import REPO, make_target
+from conftest import REPO, STATE_VERSION, make_target
 
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
 CC = bbrtest.own_cc_name("b3k")         # bbr3 under a name of this process
@@ -125,7 +125,7 @@ def test_state_record_goes_through_startup_and_drain_into_probe_bw():
     records = _sender_records(res["samples"], port)
     assert len(records) >= 4, f"state record not seen: {res['samples']}"
     for rec in records:
-        assert rec["version"] == 7          # BBR3_STATE_VERSION
+        assert rec["version"] == STATE_VERSION
         assert rec["ecn"] == "off"          # neither end asked for ECN
         assert rec["family"] == 2
         assert rec["initialized"] == 1

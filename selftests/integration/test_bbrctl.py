@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 import bbrtest
-from conftest import PINS, REPO, TEST_CC_NAME, TEST_CC_OBJ, make_target
+from conftest import PINS, REPO, STATE_VERSION, TEST_CC_NAME, TEST_CC_OBJ, make_target
 
 BBRCTL = REPO / "loader" / "bbrctl"
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
@@ -610,7 +610,7 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
                                                   "pacing_rate_Bps", "snd_cwnd_pkts",
                                                   "min_rtt_us", "inflight_hi")}))
     for r in ours:
-        assert r["cc"] == B3 and r["version"] == 6
+        assert r["cc"] == B3 and r["version"] == STATE_VERSION
         assert r["family"] == 2 and r["dport"] == 5201 and r["sport"] > 0
         assert r["mode_name"] in MODES
         assert (r["phase_name"] in PHASES) == (r["mode_name"] == "PROBE_BW")
