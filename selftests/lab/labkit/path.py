@@ -48,6 +48,7 @@ RCV_HOST_BASE = 101                 # receiver j: .101+j
 ROUTER_HOST = 254                   # kernel backend: the router's address
 MAX_ENDPOINTS = 100                 # senders (and receivers) per path
 ACK_EVERY_MAX = 64                  # linkem's ack_every limit
+SOJOURN_K_DEFAULT_US = 2000         # linkem's default step (linkem/README.md)
 TUN_DEV = "lem0"                    # linkem's device in each end namespace
 VETH_DEV = "lab0"                   # kernel backend's device in each end namespace
 READY_TIMEOUT_S = 10.0              # linkem: start-up until READY
@@ -308,7 +309,7 @@ class EmulatedPath(SetupClose):
         if self.ecn:
             mode = self.ecn.get("mode")
             if mode == "sojourn":
-                ecn = {"mode": "step", "k_us": self.ecn["k_us"]}
+                ecn = {"mode": "step", "k_us": self.ecn.get("k_us", SOJOURN_K_DEFAULT_US)}
             elif mode == "phantom":
                 ecn = {"mode": "phantom_rate", "gamma": self.ecn["gamma"],
                        "window_us": self.ecn.get("window_us", 5000)}

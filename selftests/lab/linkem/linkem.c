@@ -75,6 +75,9 @@
 #define POOL_MAX_PKTS 262144		/* 512 MB of packet buffers at most */
 #define HIST_BUCKETS_US 20000		/* 1 us buckets up to 20 ms, then overflow */
 #define PHANTOM_WINDOW_DEFAULT_US 5000	/* issue 4: rate over a 5 ms window */
+#define SOJOURN_K_DEFAULT_US 2000	/* an L4S step marks above 2 ms (RFC 9332's
+					 * DualPI2 default is 1 ms; the L4S
+					 * experiments here use 2 ms) */
 #define ACK_SLOTS 1024			/* flows whose ACKs one direction coalesces at once */
 #define ACK_HOLD_DEFAULT_US 1000	/* a held ACK goes out after 1 ms at the latest */
 #define TCP_PROTO 6
@@ -585,7 +588,8 @@ static void parse_ecn(struct pipe_cfg *p, const json_t *e, const char *where)
 		die("config: %s.ecn needs a rate (there is no queue without one)", where);
 	if (!strcmp(mode, "sojourn")) {
 		p->ecn = ECN_SOJOURN;
-		p->k_ns = need_num(e, "k_us", where, 0, 1e9) * NS_PER_US;
+		p->k_ns = get_num(e, "k_us", where, SOJOURN_K_DEFAULT_US, 0, 1e9) *
+			  NS_PER_US;
 	} else if (!strcmp(mode, "qlen")) {
 		p->ecn = ECN_QLEN;
 		p->k_pkts = get_num(e, "k_pkts", where, 0, 1, 1e9);

@@ -597,9 +597,10 @@ def test_gilbert_loss_bursts():
 
 
 def test_ect1_only_marking():
-    """ect1_only: above K, ECT(1) packets are CE and ECT(0) packets are not."""
+    """ect1_only, as an L4S queue marks: above K (not given: the default
+    step, 2 ms), ECT(1) packets are CE and ECT(0) packets are not."""
     require_root()
-    with Emu(pipe(10, 0, queue={"packets": 60}, ecn={"mode": "sojourn", "k_us": 2000},
+    with Emu(pipe(10, 0, queue={"packets": 60}, ecn={"mode": "sojourn"},
                   ect1_only=True)) as e:
         rx0 = e.bg(e.ns[1], RECEIVER, RCV_ADDR, UDP_PORT + 1, 4)
         assert rx0.stdout.readline() == "BOUND\n"
