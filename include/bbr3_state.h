@@ -75,7 +75,8 @@ struct bbr_tx_rec {
  */
 struct bbr3 {
 	/* Timestamps. µs ones are from tp->tcp_mstamp (CLOCK_MONOTONIC). */
-	u64 cycle_mstamp_us;		/* start of current PROBE_BW phase */
+	u64 cycle_mstamp_us;		/* start of current PROBE_BW phase; in
+					 * the L4S gain cycle, of its up round */
 	u64 ack_epoch_mstamp_us;	/* start of current ACK-aggregation epoch */
 	u64 min_rtt_stamp_us;		/* when min_rtt_us was taken */
 	u64 probe_rtt_min_stamp_us;	/* when probe_rtt_min_us was taken */

@@ -91,6 +91,8 @@
 		  "BBR_UNIT", "L4S: pacing gain of the cycle's up round")	\
 	BBR_PARAM(cycle_down_gain, 1, 256, BBR_PARAM_UNIT * 7 / 8,		\
 		  "BBR_UNIT", "L4S: pacing gain of the cycle's down round")	\
+	BBR_PARAM(cycle_min_us, 0, BBR_PARAM_MAX_TIME_US, 0,			\
+		  "us", "L4S: the cycle lasts at least this long, cruising longer if its rounds are shorter (probing as often at any RTT); 0 = cycle_rounds rounds") \
 	BBR_PARAM(bw_slot_rounds, 0, 255, 0,					\
 		  "rounds", "L4S: the 2-slot max-bw filter moves a slot every this many rounds (BBR-evo's 2-round window: 1); 0 = once per PROBE_BW cycle") \
 	BBR_PARAM(startup_ce_rounds, 0, 15, 0,					\

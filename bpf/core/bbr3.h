@@ -982,20 +982,31 @@ static inline void bbr_start_bw_probe_cruise(struct bbr3 *b)
  * probe: loss or CE too high in it lowers inflight_hi and goes to the down
  * round (bbr_handle_inflight_too_high()). Without bw_slot_rounds the
  * max-bw filter moves one slot per cycle.
+ *
+ * Beyond BBR-evo, cycle_min_us makes the cycle last at least that long,
+ * the extra rounds cruising: a flow with a short RTT otherwise probes (and
+ * lifts its lower bounds) as many times more often as its RTT is shorter,
+ * one reason it takes the larger share of a shared L4S queue. An
+ * experiment, off by default: the lab has not shown a value that helps in
+ * every run (docs/l4s.md).
  */
 
-static inline void bbr_update_l4s_cycle(struct bbr3 *b)
+static inline void bbr_update_l4s_cycle(struct bbr3 *b,
+					 const struct bbr_sock *sk)
 {
 	u32 n = bbr_max_u32(BBR_P(b).cycle_rounds, BBR_L4S_CYCLE_MIN_ROUNDS);
+	bool long_enough = (s64)(sk->now_us - (b->cycle_mstamp_us +
+					       BBR_P(b).cycle_min_us)) >= 0;
 
 	/* rounds_since_probe, counted at each round start, is the round of
 	 * the cycle here: 0 the up round, 1 the down round */
 	if (!b->round_start)
 		return;
-	if (b->rounds_since_probe >= n)
+	if (b->rounds_since_probe >= n && long_enough)
 		b->rounds_since_probe = BBR_L4S_CYCLE_UP;
 	switch (b->rounds_since_probe) {
 	case BBR_L4S_CYCLE_UP:
+		b->cycle_mstamp_us = sk->now_us;
 		bbr_reset_lower_bounds(b);
 		b->bw_probe_samples = 1;
 		if (!BBR_P(b).bw_slot_rounds)
@@ -1166,7 +1177,7 @@ BBR_API int bbr_update_cycle_phase(struct bbr3 *b, struct bbr_sock *sk,
 	if (b->mode != BBR_PROBE_BW)
 		return 0;
 	if (bbr_l4s_cycle(b)) {
-		bbr_update_l4s_cycle(b);
+		bbr_update_l4s_cycle(b, sk);
 		return 0;
 	}
 

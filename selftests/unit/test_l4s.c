@@ -108,6 +108,35 @@ TEST(l4s_gain_cycle_of_three_rounds)
 	UNIT_REPORT("cycle: cruise, up 288, down 224, ... for 9 rounds");
 }
 
+/* cycle_min_us: a cycle of 3 rounds of 2 ms made to last at least 5 of
+ * them cruises 2 more rounds (a flow with five times the RTT would keep
+ * its 3 rounds). */
+TEST(l4s_cycle_min_us_stretches_the_cruise)
+{
+	struct env e;
+	int i, ups = 0, last_up = -1, gap = 0;
+
+	l4s_keys();
+	bbr_test_params.cycle_min_us = 5 * RTT_US;
+	l4s_env(&e, true);
+	l4s_round(&e, BDP_PKTS, 0);
+	for (i = 0; i < 24; i++) {
+		l4s_round(&e, BDP_PKTS, 0);
+		if (e.b->cycle_idx != BBR_BW_PROBE_UP)
+			continue;
+		if (last_up >= 0)
+			gap = i - last_up;
+		last_up = i;
+		ups++;
+	}
+	UNIT_REPORT("cycle_min_us %u us, rounds of %u us: %d ups in 24 rounds, "
+		    "%d rounds apart", bbr_test_params.cycle_min_us, RTT_US, ups, gap);
+	/* up, down, then cruise until 5 rounds have passed since the up:
+	 * the next up starts the 5th round after it, not the 3rd */
+	ASSERT_EQ(gap, 5);
+	ASSERT_EQ(ups, 5);
+}
+
 /* The up round lifts the lower bounds (as REFILL does) so the probe can
  * find more. */
 TEST(l4s_up_round_lifts_lower_bounds)
