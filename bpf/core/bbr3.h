@@ -988,8 +988,21 @@ static inline void bbr_start_bw_probe_cruise(struct bbr3 *b)
  * lifts its lower bounds) as many times more often as its RTT is shorter,
  * one reason it takes the larger share of a shared L4S queue. An
  * experiment, off by default: the lab has not shown a value that helps in
- * every run (docs/l4s.md).
+ * every run (docs/l4s.md). lift_ce_max (bbr_l4s_may_lift()) is the other
+ * key beyond BBR-evo.
  */
+
+/* Does the up round lift the lower bounds? BBR-evo's cycle always does.
+ * With lift_ce_max it does only while the CE EWMA (ecn_alpha, per round)
+ * is below it: while the queue stays over the AQM's step (the path's rate
+ * falling), the cut BBRv3's ECN response made to inflight_lo holds instead
+ * of being undone every third round. */
+static inline bool bbr_l4s_may_lift(const struct bbr3 *b)
+{
+	u32 max = BBR_P(b).lift_ce_max;
+
+	return !max || b->ecn_alpha < max;
+}
 
 static inline void bbr_update_l4s_cycle(struct bbr3 *b,
 					 const struct bbr_sock *sk)
@@ -1007,7 +1020,8 @@ static inline void bbr_update_l4s_cycle(struct bbr3 *b,
 	switch (b->rounds_since_probe) {
 	case BBR_L4S_CYCLE_UP:
 		b->cycle_mstamp_us = sk->now_us;
-		bbr_reset_lower_bounds(b);
+		if (bbr_l4s_may_lift(b))
+			bbr_reset_lower_bounds(b);
 		b->bw_probe_samples = 1;
 		if (!BBR_P(b).bw_slot_rounds)
 			bbr_advance_max_bw_filter(b);

@@ -157,6 +157,40 @@ TEST(l4s_up_round_lifts_lower_bounds)
 	ASSERT_EQ(e.b->bw_lo, BBR_UNSET);
 }
 
+/* lift_ce_max: with the CE EWMA above it the up round keeps the lower
+ * bounds (BBRv3's ECN cut holds); once it has fallen below, the next up
+ * round lifts them. */
+TEST(l4s_lift_ce_max_holds_the_ecn_cut)
+{
+	struct env e;
+	int i, rounds = 0;
+
+	l4s_keys();
+	bbr_test_params.lift_ce_max = BBR_UNIT / 2;
+	l4s_env(&e, true);
+	for (i = 0; i < 6 && e.b->cycle_idx != BBR_BW_PROBE_CRUISE; i++)
+		l4s_round(&e, BDP_PKTS, 0);
+	ASSERT_EQ(e.b->cycle_idx, BBR_BW_PROBE_CRUISE);
+	/* a queue over the step for a while: 60 % CE, the EWMA there */
+	e.b->ecn_alpha = BBR_UNIT * 6 / 10;
+	e.b->inflight_lo = BDP_PKTS / 2;
+	l4s_round(&e, BDP_PKTS, 60);
+	UNIT_REPORT("up round at ecn_alpha %u/256 (lift_ce_max 128): inflight_lo %u",
+		    e.b->ecn_alpha, e.b->inflight_lo);
+	ASSERT_EQ(e.b->cycle_idx, BBR_BW_PROBE_UP);
+	ASSERT_LE(e.b->inflight_lo, BDP_PKTS / 2);
+	/* no CE: the EWMA decays below 1/2 and a later up round lifts */
+	while (rounds < 12 && e.b->inflight_lo != BBR_UNSET) {
+		l4s_round(&e, BDP_PKTS, 0);
+		rounds++;
+	}
+	UNIT_REPORT("lifted %d rounds later, at ecn_alpha %u/256", rounds, e.b->ecn_alpha);
+	ASSERT_EQ(e.b->inflight_lo, BBR_UNSET);
+	ASSERT_EQ(e.b->cycle_idx, BBR_BW_PROBE_UP);
+	ASSERT_LT(e.b->ecn_alpha, BBR_UNIT / 2);
+	ASSERT_GE(rounds, 3);
+}
+
 /* The max-bw window: with bw_slot_rounds = 1 a high sample is forgotten
  * after two rounds; BBRv3's window (two probe cycles) keeps it. */
 TEST(l4s_max_bw_window_of_two_rounds)
