@@ -223,20 +223,31 @@ TEST(l4s_max_bw_window_of_two_rounds)
 /* STARTUP with CE in two rounds (in a row or not) goes straight to
  * PROBE_BW, no DRAIN; BBRv3's rule (two rounds in a row at 50 % CE) would
  * have gone on. */
+/* A new connection's STARTUP, `rounds` rounds doubling from 10 packets,
+ * one CE mark in every other round from the second on (5 % and less).
+ * Returns the packets of the last round. */
+static u32 startup_with_ce(struct env *e, bool accecn, int rounds)
+{
+	u32 pkts = 10;
+	int i;
+
+	env_init(e, 10);
+	e->sk.ecn_ok = 1;
+	e->sk.accecn = accecn;
+	for (i = 0; i < rounds; i++, pkts *= 2)
+		l4s_round(e, pkts, i % 2);
+	return pkts / 2;
+}
+
 TEST(l4s_startup_left_after_two_rounds_with_ce)
 {
 	struct env e;
-	u32 pkts = 10;
+	u32 pkts;
 
 	l4s_keys();
-	env_init(&e, 10);
-	e.sk.ecn_ok = 1;
-	e.sk.accecn = 1;
-	l4s_round(&e, pkts, 0);
-	l4s_round(&e, pkts *= 2, 1);		/* 5 % CE */
-	l4s_round(&e, pkts *= 2, 0);
+	startup_with_ce(&e, true, 3);		/* one round with CE */
 	ASSERT_EQ(e.b->mode, BBR_STARTUP);
-	l4s_round(&e, pkts *= 2, 1);		/* the second round with CE */
+	pkts = startup_with_ce(&e, true, 4);	/* the second round with CE */
 	UNIT_REPORT("STARTUP left after 2 rounds with CE: mode %u, phase %u",
 		    e.b->mode, e.b->cycle_idx);
 	ASSERT_EQ(e.b->mode, BBR_PROBE_BW);
@@ -248,27 +259,13 @@ TEST(l4s_startup_left_after_two_rounds_with_ce)
 	/* the same without BBRv3's ECN response (ecn_enable = 0): the mode
 	 * reads the rounds' CE itself */
 	bbr_test_params.ecn_enable = 0;
-	env_init(&e, 10);
-	e.sk.ecn_ok = 1;
-	e.sk.accecn = 1;
-	pkts = 10;
-	l4s_round(&e, pkts, 0);
-	l4s_round(&e, pkts *= 2, 1);
-	l4s_round(&e, pkts *= 2, 0);
-	l4s_round(&e, pkts *= 2, 1);
+	startup_with_ce(&e, true, 4);
 	ASSERT_EQ(e.b->mode, BBR_PROBE_BW);
 	ASSERT_EQ(e.b->ecn_eligible, 0);
 	bbr_test_params.ecn_enable = 1;
 
 	/* without AccECN: BBRv3's rule, still in STARTUP */
-	env_init(&e, 10);
-	e.sk.ecn_ok = 1;
-	pkts = 10;
-	l4s_round(&e, pkts, 0);
-	l4s_round(&e, pkts *= 2, 1);
-	l4s_round(&e, pkts *= 2, 0);
-	l4s_round(&e, pkts *= 2, 1);
-	l4s_round(&e, pkts *= 2, 0);
+	startup_with_ce(&e, false, 5);
 	ASSERT_EQ(e.b->mode, BBR_STARTUP);
 }
 
