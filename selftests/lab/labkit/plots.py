@@ -23,7 +23,7 @@ DPI = 80
 LEGEND_FLOWS_MAX = 12       # more flows: per-flow lines without legend entries
 COLORS = {"bbr3": "tab:blue", "bbr": "tab:green", "cubic": "tab:red", "reno": "tab:gray",
           "bbr_swift": "tab:purple", "dctcp_bpf": "tab:orange",
-          "bbr3:v3": "tab:cyan", "bbr3:v3plus": "tab:blue"}
+          "bbr3:v3": "tab:cyan", "bbr3:v3plus": "tab:blue", "bbr3:l4s": "tab:brown"}
 MODE_LEVEL = {"STARTUP": 3, "DRAIN": 2, "PROBE_BW": 1, "PROBE_RTT": 0}
 
 
