@@ -722,7 +722,7 @@ static inline void bbr_handle_queue_too_high_in_startup(struct bbr3 *b,
  * STARTUP. */
 static inline void bbr_check_ecn_too_high_in_startup(struct bbr3 *b,
 						     const struct bbr_sock *sk,
-						     u32 ce_ratio)
+						     u32 ce_ratio, u32 delivered_ce)
 {
 	if (b->full_bw_reached)
 		return;
@@ -730,7 +730,7 @@ static inline void bbr_check_ecn_too_high_in_startup(struct bbr3 *b,
 		/* L4S: startup_ce_rounds rounds with any CE, in a row or not,
 		 * end STARTUP, and bbr_check_drain() goes straight to
 		 * PROBE_BW (BBR-evo: more than one round) */
-		if (ce_ratio && b->startup_ecn_rounds < BBR_L4S_STARTUP_CE_ROUNDS_MAX)
+		if (delivered_ce && b->startup_ecn_rounds < BBR_L4S_STARTUP_CE_ROUNDS_MAX)
 			b->startup_ecn_rounds++;
 		if (bbr_l4s_startup_ce(b))
 			bbr_handle_queue_too_high_in_startup(b, sk);
@@ -779,7 +779,7 @@ static inline s32 bbr_update_ecn_alpha(struct bbr3 *b, const struct bbr_sock *sk
 	b->alpha_last_delivered = sk->delivered;
 	b->alpha_last_delivered_ce = sk->delivered_ce;
 
-	bbr_check_ecn_too_high_in_startup(b, sk, (u32)ce_ratio);
+	bbr_check_ecn_too_high_in_startup(b, sk, (u32)ce_ratio, delivered_ce);
 	return b->ecn_eligible ? (s32)ce_ratio : -1;
 }
 
@@ -993,15 +993,16 @@ static inline void bbr_start_bw_probe_cruise(struct bbr3 *b)
  */
 
 /* Does the up round lift the lower bounds? BBR-evo's cycle always does.
- * With lift_ce_max it does only while the CE EWMA (ecn_alpha, per round)
- * is below it: while the queue stays over the AQM's step (the path's rate
+ * With lift_ce_max it does only while the CE EWMA (ecn_alpha, per round;
+ * BBRv3 starts it at 1.0) is below it, or BBRv3's ECN response is off
+ * (then nothing updates the EWMA): while the queue stays over the AQM's step (the path's rate
  * falling), the cut BBRv3's ECN response made to inflight_lo holds instead
  * of being undone every third round. */
 static inline bool bbr_l4s_may_lift(const struct bbr3 *b)
 {
 	u32 max = BBR_P(b).lift_ce_max;
 
-	return !max || b->ecn_alpha < max;
+	return !max || !b->ecn_eligible || b->ecn_alpha < max;
 }
 
 static inline void bbr_update_l4s_cycle(struct bbr3 *b,
@@ -1019,16 +1020,26 @@ static inline void bbr_update_l4s_cycle(struct bbr3 *b,
 		b->rounds_since_probe = BBR_L4S_CYCLE_UP;
 	switch (b->rounds_since_probe) {
 	case BBR_L4S_CYCLE_UP:
+		/* as REFILL and UP start a BBRv3 probe: the lower bounds
+		 * lifted, inflight_hi's growth slope from 1 packet again */
 		b->cycle_mstamp_us = sk->now_us;
 		if (bbr_l4s_may_lift(b))
 			bbr_reset_lower_bounds(b);
+		b->bw_probe_up_rounds = 0;
+		b->bw_probe_up_acks = 0;
+		b->stopped_risky_probe = 0;
+		bbr_raise_inflight_hi_slope(b, sk);
 		b->bw_probe_samples = 1;
+		b->ack_phase = BBR_ACKS_PROBE_STARTING;
 		if (!BBR_P(b).bw_slot_rounds)
 			bbr_advance_max_bw_filter(b);
 		bbr_set_cycle_idx(b, BBR_BW_PROBE_UP);
 		break;
 	case BBR_L4S_CYCLE_DOWN:
-		b->bw_probe_samples = 0;
+		/* the up round's packets are ACKed in this round: they still
+		 * count as the probe's, until bbr_adapt_upper_bounds() ends
+		 * the feedback at the next round start */
+		b->ack_phase = BBR_ACKS_PROBE_STOPPING;
 		bbr_set_cycle_idx(b, BBR_BW_PROBE_DOWN);
 		break;
 	default:
@@ -2428,6 +2439,8 @@ static inline void bbr_undo_phase(struct bbr3 *b, const struct bbr_sock *sk)
 {
 	if (b->undo_state == BBR_UNDO_STARTUP && b->mode != BBR_STARTUP) {
 		b->full_bw_reached = 0;
+		if (b->l4s)	/* its count never resets by itself */
+			b->startup_ecn_rounds = 0;
 		if (b->mode != BBR_PROBE_RTT)	/* else it exits to STARTUP */
 			b->mode = BBR_STARTUP;
 	} else if (b->undo_state == BBR_UNDO_PROBE_BW_UP &&

@@ -36,6 +36,8 @@ struct env {
 	struct bbr_rs rs;	/* the last rate sample fed to the core */
 	struct bbr_delay *delay;	/* a delay signal (BBR.Swift), or NULL */
 	u32 max_inflight;	/* sender has at most this much to send */
+	u32 next_ce;		/* CE-marked packets the next ACK's rate
+				 * sample reports (then 0 again) */
 	/* What was sent when: tp->delivered at send for each burst, so an
 	 * ACK's prior_delivered names the burst of its newest packet. */
 	struct { u32 end_seq, delivered; } sent[ENV_SENT_BURSTS];
@@ -107,6 +109,8 @@ static inline void env_ack_full(struct env *e, u32 pkts, u32 prior_delivered,
 	rs->interval_us = interval_us;
 	rs->rtt_us = rtt_us;
 	rs->losses = losses;
+	rs->delivered_ce = (s32)e->next_ce;
+	e->next_ce = 0;
 	rs->last_end_seq = e->sk.snd_una + pkts * ENV_MSS_BYTES;
 
 	e->sk.delivered += pkts;

@@ -26,10 +26,12 @@ static void l4s_env(struct env *e, bool accecn)
 	e->sk.accecn = accecn;
 }
 
-/* One round in one ACK, `ce` of its packets CE-marked (AccECN counts). */
+/* One round in one ACK, `ce` of its packets CE-marked (AccECN counts,
+ * and the ACK's rate sample). */
 static void l4s_round(struct env *e, u32 pkts, u32 ce)
 {
 	e->sk.delivered_ce += ce;
+	e->next_ce = ce;
 	env_round(e, pkts, RTT_US);
 }
 
@@ -157,6 +159,78 @@ TEST(l4s_up_round_lifts_lower_bounds)
 	ASSERT_EQ(e.b->bw_lo, BBR_UNSET);
 }
 
+/* Run whole rounds until the cycle is at `idx` (at most 8 rounds). */
+static void l4s_until(struct env *e, u8 idx)
+{
+	int i;
+
+	for (i = 0; i < 8 && e->b->cycle_idx != idx; i++)
+		l4s_round(e, BDP_PKTS, 0);
+	ASSERT_EQ(e->b->cycle_idx, idx);
+}
+
+/* A round in two ACKs: the first starts the round, the second (of the
+ * same round) carries `ce` CE-marked packets of its half. */
+static void l4s_round_ce_late(struct env *e, u32 ce)
+{
+	u32 before = e->sk.delivered, half = BDP_PKTS / 2;
+
+	env_ack_full(e, half, before, RTT_US / 2, RTT_US, RTT_US, 0);
+	e->sk.delivered_ce += ce;
+	e->next_ce = ce;
+	env_ack_full(e, half, before, RTT_US / 2, RTT_US, RTT_US, 0);
+}
+
+/* The up round's packets are ACKed in the round after it: CE above
+ * ecn_thresh there lowers inflight_hi (the probe found the queue), also
+ * after that round's first ACK; the same CE late in a cruise round, whose
+ * packets went at 1.0, does not. */
+TEST(l4s_probe_feedback_is_the_round_after_up)
+{
+	struct env e;
+	u32 hi;
+
+	l4s_keys();
+	l4s_env(&e, true);
+	l4s_until(&e, BBR_BW_PROBE_DOWN);
+	e.b->inflight_hi = 2 * BDP_PKTS;
+	l4s_round_ce_late(&e, 60);		/* cruise: 60 % of the sample CE */
+	ASSERT_EQ(e.b->cycle_idx, BBR_BW_PROBE_CRUISE);
+	ASSERT_EQ(e.b->inflight_hi, 2 * BDP_PKTS);
+	l4s_until(&e, BBR_BW_PROBE_UP);
+	l4s_round_ce_late(&e, 60);		/* the up round's packets */
+	hi = e.b->inflight_hi;
+	UNIT_REPORT("60%% CE late in a round: inflight_hi %u after a cruise "
+		    "round, %u after the up round's packets (phase %u)",
+		    2 * BDP_PKTS, hi, e.b->cycle_idx);
+	ASSERT_EQ(e.b->cycle_idx, BBR_BW_PROBE_DOWN);
+	ASSERT_LT(hi, 2 * BDP_PKTS);
+	ASSERT_EQ(e.b->prev_probe_too_high, 1);
+}
+
+/* Each up round starts inflight_hi's growth slope afresh (1 packet per
+ * round, as BBRv3's REFILL does), however many cycles went before: with
+ * cwnd at inflight_hi the exponent stays at 1-2, it does not climb a
+ * step per cycle towards 30 (inflight_hi doubling in one up round). */
+TEST(l4s_up_round_restarts_inflight_hi_slope)
+{
+	struct env e;
+	int i, max_rounds = 0;
+
+	l4s_keys();
+	l4s_env(&e, true);
+	for (i = 0; i < 30; i++) {
+		e.b->inflight_hi = BDP_PKTS;	/* cwnd-limited at inflight_hi */
+		l4s_round(&e, BDP_PKTS, 0);
+		if (e.b->bw_probe_up_rounds > max_rounds)
+			max_rounds = e.b->bw_probe_up_rounds;
+	}
+	UNIT_REPORT("10 cycles at inflight_hi: bw_probe_up_rounds at most %d",
+		    max_rounds);
+	ASSERT_GE(max_rounds, 1);
+	ASSERT_LE(max_rounds, 2);
+}
+
 /* lift_ce_max: with the CE EWMA above it the up round keeps the lower
  * bounds (BBRv3's ECN cut holds); once it has fallen below, the next up
  * round lifts them. */
@@ -263,6 +337,15 @@ TEST(l4s_startup_left_after_two_rounds_with_ce)
 	ASSERT_EQ(e.b->mode, BBR_PROBE_BW);
 	ASSERT_EQ(e.b->ecn_eligible, 0);
 	bbr_test_params.ecn_enable = 1;
+
+	/* one CE mark in a round of 400 packets (under 1/256) counts */
+	env_init(&e, 10);
+	e.sk.ecn_ok = 1;
+	e.sk.accecn = 1;
+	l4s_round(&e, 10, 0);
+	l4s_round(&e, 400, 1);
+	l4s_round(&e, 800, 1);
+	ASSERT_EQ(e.b->mode, BBR_PROBE_BW);
 
 	/* without AccECN: BBRv3's rule, still in STARTUP */
 	startup_with_ce(&e, false, 5);
