@@ -15,8 +15,8 @@
  * whose socket
  *   - is a full TCP socket,
  *   - runs a congestion control with TCP_CONG_ECT_1_NEGOTIATION, and
- *   - negotiated AccECN (a peer with classic ECN or none is left alone:
- *     RFC 9331's fallback),
+ *   - negotiated AccECN (with a classic ECN peer its packets stay ECT(0),
+ *     RFC 9331's fallback; with none, see below),
  * and that carries ECT(0) leaves with ECT(1). Not-ECT packets stay Not-ECT
  * and CE is never touched.
  *
@@ -31,9 +31,10 @@
  * The IPv4 header checksum is updated; the TCP checksum does not cover the
  * ECN field.
  *
- * bbrctl (bbrctl ect1 attach IFACE) attaches it to a device's
- * egress (Ethernet, or an IP device such as tun: l3_off) with a bpf_link pinned under PIN_ROOT/ect1/ (include/bbr_pins.h)
- * and reads the counters in ect1_stats. It returns TCX_NEXT always:
+ * bbrctl (bbrctl ect1 attach IFACE) attaches it to a device's egress
+ * (Ethernet, or an IP device such as tun: l3_off) with a bpf_link pinned
+ * under PIN_ROOT/ect1/ (include/bbr_pins.h) and reads the counters in
+ * ect1_stats. It returns TCX_NEXT always:
  * packets continue to whatever else is attached.
  */
 #include "vmlinux.h"

@@ -2,7 +2,7 @@
 /*
  * bbrctl ect1 attach|detach|status [--netns NS] IFACE: ECT(1) on the data
  * of L4S connections leaving IFACE (bpf/ect1.bpf.c, built in as a
- * skeleton; docs/l4s.md, "ECT(1) on data").
+ * skeleton; docs/l4s.md, "On the wire: AccECN, ECT(1), and bbrctl ect1").
  *
  * attach loads one instance of ect1 per device and attaches it to the
  * device's egress as a tcx bpf_link, pinned at PIN_ECT1/NETNS-IFINDEX so it
