@@ -93,8 +93,6 @@
 		  "BBR_UNIT", "L4S: pacing gain of the cycle's down round")	\
 	BBR_PARAM(cycle_min_us, 0, BBR_PARAM_MAX_TIME_US, 0,			\
 		  "us", "L4S: the cycle lasts at least this long, cruising longer if its rounds are shorter (probing as often at any RTT); 0 = cycle_rounds rounds") \
-	BBR_PARAM(lift_ce_max, 0, 256, 0,					\
-		  "BBR_UNIT", "L4S: the up round lifts the lower bounds only while the CE EWMA (ecn_alpha) is below this (beyond BBR-evo); 0 = always (BBR-evo)") \
 	BBR_PARAM(bw_slot_rounds, 0, 255, 0,					\
 		  "rounds", "L4S: the 2-slot max-bw filter moves a slot every this many rounds (BBR-evo's 2-round window: 1); 0 = once per PROBE_BW cycle") \
 	BBR_PARAM(startup_ce_rounds, 0, 15, 0,					\

@@ -979,31 +979,21 @@ static inline void bbr_start_bw_probe_cruise(struct bbr3 *b)
  * BBRv1's 8-round [5/4, 3/4, 1 x 6] to this: a smaller swing (less queue
  * jitter under an L4S AQM's shallow marking) probed three times as often.
  * The up round lifts the lower bounds as REFILL does and counts as a
- * probe: loss or CE too high in it lowers inflight_hi and goes to the down
- * round (bbr_handle_inflight_too_high()). Without bw_slot_rounds the
- * max-bw filter moves one slot per cycle.
+ * probe: loss or CE too high in its ACKs lowers inflight_hi and goes to
+ * the down round (bbr_handle_inflight_too_high()). Those ACKs are of the
+ * round before it, sent at 1.0; the probe's own packets are ACKed in the
+ * down round, and the growth slope of inflight_hi is not restarted. Both
+ * differ from BBRv3's probe; aligned with it, the lab's RTT fairness was
+ * worse (docs/l4s.md, "Known issues"). Without bw_slot_rounds the max-bw
+ * filter moves one slot per cycle.
  *
  * Beyond BBR-evo, cycle_min_us makes the cycle last at least that long,
  * the extra rounds cruising: a flow with a short RTT otherwise probes (and
  * lifts its lower bounds) as many times more often as its RTT is shorter,
  * one reason it takes the larger share of a shared L4S queue. An
  * experiment, off by default: the lab has not shown a value that helps in
- * every run (docs/l4s.md). lift_ce_max (bbr_l4s_may_lift()) is the other
- * key beyond BBR-evo.
+ * every run (docs/l4s.md).
  */
-
-/* Does the up round lift the lower bounds? BBR-evo's cycle always does.
- * With lift_ce_max it does only while the CE EWMA (ecn_alpha, per round;
- * BBRv3 starts it at 1.0) is below it, or BBRv3's ECN response is off
- * (then nothing updates the EWMA): while the queue stays over the AQM's step (the path's rate
- * falling), the cut BBRv3's ECN response made to inflight_lo holds instead
- * of being undone every third round. */
-static inline bool bbr_l4s_may_lift(const struct bbr3 *b)
-{
-	u32 max = BBR_P(b).lift_ce_max;
-
-	return !max || !b->ecn_eligible || b->ecn_alpha < max;
-}
 
 static inline void bbr_update_l4s_cycle(struct bbr3 *b,
 					 const struct bbr_sock *sk)
@@ -1020,26 +1010,17 @@ static inline void bbr_update_l4s_cycle(struct bbr3 *b,
 		b->rounds_since_probe = BBR_L4S_CYCLE_UP;
 	switch (b->rounds_since_probe) {
 	case BBR_L4S_CYCLE_UP:
-		/* as REFILL and UP start a BBRv3 probe: the lower bounds
-		 * lifted, inflight_hi's growth slope from 1 packet again */
+		/* a probe, as BBRv3's REFILL and UP: the lower bounds lifted;
+		 * its feedback is this round's ACKs (see above) */
 		b->cycle_mstamp_us = sk->now_us;
-		if (bbr_l4s_may_lift(b))
-			bbr_reset_lower_bounds(b);
-		b->bw_probe_up_rounds = 0;
-		b->bw_probe_up_acks = 0;
-		b->stopped_risky_probe = 0;
-		bbr_raise_inflight_hi_slope(b, sk);
+		bbr_reset_lower_bounds(b);
 		b->bw_probe_samples = 1;
-		b->ack_phase = BBR_ACKS_PROBE_STARTING;
 		if (!BBR_P(b).bw_slot_rounds)
 			bbr_advance_max_bw_filter(b);
 		bbr_set_cycle_idx(b, BBR_BW_PROBE_UP);
 		break;
 	case BBR_L4S_CYCLE_DOWN:
-		/* the up round's packets are ACKed in this round: they still
-		 * count as the probe's, until bbr_adapt_upper_bounds() ends
-		 * the feedback at the next round start */
-		b->ack_phase = BBR_ACKS_PROBE_STOPPING;
+		b->bw_probe_samples = 0;
 		bbr_set_cycle_idx(b, BBR_BW_PROBE_DOWN);
 		break;
 	default:
