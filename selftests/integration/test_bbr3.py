@@ -30,7 +30,7 @@ RATE_MBIT = 100
 # bytes of payload: the most any CC can get.
 PAYLOAD_MBIT = RATE_MBIT * 1448 / 1514
 TRANSFER_BYTES = 20 * 1000 * 1000
-# bbr3_main verifies in ~70k steps today (with the send-record lookup and
+# bbr3_main verifies in ~56k steps today (with the send-record lookup and
 # the retransmit-queue walk); path explosion in the core would show up as
 # several times more long before the 1M limit.
 MAIN_VERIFIER_BUDGET = 150_000
