@@ -1421,14 +1421,6 @@ static inline bool bbr_drain_rounds_exceeded(struct bbr3 *b)
 
 static inline void bbr_check_drain(struct bbr3 *b, struct bbr_sock *sk)
 {
-	if (b->mode == BBR_STARTUP && b->full_bw_reached && bbr_l4s_startup_ce(b)) {
-		/* L4S: straight to PROBE_BW (bbr_check_ecn_too_high_in_startup) */
-		sk->snd_ssthresh = bbr_inflight(b, sk, bbr_max_bw(b), BBR_UNIT);
-		bbr_reset_congestion_signals(b);
-		b->mode = BBR_PROBE_BW;
-		bbr_start_bw_probe_down(b, sk);
-		return;
-	}
 	if (b->mode == BBR_STARTUP && b->full_bw_reached) {
 		b->mode = BBR_DRAIN;
 		/* ssthresh is only reported, BBR does not use it */
@@ -1438,8 +1430,10 @@ static inline void bbr_check_drain(struct bbr3 *b, struct bbr_sock *sk)
 	}
 	if (b->mode != BBR_DRAIN)
 		return;
-	/* Same ACK may also end DRAIN: the queue STARTUP built is gone. */
-	if (bbr_drain_rounds_exceeded(b) ||
+	/* Same ACK may also end DRAIN: the queue STARTUP built is gone, or
+	 * (L4S) CE ended STARTUP: the queue is at the AQM's step, there is
+	 * nothing to drain (bbr_check_ecn_too_high_in_startup()). */
+	if (bbr_l4s_startup_ce(b) || bbr_drain_rounds_exceeded(b) ||
 	    bbr_packets_in_net_at_edt(b, sk, sk->inflight) <=
 	    bbr_inflight(b, sk, bbr_max_bw(b), BBR_UNIT)) {
 		b->mode = BBR_PROBE_BW;
