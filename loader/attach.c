@@ -347,9 +347,9 @@ out:
 static int attachment_cc(const char *select_pin, char *cc, size_t len, bool *live)
 {
 	struct bpf_link_info li;
-	struct bpf_prog_info pi;
-	uint32_t maps[8], n, li_len = sizeof(li), pi_len = sizeof(pi);
-	int lfd, pfd, ret = -ENOENT;
+	struct cc_select__rodata ro;
+	uint32_t li_len = sizeof(li), key = 0;
+	int lfd, mfd, ret = -ENOENT;
 
 	*cc = '\0';
 	*live = false;
@@ -362,40 +362,14 @@ static int attachment_cc(const char *select_pin, char *cc, size_t len, bool *liv
 		goto out;
 	}
 	*live = li.type == BPF_LINK_TYPE_CGROUP && li.cgroup.cgroup_id != 0;
-	pfd = bpf_prog_get_fd_by_id(li.prog_id);
-	if (pfd < 0) {
-		ret = -errno;
-		goto out;
-	}
-	memset(&pi, 0, sizeof(pi));
-	pi.nr_map_ids = 8;
-	pi.map_ids = (uintptr_t)maps;
-	if (!bpf_prog_get_info_by_fd(pfd, &pi, &pi_len)) {
-		n = pi.nr_map_ids < 8 ? pi.nr_map_ids : 8;
-		for (uint32_t i = 0; i < n && ret; i++) {
-			struct bpf_map_info mi;
-			uint32_t mi_len = sizeof(mi), key = 0;
-			struct cc_select__rodata ro;
-			size_t nl;
-			int mfd = bpf_map_get_fd_by_id(maps[i]);
-
-			if (mfd < 0)
-				continue;
-			memset(&mi, 0, sizeof(mi));
-			nl = 0;
-			if (!bpf_map_get_info_by_fd(mfd, &mi, &mi_len))
-				nl = strlen(mi.name);
-			if (nl > 7 && !strcmp(mi.name + nl - 7, ".rodata") &&
-			    mi.value_size == sizeof(ro) &&
-			    !bpf_map_lookup_elem(mfd, &key, &ro)) {
-				snprintf(cc, len, "%.*s", (int)sizeof(ro.cc_name),
-					 ro.cc_name);
-				ret = 0;
-			}
-			close(mfd);
+	mfd = prog_map_fd(li.prog_id, ".rodata", sizeof(ro));
+	if (mfd >= 0) {
+		if (!bpf_map_lookup_elem(mfd, &key, &ro)) {
+			snprintf(cc, len, "%.*s", (int)sizeof(ro.cc_name), ro.cc_name);
+			ret = 0;
 		}
+		close(mfd);
 	}
-	close(pfd);
 out:
 	close(lfd);
 	return ret;

@@ -204,6 +204,11 @@ int struct_ops_prog_ids(uint32_t map_id, uint32_t *ids, int max);
 /* Map ids those programs use. */
 #define PROG_MAP_IDS_MAX	64
 int struct_ops_map_ids(uint32_t map_id, uint32_t *ids, int max);
+/* Map ids program prog_id uses, at most max: the number, or -errno. */
+int prog_map_ids(uint32_t prog_id, uint32_t *ids, int max);
+/* An fd of the map of program prog_id whose name ends with suffix and whose
+ * values are value_size bytes; -1 if it has none. */
+int prog_map_fd(uint32_t prog_id, const char *suffix, uint32_t value_size);
 
 /* ---- state records (state.c) ---- */
 /* Everything the iterator behind link_fd produces, read in every network

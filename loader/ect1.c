@@ -30,7 +30,6 @@
 #include "ect1.skel.h"	/* generated: build/skel (Makefile) */
 
 #define ECT1_STATS_MAP		"ect1_stats"
-#define ECT1_MAPS_MAX		8	/* map ids read from the program's info */
 
 /*
  * The cookie of bbrctl's current network namespace (SO_NETNS_COOKIE, Linux
@@ -208,48 +207,25 @@ static int ect1_detach(const char *ifname, unsigned long long ns, int ifindex)
 /* The sum over CPUs of the program's counters; -1 if unreadable. */
 static int read_stats(uint32_t prog_id, struct ect1_stats *sum)
 {
-	uint32_t map_ids[ECT1_MAPS_MAX];
-	struct bpf_prog_info pi = {};
-	uint32_t len = sizeof(pi);
-	int pfd, ret = -1;
+	int ncpu = libbpf_num_possible_cpus(), ret = -1;
+	int mfd = prog_map_fd(prog_id, ECT1_STATS_MAP, sizeof(*sum));
+	uint32_t key = 0;
+	struct ect1_stats *per;
 
 	memset(sum, 0, sizeof(*sum));
-	pfd = bpf_prog_get_fd_by_id(prog_id);
-	if (pfd < 0)
+	if (mfd < 0)
 		return -1;
-	pi.nr_map_ids = ECT1_MAPS_MAX;
-	pi.map_ids = (uint64_t)(uintptr_t)map_ids;
-	if (bpf_prog_get_info_by_fd(pfd, &pi, &len))
-		goto out;
-	for (uint32_t i = 0; i < pi.nr_map_ids && i < ECT1_MAPS_MAX && ret; i++) {
-		struct bpf_map_info mi = {};
-		uint32_t mlen = sizeof(mi), key = 0;
-		int mfd = bpf_map_get_fd_by_id(map_ids[i]);
-		int ncpu = libbpf_num_possible_cpus();
-		struct ect1_stats *per;
-
-		if (mfd < 0)
-			continue;
-		if (bpf_map_get_info_by_fd(mfd, &mi, &mlen) ||
-		    strcmp(mi.name, ECT1_STATS_MAP) || ncpu <= 0 ||
-		    mi.value_size != sizeof(*per)) {
-			close(mfd);
-			continue;
+	per = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*per)) : NULL;
+	if (per && !bpf_map_lookup_elem(mfd, &key, per)) {
+		for (int c = 0; c < ncpu; c++) {
+			sum->rewritten += per[c].rewritten;
+			sum->cleared += per[c].cleared;
+			sum->left_alone += per[c].left_alone;
 		}
-		per = calloc((size_t)ncpu, sizeof(*per));
-		if (per && !bpf_map_lookup_elem(mfd, &key, per)) {
-			for (int c = 0; c < ncpu; c++) {
-				sum->rewritten += per[c].rewritten;
-				sum->cleared += per[c].cleared;
-				sum->left_alone += per[c].left_alone;
-			}
-			ret = 0;
-		}
-		free(per);
-		close(mfd);
+		ret = 0;
 	}
-out:
-	close(pfd);
+	free(per);
+	close(mfd);
 	return ret;
 }
 

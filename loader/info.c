@@ -125,22 +125,54 @@ int struct_ops_map_ids(uint32_t map_id, uint32_t *ids, int max)
 	int np = struct_ops_prog_ids(map_id, progs, STRUCT_OPS_PROGS_MAX), n = 0;
 
 	for (int i = 0; i < np && n < max; i++) {
-		uint32_t maps[PROG_MAP_IDS_MAX];
-		struct bpf_prog_info pi;
-		__u32 len = sizeof(pi);
-		int pfd = bpf_prog_get_fd_by_id(progs[i]);
+		int k = prog_map_ids(progs[i], ids + n,
+				     max - n < PROG_MAP_IDS_MAX ? max - n : PROG_MAP_IDS_MAX);
 
-		if (pfd < 0)
-			continue;
-		memset(&pi, 0, sizeof(pi));
-		pi.nr_map_ids = PROG_MAP_IDS_MAX;
-		pi.map_ids = (uintptr_t)maps;
-		if (!bpf_prog_get_info_by_fd(pfd, &pi, &len))
-			for (uint32_t k = 0; k < pi.nr_map_ids && k < PROG_MAP_IDS_MAX && n < max; k++)
-				ids[n++] = maps[k];
-		close(pfd);
+		if (k > 0)
+			n += k;
 	}
 	return np < 0 ? np : n;
+}
+
+int prog_map_ids(uint32_t prog_id, uint32_t *ids, int max)
+{
+	struct bpf_prog_info pi;
+	__u32 len = sizeof(pi);
+	int pfd = bpf_prog_get_fd_by_id(prog_id), ret;
+
+	if (pfd < 0)
+		return -errno;
+	memset(&pi, 0, sizeof(pi));
+	pi.nr_map_ids = (uint32_t)max;
+	pi.map_ids = (uintptr_t)ids;
+	ret = bpf_prog_get_info_by_fd(pfd, &pi, &len) ? -errno :
+	      (int)(pi.nr_map_ids < (uint32_t)max ? pi.nr_map_ids : (uint32_t)max);
+	close(pfd);
+	return ret;
+}
+
+int prog_map_fd(uint32_t prog_id, const char *suffix, uint32_t value_size)
+{
+	uint32_t ids[PROG_MAP_IDS_MAX];
+	size_t sl = strlen(suffix);
+	int n = prog_map_ids(prog_id, ids, PROG_MAP_IDS_MAX);
+
+	for (int i = 0; i < n; i++) {
+		struct bpf_map_info mi;
+		__u32 len = sizeof(mi);
+		int mfd = bpf_map_get_fd_by_id(ids[i]);
+		size_t nl;
+
+		if (mfd < 0)
+			continue;
+		memset(&mi, 0, sizeof(mi));
+		if (!bpf_map_get_info_by_fd(mfd, &mi, &len) &&
+		    (nl = strlen(mi.name)) >= sl && !strcmp(mi.name + nl - sl, suffix) &&
+		    mi.value_size == value_size)
+			return mfd;
+		close(mfd);
+	}
+	return -1;
 }
 
 static int prog_id_of_link_pin(const char *path)
