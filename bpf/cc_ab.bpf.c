@@ -113,11 +113,12 @@ static __always_inline void split(struct bpf_sock_ops *skops, bool established)
 	char name[AB_NAME_LEN];
 	struct ab_stats *st;
 	struct ab_cfg *cfg;
+	struct bpf_sock *bsk = skops->sk;
 	struct ab_sk *sk;
 	__u32 key = 0, bucket, arm = 0;
 
 	cfg = bpf_map_lookup_elem(&ab_cfg, &key);
-	if (!cfg || !cfg->narms || !skops->sk)
+	if (!cfg || !cfg->narms || !bsk)
 		return;
 	bucket = tuple_bucket(skops, cfg->salt);
 	for (__u32 i = 0; i < AB_ARMS_MAX; i++) {
@@ -135,8 +136,7 @@ static __always_inline void split(struct bpf_sock_ops *skops, bool established)
 			__sync_fetch_and_add(&st->set_failed, 1);
 		return;
 	}
-	sk = bpf_sk_storage_get(&ab_sk_stor, skops->sk, NULL,
-				BPF_SK_STORAGE_GET_F_CREATE);
+	sk = bpf_sk_storage_get(&ab_sk_stor, bsk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!sk)
 		return;
 	sk->arm = arm;
@@ -151,11 +151,12 @@ static __always_inline void split(struct bpf_sock_ops *skops, bool established)
 /* An active open's handshake finished: its transfer starts now. */
 static __always_inline void established(struct bpf_sock_ops *skops)
 {
+	struct bpf_sock *bsk = skops->sk;
 	struct ab_sk *sk;
 
-	if (!skops->sk)
+	if (!bsk)
 		return;
-	sk = bpf_sk_storage_get(&ab_sk_stor, skops->sk, NULL, 0);
+	sk = bpf_sk_storage_get(&ab_sk_stor, bsk, NULL, 0);
 	if (sk && !sk->start_ns)
 		sk->start_ns = bpf_ktime_get_ns();
 }
@@ -168,10 +169,11 @@ static __always_inline void finished(struct bpf_sock_ops *skops)
 	struct ab_conn *c;
 	struct ab_sk *sk;
 	__u64 *head, idx, dur_us;
+	struct bpf_sock *bsk = skops->sk;
 
-	if (!skops->sk)
+	if (!bsk)
 		return;
-	sk = bpf_sk_storage_get(&ab_sk_stor, skops->sk, NULL, 0);
+	sk = bpf_sk_storage_get(&ab_sk_stor, bsk, NULL, 0);
 	if (!sk || sk->recorded || !sk->start_ns)
 		return;
 	sk->recorded = 1;

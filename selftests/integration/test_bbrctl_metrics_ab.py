@@ -43,6 +43,7 @@ CONN_BYTES = 20_000             # bytes each split connection sends
 # bytes_acked counts the SYN and FIN too (one sequence number each)
 SYN_FIN_SEQ = 2
 PORT = 5401
+FINISH_TIMEOUT_S = 10.0       # closed connections reach FIN_WAIT2 (loopback: ms)
 PIN_CGROUP = Path(PINS["PIN_CGROUP"])
 
 # A listener (outside the cgroup) that reads each connection to its end.
@@ -223,10 +224,12 @@ def test_ab_split_proportion_stickiness_and_report():
             assert ask("ccs") == first + second
             closed = ask("send")
             assert closed == 2 * SPLIT_CONNS
-            rep = bbrtest.wait_for(
-                lambda: (r := ab_report(cg, "--min-bytes", "0"))["kept"] >= closed and r,
-                5.0)
-            assert rep, "ab report did not see every connection finish"
+            rep = ab_report(cg, "--min-bytes", "0")
+            deadline = time.monotonic() + FINISH_TIMEOUT_S
+            while rep["kept"] < closed and time.monotonic() < deadline:
+                time.sleep(0.1)
+                rep = ab_report(cg, "--min-bytes", "0")
+            assert rep["kept"] == closed, f"ab report saw {rep['kept']} of {closed} finish"
             arms = {a["arm"]: a for a in rep["arms"]}
             want = {"reno": (first + second).count("reno"),
                     "cubic": (first + second).count("cubic")}
