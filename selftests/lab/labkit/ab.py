@@ -156,7 +156,8 @@ def main(argv=None):
         (args.out / "ab_lossy.md").write_text(
             f"# A/B on a lossy path\n\n{RATE_MBIT} Mbit/s, {RTT_MS} ms, {BUFFER_BDP} BDP "
             f"buffer, {args.loss:.1%} random loss; {args.workers} transfers of "
-            f"{args.bytes} bytes at a time for {args.seconds:g} s per split.\n\n"
+            f"{args.bytes} bytes at a time for {args.seconds:g} s per split. "
+            f"{b3} and {b3b} are bbr3, loaded under names of this run.\n\n"
             f"## A/B: cubic vs bbr3\n\n```\n{ab_text}```\n\n"
             f"## A/A: bbr3 vs bbr3\n\n```\n{aa_text}```\n\n"
             f"Verdict: {'; '.join(bad) if bad else 'A/B found, A/A found nothing'}\n")
