@@ -359,3 +359,19 @@ def test_ab_finds_the_queue_of_cubic_and_aa_finds_nothing(b3):
         assert abs(v["relative"]) < AA_MAX_RELATIVE, f"A/A arms differ in {m}"
     aa_srtt = aa["arms"][1]["vs_first"]["srtt_us"]
     assert abs(aa_srtt["diff"]) < abs(d["diff"]) / 4, "A/A difference not small beside A/B's"
+
+
+def test_unload_of_an_arm_is_refused_until_forced(b3):
+    b3c = unique("mxc")
+    bbrctl("load", "--name", b3c, "bbr3", check=0)
+    try:
+        with cgroup("au") as cg:
+            bbrctl("attach", "--cgroup", str(cg), "--cc", f"cubic:50,{b3c}:50", check=0)
+            cp = bbrctl("unload", b3c, check=1)
+            print(cp.stderr.strip())
+            assert "attached to cgroup" in cp.stderr and b3c in bbrtest.available_ccs()
+            cp = bbrctl("unload", "--force", b3c, check=0)
+            print(cp.stderr.strip())
+            assert not (PIN_CGROUP / str(cg.stat().st_ino)).exists(), "the split outlived --force"
+    finally:
+        bbrctl("unload", "--force", b3c)
