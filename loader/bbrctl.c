@@ -373,6 +373,13 @@ PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
 "An arm with a profile is a copy of the CC: `bbrctl load --name bbr3_v3p\n"
 "bbr3; bbrctl set --default bbr3_v3p profile=v3plus`, then bbr3_v3p:50.\n",
 	  O(CGROUP) | O(CC), false, NULL, cmd_attach, true },
+	{ "detach",
+"  detach --cgroup P      undo attach\n",
+"Usage: bbrctl detach --cgroup PATH\n"
+"\n"
+"Remove what `bbrctl attach` put on cgroup PATH. Sockets keep the CC they\n"
+"already have; new ones get the namespace default again.\n",
+	  O(CGROUP), false, NULL, cmd_detach, true },
 	{ "ab",
 "  ab report --cgroup P [--min-bytes N]   compare the arms of an A/B split\n",
 "Usage: bbrctl ab report [--json] --cgroup PATH [--min-bytes N]\n"
@@ -404,13 +411,6 @@ PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
 "file renamed over it), for node_exporter's textfile collector:\n"
 "  bbrctl metrics --output /var/lib/prometheus/node-exporter/bbr-bpf.prom\n",
 	  O(OUTPUT), false, NULL, cmd_metrics },
-	{ "detach",
-"  detach --cgroup P      undo attach\n",
-"Usage: bbrctl detach --cgroup PATH\n"
-"\n"
-"Remove what `bbrctl attach` put on cgroup PATH. Sockets keep the CC they\n"
-"already have; new ones get the namespace default again.\n",
-	  O(CGROUP), false, NULL, cmd_detach, true },
 	{ "swap",
 "  swap [--obj PATH] NAME replace a loaded CC in place with a new build\n"
 "  swap --from A --to B [--port N] [--cgroup P] [--netns NS]\n"
@@ -518,7 +518,7 @@ static void usage_main(FILE *f)
 "  --objdir DIR    where NAME.bpf.o objects are looked up; default: ../bpf\n"
 "                  next to the bbrctl binary if that exists, else\n"
 "                  " DEFAULT_OBJDIR " (here: %s)\n"
-"  -j, --json      JSON on stdout (list, stat, top, params, set, swap, ect1)\n"
+"  -j, --json      JSON on stdout (list, stat, top, params, set, swap, ect1, ab)\n"
 "  -p, --pretty    indent the JSON\n"
 "  -v, --verbose   more messages; twice: libbpf debug output\n"
 "  -h, --help      help; `bbrctl COMMAND --help` for one command\n"
