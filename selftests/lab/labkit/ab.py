@@ -93,6 +93,9 @@ def bbr3_copy(tag):
 
 def run_split(path, cg, spec, args):
     """One split for args.seconds; its report (JSON) and text."""
+    # no per-destination ssthresh carried from one arm's connections to
+    # the other's (docs/ab-testing.md)
+    bbrtest.netns.sysctl(path.snd_ns[0], {"net.ipv4.tcp_no_metrics_save": 1})
     bbrctl("attach", "--cgroup", cg.path, "--cc", spec)
     procs = []
     try:
