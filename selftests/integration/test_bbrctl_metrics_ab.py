@@ -24,18 +24,15 @@ import math
 import os
 import subprocess
 import time
-
-import pytest
-
-import bbrtest
 from pathlib import Path
 
-from conftest import PINS
-from test_bbrctl import BBRCTL, bbrctl, make_target, unique  # noqa: F401
-from test_bbrctl_attach import cgroup, netns
+import pytest
+from prometheus_client import parser as prometheus_parser   # requirements.txt
 
-prometheus_parser = pytest.importorskip("prometheus_client.parser",
-                                        reason="prometheus_client (requirements.txt)")
+import bbrtest
+from conftest import PINS
+from test_bbrctl import bbrctl, make_target, unique
+from test_bbrctl_attach import cgroup, netns
 
 XFER_BYTES = 3_000_000          # the metrics transfer
 SPLIT_CONNS = 400               # connections per split round
