@@ -8,12 +8,13 @@ from labkit import ab
 def report(diffs):
     """A two-arm report whose second arm differs from the first by diffs:
     {measure: (diff, ci95)}."""
-    vs = {m: {"diff": d, "ci95": ci, "relative": None,
+    vs = {m: {"diff": d, "ci95": ci, "relative": None if d is None else d / BASE[m],
               "significant": d is not None and ci is not None and abs(d) > ci}
           for m, (d, ci) in diffs.items()}
     return {"arms": [{"arm": "a"}, {"arm": "b", "vs_first": vs}]}
 
 
+BASE = {"goodput_bps": 5e6, "retrans_rate": 0.02, "srtt_us": 50000}   # the first arm's means
 NONE = {"goodput_bps": (0.1e6, 1e6), "retrans_rate": (0.001, 0.006), "srtt_us": (200, 3000)}
 
 
@@ -32,7 +33,15 @@ def test_wrong_sign_or_interval_through_zero_fails():
 
 
 def test_aa_difference_fails():
-    aa = report({**NONE, "srtt_us": (5000, 3000)})
-    bad = ab.verdict(report({**NONE, "goodput_bps": (9.2e6, 1.6e6)}), aa)
-    print(bad)
-    assert len(bad) == 1 and bad[0].startswith("A/A: srtt_us")
+    ab_rep = report({**NONE, "goodput_bps": (9.2e6, 1.6e6)})
+    for diff in (1.5e6, -1.5e6, 3.2e6):     # 30 % of 5 Mbit/s; a third of 9.2
+        bad = ab.verdict(ab_rep, report({**NONE, "goodput_bps": (diff, 1e6)}))
+        print(diff, bad)
+        assert len(bad) == 1 and bad[0].startswith("A/A: goodput")
+
+
+def test_aa_star_alone_does_not_fail():
+    """An A/A interval that excludes 0 by chance, on a small difference."""
+    aa = report({"goodput_bps": (0.3e6, 0.2e6), "retrans_rate": (0.004, 0.002),
+                 "srtt_us": (5000, 3000)})
+    assert ab.verdict(report({**NONE, "goodput_bps": (9.2e6, 1.6e6)}), aa) == []
