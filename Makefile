@@ -55,7 +55,7 @@ BUILD_DIR := build
 # congestion controls are not among them: bbrctl loads those from their
 # object files (NAME.bpf.o, --obj PATH) with the generic bpf_object API.
 SKEL_DIR    := $(BUILD_DIR)/skel
-LOADER_SKEL := cc_select cc_swap ect1 ets param_sock
+LOADER_SKEL := cc_ab cc_select cc_swap ect1 ets param_sock
 LOADER_SKELS := $(LOADER_SKEL:%=$(SKEL_DIR)/%.skel.h)
 
 .PHONY: all setup run unit test integration fuzz fuzz-short lab bench clean vmlinux
@@ -101,7 +101,7 @@ $(SKEL_DIR)/%.skel.h: bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
 
 $(LOADER): $(wildcard loader/*.c loader/*.h) $(CORE_HDRS) $(LOADER_SKELS)
-	$(CC) $(USER_CFLAGS) -I$(SKEL_DIR) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS) $(JANSSON_LIBS)
+	$(CC) $(USER_CFLAGS) -I$(SKEL_DIR) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS) $(JANSSON_LIBS) -lm
 
 selftests/tools/%: selftests/tools/%.c
 	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBBPF_LIBS)

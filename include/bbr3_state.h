@@ -14,7 +14,7 @@
 #ifndef BBR3_STATE_H
 #define BBR3_STATE_H
 
-#define BBR3_STATE_VERSION	7	/* bump when the layout below changes */
+#define BBR3_STATE_VERSION	8	/* bump when the layout below changes */
 
 #define BBR_UNSET		0xFFFFFFFFu
 
@@ -238,6 +238,9 @@ struct bbr3_state_rec {
 	u8 ecn_mode;			/* BBR_ECN_MODE_*: what the handshake negotiated */
 	u8 l4s_mode;			/* BBR_L4S_*: the L4S mode asked and in force */
 	u8 _pad2;
+	u32 _pad3;
+	u64 cgroup_id;			/* cgroup v2 id the socket was created in
+					 * (0: none): `bbrctl metrics` per cgroup */
 	struct bbr3 st;
 };
 

@@ -14,6 +14,8 @@
  *   PIN_ROOT/NAME/trace_ctl         the ring's control word
  *   PIN_ROOT/cgroup/ID/select       `bbrctl attach`: the cc_select link of
  *   PIN_ROOT/cgroup/ID/ets          cgroup ID, and the ETS program's link
+ *   PIN_ROOT/cgroup/ID/ab           `attach --cc A:W,B:W`: the cc_ab link
+ *   PIN_ROOT/cgroup/ID/ab_*         of an A/B split, and its maps (include/ab.h)
  *   PIN_ROOT/shared/                maps shared between objects
  *                                   (PIN_SHARED_MAPS): ets_sk_stor...
  *   PIN_ROOT/ect1/NETNS-IFINDEX     `bbrctl ect1 attach`: the ect1 tcx link
@@ -42,6 +44,9 @@
 #define PIN_CGROUP		PIN_ROOT "/" PIN_CGROUP_DIR
 #define PIN_SELECT		"select"
 #define PIN_ETS			"ets"
+/* an A/B split instead of select (bpf/cc_ab.bpf.c): its link and maps */
+#define PIN_AB			"ab"
+#define PIN_AB_MAPS		{ "ab_cfg", "ab_stats", "ab_conns", "ab_ring" }
 
 /* bbrctl pins (or reuses) an object's shared maps here. Every directory
  * under PIN_ROOT must be root's and writable by root only (bbrctl checks:

@@ -103,14 +103,7 @@ int cgroup_resolve(const char *arg, char *out, size_t len, uint64_t *id)
 	return 0;
 }
 
-/* One cgroup sockops attachment: its link and the pin that keeps it. */
-struct sockops_att {
-	struct bpf_link *link;
-	char pin[PATH_MAX];
-	bool pinned;
-};
-
-static void att_undo(struct sockops_att *a)
+void att_undo(struct sockops_att *a)
 {
 	if (a->pinned)
 		unlink(a->pin);
@@ -119,7 +112,7 @@ static void att_undo(struct sockops_att *a)
 }
 
 /* After success the pin holds the link: let go of ours. */
-static void att_keep(struct sockops_att *a)
+void att_keep(struct sockops_att *a)
 {
 	if (!a->link)
 		return;
@@ -129,7 +122,7 @@ static void att_keep(struct sockops_att *a)
 }
 
 /* Attach prog (of a loaded skeleton) to cgroup cgfd and pin the link. */
-static int att_do(struct sockops_att *a, struct bpf_program *prog, int cgfd,
+int att_do(struct sockops_att *a, struct bpf_program *prog, int cgfd,
 		  const char *pin)
 {
 	int ret;
@@ -218,7 +211,7 @@ static struct ets *ets_load(void)
  * was loaded under)? Its programs use a map of that name. A CC that bbrctl
  * did not load cannot be asked: by name then.
  */
-static bool cc_needs_ets(const char *cc)
+bool cc_needs_ets(const char *cc)
 {
 	uint32_t maps[STRUCT_OPS_PROGS_MAX * PROG_MAP_IDS_MAX];
 	struct cc_info ci;
@@ -243,10 +236,25 @@ static bool cc_needs_ets(const char *cc)
 	return yes;
 }
 
-static int cg_pin_dir(uint64_t id, char *buf, size_t len)
+int cg_pin_dir(uint64_t id, char *buf, size_t len)
 {
 	return snprintf(buf, len, PIN_CGROUP "/%llu",
 			(unsigned long long)id) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+int ets_attach_cgroup(struct sockops_att *a, int cgfd, const char *pin)
+{
+	struct ets *skel = ets_load();
+	int ret = -1;
+
+	if (skel && !att_do(a, skel->progs.ets_sockops, cgfd, pin))
+		ret = 0;
+	if (ret)
+		att_undo(a);
+	else
+		att_keep(a);
+	ets__destroy(skel);
+	return ret;
 }
 
 int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
@@ -267,6 +275,8 @@ int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
 		err("attach: --cgroup PATH and --cc NAME are required");
 		return EXIT_USAGE;
 	}
+	if (ab_spec(o->cc))	/* --cc A:W,B:W...: an A/B split (ab.c) */
+		return ab_attach(o);
 	if (!valid_cc_name(o->cc)) {
 		err("attach: invalid congestion control name \"%s\"", o->cc);
 		return EXIT_USAGE;
@@ -292,9 +302,10 @@ int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
 	ret = secure_dir(dir, true);
 	if (ret) {
 		if (ret == -EEXIST)
-			err("attach: %s already has a congestion control attached "
+			err("attach: %s already has a congestion control %s "
 			    "by bbrctl (%s); run `bbrctl detach --cgroup %s` first",
-			    cg, dir, o->cgroup);
+			    cg, ab_pinned(dir) ? "split (A/B) attached" : "attached",
+			    dir, o->cgroup);
 		return EXIT_FAIL;
 	}
 	ret = EXIT_FAIL;
@@ -388,6 +399,8 @@ static int attachment_remove(const char *dir)
 			ret = -1;
 		}
 	}
+	if (ab_unpin(dir))
+		ret = -1;
 	if (rmdir(dir) && errno != ENOENT) {
 		err("cannot remove %s: %s", dir, strerror(errno));
 		ret = -1;
@@ -412,7 +425,7 @@ static int path_id_visit(const char *path, const struct stat *st, int type,
 }
 
 /* The path of the cgroup with id `id`, or "" when there is none. */
-static void cgroup_path_of(uint64_t id, char *out, size_t len)
+void cgroup_path_of(uint64_t id, char *out, size_t len)
 {
 	const char *root = is_cgroup2(CGROUP2_PURE) ? CGROUP2_PURE :
 			   is_cgroup2(CGROUP2_HYBRID) ? CGROUP2_HYBRID : NULL;
@@ -446,14 +459,18 @@ int attachments_of(const char *cc, bool detach)
 		if (*end || path_join(dir, sizeof(dir), PIN_CGROUP, de->d_name) ||
 		    path_join(p, sizeof(p), dir, PIN_SELECT))
 			continue;
-		if (attachment_cc(p, name, sizeof(name), &live) || !live) {
+		if (ab_pinned(dir) ? !ab_has_arm(dir, cc, &live) && live :
+		    attachment_cc(p, name, sizeof(name), &live) == 0 && live &&
+		    (!cc || strcmp(name, cc)))
+			continue;	/* live, and not cc's */
+		if (!live) {
 			/* its cgroup is gone (or the pin is broken): nothing
 			 * selects through it any more */
 			dbg("removing the stale attachment %s", dir);
 			attachment_remove(dir);
 			continue;
 		}
-		if (!cc || strcmp(name, cc))
+		if (!cc)
 			continue;
 		found++;
 		cgroup_path_of(id, cg, sizeof(cg));

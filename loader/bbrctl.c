@@ -30,7 +30,7 @@ struct common_opts g_opts;
 enum opt_id {
 	O_OBJ, O_CGROUP, O_CC, O_FROM, O_TO, O_PORT, O_NETNS, O_INTERVAL,
 	O_COUNT, O_PER_ACK, O_CSV, O_DURATION, O_OUTPUT, O_DEFAULT, O_RESET,
-	O_SOCKET, O_NAME, O_FORCE, O_ECN, N_OPTS
+	O_SOCKET, O_NAME, O_FORCE, O_ECN, O_MIN_BYTES, N_OPTS
 };
 #define O(id)		(1u << O_##id)
 #define OPT_BASE	256		/* getopt_long's value of option id */
@@ -55,6 +55,7 @@ static const struct option cmd_options[N_OPTS] = {
 	[O_NAME]     = { "name",     required_argument, NULL, OPT_BASE + O_NAME },
 	[O_FORCE]    = { "force",    no_argument,       NULL, OPT_BASE + O_FORCE },
 	[O_ECN]      = { "ecn",      required_argument, NULL, OPT_BASE + O_ECN },
+	[O_MIN_BYTES] = { "min-bytes", required_argument, NULL, OPT_BASE + O_MIN_BYTES },
 };
 
 /* The options of every command, before or after its name. */
@@ -130,6 +131,9 @@ static int set_cmd_opt(enum opt_id id, const char *arg, struct cmd_opts *o)
 	case O_DURATION:
 		return opt_num("duration", arg, 1, DURATION_MAX_US, NUM_MICRO,
 			       " (seconds)", &o->duration_us);
+	case O_MIN_BYTES:
+		o->min_bytes_set = true;
+		return opt_num("min-bytes", arg, 0, UINT64_MAX, 0, " (bytes)", &o->min_bytes);
 	case O_SOCKET:
 		o->set_socket = true;
 		return opt_num("socket", arg, 1, UINT64_MAX, 0,
@@ -337,8 +341,10 @@ PIN_ROOT "/NAME/" PIN_TRACE_RB "; events lost to a full ring are counted\n"
 "  bbrctl set --socket 4099 bbr_swift target_rtt_us=250\n",
 	  O(CGROUP) | O(DEFAULT) | O(SOCKET) | O(RESET), true, NULL, cmd_set, true },
 	{ "attach",
-"  attach --cgroup P --cc NAME   new TCP sockets in cgroup P use NAME\n",
+"  attach --cgroup P --cc NAME   new TCP sockets in cgroup P use NAME\n"
+"  attach --cgroup P --cc A:W,B:W...   split them across CCs (A/B)\n",
 "Usage: bbrctl attach --cgroup PATH --cc NAME\n"
+"       bbrctl attach --cgroup PATH --cc NAME:WEIGHT,NAME:WEIGHT...\n"
 "\n"
 "Every TCP socket created in cgroup PATH from now on, active (connect) and\n"
 "passive (listeners and their children), uses congestion control NAME: a\n"
@@ -354,7 +360,18 @@ PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
 "PATH is a cgroup v2 directory: absolute, or relative to the cgroup2 root\n"
 "(" CGROUP2_PURE " if it is cgroup2, else " CGROUP2_HYBRID ", which bbrctl\n"
 "mounts if nothing is mounted there). Fails (nothing attached) for a bad\n"
-"path, a CC that is not registered, or a cgroup that already has one.\n",
+"path, a CC that is not registered, or a cgroup that already has one.\n"
+"\n"
+"Second form, an A/B split: each new TCP connection in PATH gets one of the\n"
+"CCs (arms), chosen by a hash of its 4-tuple, with the weights in percent\n"
+"(they add up to 100; 2 to 8 arms): `--cc bbr3:50,cubic:50`. A connection\n"
+"keeps its arm for its life. Attaching again with the same arms and other\n"
+"weights changes the weights for new connections only; other arms need a\n"
+"detach first. The split (cc_ab, built in) records every finished\n"
+"connection for `bbrctl ab report` and counts per arm for `bbrctl\n"
+"metrics`; its link and maps are pinned at .../CGROUP_ID/" PIN_AB "*.\n"
+"An arm with a profile is a copy of the CC: `bbrctl load --name bbr3_v3p\n"
+"bbr3; bbrctl set --default bbr3_v3p profile=v3plus`, then bbr3_v3p:50.\n",
 	  O(CGROUP) | O(CC), false, NULL, cmd_attach, true },
 	{ "detach",
 "  detach --cgroup P      undo attach\n",
@@ -363,6 +380,37 @@ PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
 "Remove what `bbrctl attach` put on cgroup PATH. Sockets keep the CC they\n"
 "already have; new ones get the namespace default again.\n",
 	  O(CGROUP), false, NULL, cmd_detach, true },
+	{ "ab",
+"  ab report --cgroup P [--min-bytes N]   compare the arms of an A/B split\n",
+"Usage: bbrctl ab report [--json] --cgroup PATH [--min-bytes N]\n"
+"\n"
+"Compare the arms of the A/B split on cgroup PATH (`attach --cc A:W,B:W`)\n"
+"on the connections that finished since it was attached (the last 65536):\n"
+"per arm the number of connections and the mean, with a 95 % interval, of\n"
+"  goodput  bytes acknowledged x 8 / the connection's time from\n"
+"           establishment to the ACK of its FIN (or its close), over\n"
+"           transfers of at least --min-bytes (default 1000000)\n"
+"  retrans  retransmitted / sent data segments, per connection\n"
+"  srtt     smoothed RTT at the end\n"
+"then each arm minus the first with a 95 % interval (Welch); `*` marks an\n"
+"interval that excludes 0 with at least 10 connections in each arm.\n"
+"JSON: cgroup, min_bytes, generation, finished, kept, and arms: each with\n"
+"arm, weight_pct, connections, goodput_bps, retrans_rate, srtt_us ({n, mean,\n"
+"ci95}) and vs_first ({diff, ci95, relative, significant}).\n",
+	  O(CGROUP) | O(MIN_BYTES), true, NULL, cmd_ab },
+	{ "metrics",
+"  metrics [--output FILE]   Prometheus text format (node_exporter textfile)\n",
+"Usage: bbrctl metrics [--output FILE]\n"
+"\n"
+"Print the state of the loaded congestion controls in the Prometheus text\n"
+"exposition format: per CC and cgroup the sockets, their BBR states, bytes\n"
+"acknowledged and retransmitted, ECN and L4S modes, histograms of delivery\n"
+"rate, srtt, min_rtt and (bbr_swift) Network_RTT; the ETS counters; per arm\n"
+"of each A/B split its counters; bbrctl's own runs. One read of each state\n"
+"iterator, as `stat`. --output FILE writes FILE atomically (a temporary\n"
+"file renamed over it), for node_exporter's textfile collector:\n"
+"  bbrctl metrics --output /var/lib/prometheus/node-exporter/bbr-bpf.prom\n",
+	  O(OUTPUT), false, NULL, cmd_metrics },
 	{ "swap",
 "  swap [--obj PATH] NAME replace a loaded CC in place with a new build\n"
 "  swap --from A --to B [--port N] [--cgroup P] [--netns NS]\n"
@@ -470,7 +518,7 @@ static void usage_main(FILE *f)
 "  --objdir DIR    where NAME.bpf.o objects are looked up; default: ../bpf\n"
 "                  next to the bbrctl binary if that exists, else\n"
 "                  " DEFAULT_OBJDIR " (here: %s)\n"
-"  -j, --json      JSON on stdout (list, stat, top, params, set, swap, ect1)\n"
+"  -j, --json      JSON on stdout (list, stat, top, params, set, swap, ect1, ab)\n"
 "  -p, --pretty    indent the JSON\n"
 "  -v, --verbose   more messages; twice: libbpf debug output\n"
 "  -h, --help      help; `bbrctl COMMAND --help` for one command\n"
@@ -694,6 +742,8 @@ int main(int argc, char **argv)
 	if (cmd->changes && (check_privileges(cmd->name) || bbrctl_lock(cmd->name)))
 		return EXIT_FAIL;
 	ret = cmd->run(&o, argv + optind, argc - optind);
+	if (cmd->changes)	/* under the lock: `metrics` reports them */
+		events_count(cmd->name, ret == EXIT_OK);
 	free(o.objs);
 	return ret;
 }

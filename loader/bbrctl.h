@@ -77,6 +77,8 @@ struct cmd_opts {
 	bool set_reset;			/* set --reset */
 	bool set_socket;		/* set --socket COOKIE */
 	uint64_t socket_cookie;		/* its cookie */
+	uint64_t min_bytes;		/* ab report --min-bytes */
+	bool min_bytes_set;
 };
 
 /* The commands (bbrctl.c's table): EXIT_* */
@@ -248,5 +250,62 @@ int bbrctl_lock(const char *cmd);
 
 /* Resolve --cgroup PATH (absolute, or relative to the cgroup2 root). */
 int cgroup_resolve(const char *arg, char *out, size_t len, uint64_t *id);
+/* The path of the cgroup with id `id`, or "" when there is none. */
+void cgroup_path_of(uint64_t id, char *out, size_t len);
+/* PIN_CGROUP/ID of cgroup id. */
+int cg_pin_dir(uint64_t id, char *buf, size_t len);
+
+/* One cgroup sockops attachment: its link and the pin that keeps it. */
+struct bpf_program;
+struct sockops_att {
+	struct bpf_link *link;
+	char pin[PATH_MAX];
+	bool pinned;
+};
+/* Attach prog to cgroup cgfd and pin the link at pin. */
+int att_do(struct sockops_att *a, struct bpf_program *prog, int cgfd,
+	   const char *pin);
+void att_undo(struct sockops_att *a);	/* remove the pin, detach */
+void att_keep(struct sockops_att *a);	/* the pin keeps it: let go of ours */
+/* Does cc read the ETS program's storage (bbr_swift)? */
+bool cc_needs_ets(const char *cc);
+/* The ETS program attached to cgroup cgfd, its link pinned at pin (kept). */
+int ets_attach_cgroup(struct sockops_att *a, int cgfd, const char *pin);
+
+/* ---- A/B splits (ab.c) ---- */
+/* Is --cc ARG a split ("bbr3:50,cubic:50")? */
+bool ab_spec(const char *arg);
+/* attach --cgroup P --cc A:W,B:W...: a new split, or new weights. */
+int ab_attach(const struct cmd_opts *o);
+int cmd_ab(const struct cmd_opts *o, char **args, int nargs);
+/* Does the attachment directory dir hold a split? */
+bool ab_pinned(const char *dir);
+/* Is cc one of its arms? *live: its link still has its cgroup. */
+bool ab_has_arm(const char *dir, const char *cc, bool *live);
+/* Remove a split's pins from dir (none there: 0). */
+int ab_unpin(const char *dir);
+/* The arm-labelled series of `bbrctl metrics`, for every split. */
+void ab_metrics(FILE *f);
+
+/* ---- metrics (metrics.c) ---- */
+int cmd_metrics(const struct cmd_opts *o, char **args, int nargs);
+/* The cgroup label of path (cgroup id id): relative to the cgroup2 root,
+ * escaped; "id:ID" when path is "". */
+void metrics_cgroup_label(const char *path, uint64_t id, char *out, size_t len);
+/* Count one run of a command that changes something, in BBRCTL_COUNTERS
+ * (under BBRCTL_LOCK). */
+void events_count(const char *cmd, bool ok);
+#define BBRCTL_COUNTERS		BBRCTL_RUN_DIR "/events"
+
+/* ---- state records for other readers (state.c) ---- */
+struct bbr3_state_rec;
+struct bbr_swift_state_rec;
+typedef void (*state_rec_fn)(void *ctx, const char *cc,
+			     const struct bbr3_state_rec *r,
+			     const struct bbr_swift_state_rec *sw);
+/* fn for every record of the pinned iterator of cc; the number, or -1. */
+long state_for_each(const char *cc, state_rec_fn fn, void *ctx);
+/* The record's model bandwidth in bytes per second. */
+uint64_t state_rec_bw_Bps(const struct bbr3_state_rec *r);
 
 #endif /* BBRCTL_H */

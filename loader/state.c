@@ -64,7 +64,7 @@ _Static_assert(sizeof(struct bbr3_state_rec) ==
 	       offsetof(struct bbr3_state_rec, st) + sizeof(struct bbr3),
 	       "struct bbr3_state_rec changed: update loader/state.c");
 _Static_assert(offsetof(struct bbr3_state_rec, st) ==
-	       offsetof(struct bbr3_state_rec, _pad2) + sizeof(((struct bbr3_state_rec *)0)->_pad2),
+	       offsetof(struct bbr3_state_rec, cgroup_id) + sizeof(((struct bbr3_state_rec *)0)->cgroup_id),
 	       "struct bbr3_state_rec header changed: update loader/state.c");
 
 struct field {
@@ -554,6 +554,7 @@ static json_t *rec_to_json(const char *cc, const struct bbr3_state_rec *r,
 	js_set_u64(j, "rttvar_us", r->rttvar_us);
 	js_set_u64(j, "kernel_min_rtt_us", r->kernel_min_rtt_us);
 	js_set_u64(j, "ca_state", r->ca_state);
+	js_set_u64(j, "cgroup_id", r->cgroup_id);
 	js_set_str(j, "ecn", ecn_mode_name(r->ecn_mode));
 	js_set_str(j, "l4s_mode", l4s_mode_name(r->l4s_mode));
 	js_set_u64(j, "loss_ppm", loss_ppm(r));
@@ -670,6 +671,31 @@ int stat_print(char **names, int n)
 	free(rows);
 	free_names(all, nall);
 	return ret;
+}
+
+long state_for_each(const char *cc, state_rec_fn fn, void *ctx)
+{
+	void *buf = NULL;
+	size_t len = 0, stride, cnt;
+
+	if (read_state_iter(cc, &buf, &len, false) || validate_stream(cc, buf, len)) {
+		free(buf);
+		return -1;
+	}
+	stride = rec_stride(buf, len);
+	cnt = len / stride;
+	for (size_t k = 0; k < cnt; k++) {
+		const struct bbr3_state_rec *r = rec_at(buf, stride, k);
+
+		fn(ctx, cc, r, swift_rec(r, stride));
+	}
+	free(buf);
+	return (long)cnt;
+}
+
+uint64_t state_rec_bw_Bps(const struct bbr3_state_rec *r)
+{
+	return bw_to_bps(model_bw(&r->st), r->mss_bytes) / 8;
 }
 
 /* ---- the commands --------------------------------------------------------------- */

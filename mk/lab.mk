@@ -3,7 +3,8 @@
 # selftests/lab/scenarios. `make lab` runs every shipped scenario and writes
 # one report folder per scenario under selftests/lab/results/ (gitignored;
 # results/bbr3_profiles/NAME for the set in scenarios/bbr3_profiles/), then
-# the bbr3 profile scorecard of that set (labkit/scorecard.py, scorecard.md). `make lab LAB_SET=bbr3_profiles` runs only that set.
+# the bbr3 profile scorecard of that set (labkit/scorecard.py, scorecard.md),
+# then the A/B split check on a lossy path (labkit/ab.py, results/ab_lossy/). `make lab LAB_SET=bbr3_profiles` runs only that set.
 # The lab's tests join `make test` through PYTEST_DIRS.
 
 LAB_RUN       := selftests/lab/run
@@ -24,6 +25,9 @@ lab: all
 			--out $(LAB_RESULTS)/$$(echo $${s#selftests/lab/scenarios/} | sed 's/\.toml$$//') \
 			|| failed="$$failed $$(basename $$s .toml)"; \
 	done; \
+	if [ -z "$(LAB_SET)" ]; then echo "== A/B split on a lossy path (labkit.ab)"; \
+		PYTHON=$(PYTHON) selftests/pyrun labkit.ab --out $(LAB_RESULTS)/ab_lossy \
+			|| failed="$$failed ab_lossy"; fi; \
 	echo "reports: $(LAB_RESULTS)/*/report.md"; \
 	if [ -d $(LAB_RESULTS)/bbr3_profiles ]; then \
 		selftests/pyrun labkit.scorecard $(LAB_RESULTS)/bbr3_profiles \

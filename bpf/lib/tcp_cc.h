@@ -545,6 +545,7 @@ static __always_inline void bbr_cc_fill_rec(struct bbr3_state_rec *rec,
 	rec->kernel_min_rtt_us = tp->rtt_min.s[0].v;
 	rec->ca_state = BPF_CORE_READ_BITFIELD(&tp->inet_conn, icsk_ca_state);
 	rec->ecn_mode = bbr_ecn_mode(tp->ecn_flags);
+	rec->cgroup_id = bbr_sk_cgroup_id(sk);
 	rec->l4s_mode = !bbr_params_of(&sks->st)->l4s ? BBR_L4S_OFF :
 			rec->ecn_mode == BBR_ECN_MODE_ACCECN ? BBR_L4S_ON :
 							       BBR_L4S_FALLBACK;

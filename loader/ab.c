@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * bbrctl A/B splits: `attach --cgroup P --cc bbr3:50,cubic:50` splits the
+ * new TCP connections of cgroup P across congestion controls by a hash of
+ * their 4-tuple (bpf/cc_ab.bpf.c, built in as a skeleton); attaching again
+ * with the same arms and other weights changes the weights for new
+ * connections only; `ab report --cgroup P` compares what the finished
+ * connections of each arm did. docs/ab-testing.md.
+ *
+ * A split is an attachment like `attach --cc NAME`: one per cgroup, under
+ * PIN_CGROUP/ID/, removed by `detach`. Its link is pinned as PIN_AB
+ * (not PIN_SELECT) and its maps beside it (PIN_AB_MAPS), so that weights
+ * can be changed and the report read by any later bbrctl.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bbrctl.h"
+#include "num.h"
+#include "ab.h"
+
+#include "cc_ab.skel.h"		/* generated: build/skel (Makefile) */
+
+/* `ab report`: goodput is compared over transfers of at least this many
+ * bytes; smaller ones end in their handshake and slow start, whatever the
+ * CC (1 MB: a few hundred packets, past the first round trips at the
+ * lab's and a WAN's bandwidth-delay products). */
+#define AB_MIN_BYTES_DEFAULT	1000000ull
+/* z for a two-sided 95 % interval (normal approximation; the report asks
+ * for at least AB_MIN_CONNS per arm before it draws a conclusion) */
+#define AB_Z95			1.959964
+#define AB_MIN_CONNS		10
+
+bool ab_spec(const char *arg)
+{
+	return arg && strpbrk(arg, ":,") != NULL;
+}
+
+struct ab_arms {
+	int n;
+	char name[AB_ARMS_MAX][AB_NAME_LEN];
+	uint32_t pct[AB_ARMS_MAX];
+};
+
+/* "bbr3:50,cubic:50" -> arms; EXIT_USAGE after a message. */
+static int parse_spec(const char *spec, struct ab_arms *a)
+{
+	char buf[512], *save = NULL, *tok, why[160];
+	uint32_t sum = 0;
+	uint64_t w;
+
+	memset(a, 0, sizeof(*a));
+	if (snprintf(buf, sizeof(buf), "%s", spec) >= (int)sizeof(buf)) {
+		err("attach: --cc %s: too long", spec);
+		return EXIT_USAGE;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+
+		if (a->n == AB_ARMS_MAX) {
+			err("attach: --cc %s: at most %d arms", spec, AB_ARMS_MAX);
+			return EXIT_USAGE;
+		}
+		if (!colon) {
+			err("attach: --cc %s: \"%s\" is not NAME:WEIGHT (weights in "
+			    "percent, e.g. bbr3:50,cubic:50)", spec, tok);
+			return EXIT_USAGE;
+		}
+		*colon = '\0';
+		if (!valid_cc_name(tok)) {
+			err("attach: --cc %s: invalid congestion control name \"%s\"",
+			    spec, tok);
+			return EXIT_USAGE;
+		}
+		if (num_parse(colon + 1, 0, AB_WEIGHT_TOTAL, 0, &w, why, sizeof(why))) {
+			err("attach: --cc %s: weight of %s: %s: %s (percent)", spec,
+			    tok, colon + 1, why);
+			return EXIT_USAGE;
+		}
+		for (int i = 0; i < a->n; i++)
+			if (!strcmp(a->name[i], tok)) {
+				err("attach: --cc %s: %s is given twice", spec, tok);
+				return EXIT_USAGE;
+			}
+		snprintf(a->name[a->n], AB_NAME_LEN, "%s", tok);
+		a->pct[a->n++] = (uint32_t)w;
+		sum += (uint32_t)w;
+	}
+	if (a->n < 2 || sum != AB_WEIGHT_TOTAL) {
+		err("attach: --cc %s: %s", spec, a->n < 2 ?
+		    "a split needs at least two arms (NAME:WEIGHT,NAME:WEIGHT)" :
+		    "the weights must add up to 100 (percent)");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void cfg_weights(struct ab_cfg *c, const struct ab_arms *a)
+{
+	uint32_t cum = 0;
+
+	c->narms = (uint32_t)a->n;
+	for (int i = 0; i < a->n; i++) {
+		cum += a->pct[i];
+		c->cum_pct[i] = cum;
+		memcpy(c->name[i], a->name[i], AB_NAME_LEN);
+	}
+}
+
+static int pin_path(char *buf, size_t len, const char *dir, const char *f)
+{
+	return path_join(buf, len, dir, f);
+}
+
+/* An fd of the split's pinned map f in dir; -1 if absent. */
+static int ab_map_fd(const char *dir, const char *f)
+{
+	char p[PATH_MAX];
+
+	if (pin_path(p, sizeof(p), dir, f))
+		return -1;
+	return bpf_obj_get(p);
+}
+
+static int read_cfg(const char *dir, struct ab_cfg *c)
+{
+	uint32_t key = 0;
+	int fd = ab_map_fd(dir, "ab_cfg"), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = bpf_map_lookup_elem(fd, &key, c) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+bool ab_pinned(const char *dir)
+{
+	char p[PATH_MAX];
+
+	return !pin_path(p, sizeof(p), dir, PIN_AB) && access(p, F_OK) == 0;
+}
+
+bool ab_has_arm(const char *dir, const char *cc, bool *live)
+{
+	struct bpf_link_info li;
+	uint32_t li_len = sizeof(li);
+	struct ab_cfg c;
+	char p[PATH_MAX];
+	int lfd;
+
+	*live = false;
+	if (pin_path(p, sizeof(p), dir, PIN_AB) || (lfd = bpf_obj_get(p)) < 0)
+		return false;
+	memset(&li, 0, sizeof(li));
+	*live = !bpf_link_get_info_by_fd(lfd, &li, &li_len) &&
+		li.type == BPF_LINK_TYPE_CGROUP && li.cgroup.cgroup_id != 0;
+	close(lfd);
+	if (!cc || read_cfg(dir, &c))
+		return false;
+	for (uint32_t i = 0; i < c.narms && i < AB_ARMS_MAX; i++)
+		if (!strncmp(c.name[i], cc, AB_NAME_LEN))
+			return true;
+	return false;
+}
+
+int ab_unpin(const char *dir)
+{
+	static const char *const maps[] = PIN_AB_MAPS;
+	char p[PATH_MAX];
+	int ret = 0;
+
+	for (size_t i = 0; i <= sizeof(maps) / sizeof(maps[0]); i++) {
+		const char *f = i ? maps[i - 1] : PIN_AB;	/* the link first */
+
+		if (pin_path(p, sizeof(p), dir, f))
+			continue;
+		if (unlink(p) && errno != ENOENT) {
+			err("cannot remove %s: %s", p, strerror(errno));
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+/* New weights for the same arms: one write of ab_cfg. */
+static int ab_reweigh(const char *dir, const char *cg, const struct ab_arms *a)
+{
+	struct ab_cfg c, nc;
+	uint32_t key = 0;
+	int fd, ret;
+
+	if (read_cfg(dir, &c)) {
+		err("attach: cannot read the split of %s (%s): %s", cg, dir,
+		    strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (c.narms != (uint32_t)a->n)
+		goto other;
+	for (int i = 0; i < a->n; i++)
+		if (strncmp(c.name[i], a->name[i], AB_NAME_LEN))
+			goto other;
+	nc = c;
+	cfg_weights(&nc, a);
+	nc.generation = c.generation + 1;
+	fd = ab_map_fd(dir, "ab_cfg");
+	ret = fd < 0 || bpf_map_update_elem(fd, &key, &nc, BPF_ANY);
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		err("attach: cannot write the new weights of %s: %s", cg, strerror(errno));
+		return EXIT_FAIL;
+	}
+	info("attached: new weights for new TCP connections in %s (generation %u); "
+	     "existing connections keep their arms", cg, nc.generation);
+	return EXIT_OK;
+other:
+	err("attach: %s already has a split with other arms; a split's arms are "
+	    "fixed (its report compares them): `bbrctl detach --cgroup %s` first",
+	    cg, cg);
+	return EXIT_FAIL;
+}
+
+/* Pin the split's maps in dir; -1 after a message. */
+static int pin_maps(struct cc_ab *skel, const char *dir)
+{
+	struct bpf_map *maps[] = { skel->maps.ab_cfg, skel->maps.ab_stats,
+				   skel->maps.ab_conns, skel->maps.ab_ring };
+	char p[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		if (pin_path(p, sizeof(p), dir, bpf_map__name(maps[i])) ||
+		    bpf_map__pin(maps[i], p)) {
+			err("pinning %s at %s failed: %s", bpf_map__name(maps[i]), p,
+			    strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int ab_attach(const struct cmd_opts *o)
+{
+	struct sockops_att lk = {}, ets = {};
+	struct cc_ab *skel = NULL;
+	struct ab_arms a;
+	struct ab_cfg c = {};
+	char cg[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
+	bool need_ets = false;
+	uint32_t key = 0;
+	uint64_t id;
+	int cgfd = -1, ret;
+
+	ret = parse_spec(o->cc, &a);
+	if (ret)
+		return ret;
+	if (check_privileges("attach") || check_kernel_btf() || ensure_bpffs())
+		return EXIT_FAIL;
+	for (int i = 0; i < a.n; i++) {
+		if (cc_available(a.name[i]) != 1) {
+			err("attach: unknown congestion control \"%s\": not in %s "
+			    "(load it first with `bbrctl load %s`)", a.name[i],
+			    PROC_AVAIL_CC, a.name[i]);
+			return EXIT_FAIL;
+		}
+		need_ets |= cc_needs_ets(a.name[i]);
+	}
+	if (cgroup_resolve(o->cgroup, cg, sizeof(cg), &id) ||
+	    cg_pin_dir(id, dir, sizeof(dir)))
+		return EXIT_FAIL;
+	attachments_of(NULL, false);	/* drop those of removed cgroups */
+	if (ab_pinned(dir))
+		return ab_reweigh(dir, cg, &a);
+	if (secure_pin_dirs(PIN_CGROUP))
+		return EXIT_FAIL;
+	ret = secure_dir(dir, true);
+	if (ret) {
+		if (ret == -EEXIST)
+			err("attach: %s already has a congestion control attached by "
+			    "bbrctl (%s); run `bbrctl detach --cgroup %s` first", cg,
+			    dir, o->cgroup);
+		return EXIT_FAIL;
+	}
+	ret = EXIT_FAIL;
+	cgfd = open(cg, O_RDONLY | O_DIRECTORY);
+	if (cgfd < 0) {
+		err("cannot open %s: %s", cg, strerror(errno));
+		goto out;
+	}
+	if (need_ets && (path_join(p, sizeof(p), dir, PIN_ETS) ||
+			 ets_attach_cgroup(&ets, cgfd, p))) {
+		err("attach: an arm needs the ETS sockops program, which is "
+		    "unavailable; nothing attached");
+		goto out;
+	}
+	skel = cc_ab__open_and_load();
+	if (!skel) {
+		err("loading cc_ab failed: %s", strerror(errno));
+		goto out;
+	}
+	cfg_weights(&c, &a);
+	if (getrandom(&c.salt, sizeof(c.salt), 0) != sizeof(c.salt))
+		c.salt = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ab_cfg), &key, &c, BPF_ANY)) {
+		err("attach: writing the split failed: %s", strerror(errno));
+		goto out;
+	}
+	if (pin_maps(skel, dir) || path_join(p, sizeof(p), dir, PIN_AB) ||
+	    att_do(&lk, skel->progs.cc_ab, cgfd, p))
+		goto out;
+	info("attached: new TCP connections in %s (cgroup id %llu) split %s%s; "
+	     "pinned at %s", cg, (unsigned long long)id, o->cc,
+	     ets.pinned ? " with ETS" : "", dir);
+	ret = EXIT_OK;
+out:
+	if (ret != EXIT_OK) {
+		att_undo(&lk);
+		att_undo(&ets);
+		ab_unpin(dir);
+		rmdir(dir);
+	} else {
+		att_keep(&lk);
+	}
+	cc_ab__destroy(skel);
+	if (cgfd >= 0)
+		close(cgfd);
+	return ret;
+}
+
+/* ---- the report ------------------------------------------------------------------- */
+
+/* Running mean and variance (Welford): numerically safe for 65536 values. */
+struct moments {
+	uint64_t n;
+	double mean, m2;
+};
+
+static void mom_add(struct moments *m, double x)
+{
+	double d = x - m->mean;
+
+	m->n++;
+	m->mean += d / (double)m->n;
+	m->m2 += d * (x - m->mean);
+}
+
+static double mom_var(const struct moments *m)
+{
+	return m->n > 1 ? m->m2 / (double)(m->n - 1) : NAN;
+}
+
+/* Half width of the 95 % interval of the mean. */
+static double mom_ci(const struct moments *m)
+{
+	return m->n > 1 ? AB_Z95 * sqrt(mom_var(m) / (double)m->n) : NAN;
+}
+
+struct arm_report {
+	uint64_t conns;			/* finished connections in the ring */
+	struct moments goodput;		/* bit/s, transfers >= min_bytes */
+	struct moments retrans;		/* retransmitted / sent data segments */
+	struct moments srtt;		/* µs */
+};
+
+/* B - A for one measure: difference of means and its 95 % interval
+ * (Welch: the arms' variances are not assumed equal). */
+static void diff_ci(const struct moments *a, const struct moments *b,
+		    double *d, double *ci)
+{
+	*d = b->mean - a->mean;
+	*ci = a->n > 1 && b->n > 1 ?
+	      AB_Z95 * sqrt(mom_var(a) / (double)a->n + mom_var(b) / (double)b->n) : NAN;
+}
+
+static json_t *js_num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *measure_json(const struct moments *m)
+{
+	json_t *j = json_object();
+
+	js_set_u64(j, "n", m->n);
+	js_set(j, "mean", js_num(m->n ? m->mean : NAN));
+	js_set(j, "ci95", js_num(mom_ci(m)));
+	return j;
+}
+
+static json_t *diff_json(const struct moments *a, const struct moments *b)
+{
+	json_t *j = json_object();
+	double d, ci;
+
+	diff_ci(a, b, &d, &ci);
+	js_set(j, "diff", js_num(a->n && b->n ? d : NAN));
+	js_set(j, "ci95", js_num(ci));
+	js_set(j, "relative", js_num(a->n && b->n && a->mean ? d / a->mean : NAN));
+	js_set_bool(j, "significant", isfinite(ci) && fabs(d) > ci &&
+		    a->n >= AB_MIN_CONNS && b->n >= AB_MIN_CONNS);
+	return j;
+}
+
+static void print_measure(const char *what, const char *unit, double scale,
+			  const struct moments *m)
+{
+	if (!m->n)
+		printf("  %-10s -\n", what);
+	else
+		printf("  %-10s %12.4g %s  ± %-10.3g (n=%llu)\n", what, m->mean / scale,
+		       unit, mom_ci(m) / scale, (unsigned long long)m->n);
+}
+
+static void print_diff(const char *what, const char *unit, double scale,
+		       const struct moments *a, const struct moments *b)
+{
+	double d, ci;
+
+	diff_ci(a, b, &d, &ci);
+	if (!a->n || !b->n) {
+		printf("  %-10s -\n", what);
+		return;
+	}
+	printf("  %-10s %+12.4g %s  ± %-10.3g (%+.1f %%)%s\n", what, d / scale, unit,
+	       ci / scale, a->mean ? 100 * d / a->mean : 0.0,
+	       isfinite(ci) && fabs(d) > ci && a->n >= AB_MIN_CONNS &&
+	       b->n >= AB_MIN_CONNS ? "  *" : "");
+}
+
+static int ab_report(const struct cmd_opts *o)
+{
+	uint64_t min_bytes = o->min_bytes_set ? o->min_bytes : AB_MIN_BYTES_DEFAULT;
+	struct arm_report rep[AB_ARMS_MAX] = {};
+	char cg[PATH_MAX], dir[PATH_MAX];
+	struct ab_cfg c;
+	struct ab_conn *ring = NULL;
+	uint64_t id, head = 0, kept = 0;
+	uint32_t key = 0;
+	int fd, ret = EXIT_FAIL;
+
+	if (!o->cgroup) {
+		err("ab report: --cgroup PATH is required");
+		return EXIT_USAGE;
+	}
+	if (check_privileges("ab"))
+		return EXIT_FAIL;
+	if (cgroup_resolve(o->cgroup, cg, sizeof(cg), &id) ||
+	    cg_pin_dir(id, dir, sizeof(dir)))
+		return EXIT_FAIL;
+	if (!ab_pinned(dir) || read_cfg(dir, &c)) {
+		err("ab report: %s has no split attached by bbrctl (`bbrctl attach "
+		    "--cgroup %s --cc A:50,B:50`)", cg, o->cgroup);
+		return EXIT_FAIL;
+	}
+	fd = ab_map_fd(dir, "ab_ring");
+	if (fd < 0 || bpf_map_lookup_elem(fd, &key, &head))
+		goto io;
+	close(fd);
+	ring = calloc(AB_RING_SLOTS, sizeof(*ring));
+	fd = ab_map_fd(dir, "ab_conns");
+	if (!ring || fd < 0)
+		goto io;
+	/* One batched read of the whole ring (an array map: keys 0..N-1). */
+	{
+		uint32_t keys_out, count = AB_RING_SLOTS, *keys = calloc(AB_RING_SLOTS, sizeof(*keys));
+		LIBBPF_OPTS(bpf_map_batch_opts, bo);
+		int r;
+
+		if (!keys)
+			goto io;
+		r = bpf_map_lookup_batch(fd, NULL, &keys_out, keys, ring, &count, &bo);
+		free(keys);
+		if (r && errno != ENOENT)
+			goto io;
+	}
+	close(fd);
+	fd = -1;
+	for (uint32_t i = 0; i < AB_RING_SLOTS; i++) {
+		const struct ab_conn *k = &ring[i];
+		struct arm_report *ar;
+
+		if (!k->seq || k->arm >= c.narms || k->arm >= AB_ARMS_MAX)
+			continue;
+		kept++;
+		ar = &rep[k->arm];
+		ar->conns++;
+		if (k->data_segs_out)
+			mom_add(&ar->retrans, (double)k->total_retrans / k->data_segs_out);
+		if (k->srtt_us)
+			mom_add(&ar->srtt, k->srtt_us);
+		if (k->bytes_acked >= min_bytes && k->duration_us)
+			mom_add(&ar->goodput, (double)k->bytes_acked * 8e6 / (double)k->duration_us);
+	}
+	if (g_opts.json) {
+		json_t *j = json_object(), *arms = json_array();
+
+		js_set_str(j, "cgroup", cg);
+		js_set_u64(j, "cgroup_id", id);
+		js_set_u64(j, "min_bytes", min_bytes);
+		js_set_u64(j, "generation", c.generation);
+		js_set_u64(j, "finished", head);
+		js_set_u64(j, "kept", kept);
+		for (uint32_t i = 0; i < c.narms && i < AB_ARMS_MAX; i++) {
+			json_t *a = json_object();
+
+			js_set_str(a, "arm", c.name[i]);
+			js_set_u64(a, "weight_pct", c.cum_pct[i] - (i ? c.cum_pct[i - 1] : 0));
+			js_set_u64(a, "connections", rep[i].conns);
+			js_set(a, "goodput_bps", measure_json(&rep[i].goodput));
+			js_set(a, "retrans_rate", measure_json(&rep[i].retrans));
+			js_set(a, "srtt_us", measure_json(&rep[i].srtt));
+			if (i) {
+				json_t *v = json_object();
+
+				js_set(v, "goodput_bps", diff_json(&rep[0].goodput, &rep[i].goodput));
+				js_set(v, "retrans_rate", diff_json(&rep[0].retrans, &rep[i].retrans));
+				js_set(v, "srtt_us", diff_json(&rep[0].srtt, &rep[i].srtt));
+				js_set(a, "vs_first", v);
+			}
+			json_array_append_new(arms, a);
+		}
+		js_set(j, "arms", arms);
+		ret = js_print(j) ? EXIT_FAIL : EXIT_OK;
+		goto out;
+	}
+	printf("A/B split of %s (generation %u): %llu connections finished, the last "
+	       "%llu kept; goodput over transfers of at least %llu bytes; "
+	       "mean ± 95 %% interval\n", cg, c.generation, (unsigned long long)head,
+	       (unsigned long long)kept, (unsigned long long)min_bytes);
+	for (uint32_t i = 0; i < c.narms && i < AB_ARMS_MAX; i++) {
+		printf("\n%s (weight %u %%): %llu connections\n", c.name[i],
+		       c.cum_pct[i] - (i ? c.cum_pct[i - 1] : 0),
+		       (unsigned long long)rep[i].conns);
+		print_measure("goodput", "Mbit/s", 1e6, &rep[i].goodput);
+		print_measure("retrans", "%", 0.01, &rep[i].retrans);
+		print_measure("srtt", "ms", 1e3, &rep[i].srtt);
+	}
+	for (uint32_t i = 1; i < c.narms && i < AB_ARMS_MAX; i++) {
+		printf("\n%s - %s (* the interval excludes 0):\n", c.name[i], c.name[0]);
+		print_diff("goodput", "Mbit/s", 1e6, &rep[0].goodput, &rep[i].goodput);
+		print_diff("retrans", "%", 0.01, &rep[0].retrans, &rep[i].retrans);
+		print_diff("srtt", "ms", 1e3, &rep[0].srtt, &rep[i].srtt);
+	}
+	ret = EXIT_OK;
+	goto out;
+io:
+	err("ab report: reading the split of %s (%s) failed: %s", cg, dir, strerror(errno));
+out:
+	if (fd >= 0)
+		close(fd);
+	free(ring);
+	return ret;
+}
+
+int cmd_ab(const struct cmd_opts *o, char **args, int nargs)
+{
+	if (nargs != 1 || strcmp(args[0], "report")) {
+		err("ab: usage: bbrctl ab report --cgroup PATH [--min-bytes N]");
+		return EXIT_USAGE;
+	}
+	return ab_report(o);
+}
+
+/* ---- metrics ------------------------------------------------------------------------ */
+
+struct ab_split {
+	char cgroup[PATH_MAX];
+	struct ab_cfg cfg;
+	struct ab_stats st[AB_ARMS_MAX];
+};
+
+/* One family: HELP, TYPE, then a sample per arm of every split. */
+static void ab_family(FILE *f, const struct ab_split *s, int ns, const char *name,
+		      const char *type, const char *help, size_t off, double scale)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	for (int k = 0; k < ns; k++)
+		for (uint32_t i = 0; i < s[k].cfg.narms && i < AB_ARMS_MAX; i++) {
+			uint64_t v;
+
+			if (off == (size_t)-1)	/* the weight */
+				v = s[k].cfg.cum_pct[i] - (i ? s[k].cfg.cum_pct[i - 1] : 0);
+			else
+				memcpy(&v, (const char *)&s[k].st[i] + off, sizeof(v));
+			fprintf(f, "%s{cgroup=\"%s\",arm=\"%.*s\"} %.17g\n", name,
+				s[k].cgroup, AB_NAME_LEN, s[k].cfg.name[i], (double)v * scale);
+		}
+}
+
+void ab_metrics(FILE *f)
+{
+	struct ab_split *s = NULL;
+	struct dirent *de;
+	int ns = 0;
+	DIR *d = opendir(PIN_CGROUP);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char dir[PATH_MAX], cg[PATH_MAX];
+		struct ab_split *ns2;
+		uint64_t id;
+		char *end;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		id = strtoull(de->d_name, &end, 10);
+		if (*end || path_join(dir, sizeof(dir), PIN_CGROUP, de->d_name) ||
+		    !ab_pinned(dir))
+			continue;
+		ns2 = realloc(s, (ns + 1) * sizeof(*s));
+		if (!ns2)
+			break;
+		s = ns2;
+		memset(&s[ns], 0, sizeof(s[ns]));
+		if (read_cfg(dir, &s[ns].cfg))
+			continue;
+		fd = ab_map_fd(dir, "ab_stats");
+		for (uint32_t i = 0; fd >= 0 && i < s[ns].cfg.narms && i < AB_ARMS_MAX; i++)
+			bpf_map_lookup_elem(fd, &i, &s[ns].st[i]);
+		if (fd >= 0)
+			close(fd);
+		cgroup_path_of(id, cg, sizeof(cg));
+		metrics_cgroup_label(cg, id, s[ns].cgroup, sizeof(s[ns].cgroup));
+		ns++;
+	}
+	closedir(d);
+	if (ns) {
+#define AB_OFF(m) offsetof(struct ab_stats, m)
+		ab_family(f, s, ns, "bbrbpf_ab_weight_ratio", "gauge",
+			  "Share of new connections an A/B split gives the arm.",
+			  (size_t)-1, 0.01);
+		ab_family(f, s, ns, "bbrbpf_ab_connections_opened_total", "counter",
+			  "Connections the split gave the arm.", AB_OFF(opened), 1);
+		ab_family(f, s, ns, "bbrbpf_ab_setsockopt_failures_total", "counter",
+			  "Connections whose switch to the arm's CC failed.",
+			  AB_OFF(set_failed), 1);
+		ab_family(f, s, ns, "bbrbpf_ab_connections_finished_total", "counter",
+			  "Connections of the arm that finished.", AB_OFF(closed), 1);
+		ab_family(f, s, ns, "bbrbpf_ab_acked_bytes_total", "counter",
+			  "Bytes acknowledged on the arm's finished connections.",
+			  AB_OFF(bytes_acked), 1);
+		ab_family(f, s, ns, "bbrbpf_ab_data_segments_sent_total", "counter",
+			  "Data segments sent on the arm's finished connections.",
+			  AB_OFF(data_segs_out), 1);
+		ab_family(f, s, ns, "bbrbpf_ab_retransmitted_segments_total", "counter",
+			  "Segments retransmitted on the arm's finished connections.",
+			  AB_OFF(total_retrans), 1);
+		ab_family(f, s, ns, "bbrbpf_ab_srtt_seconds_total", "counter",
+			  "Smoothed RTT at the end of each finished connection, summed "
+			  "(divide by _finished_total for the mean).", AB_OFF(srtt_sum_us), 1e-6);
+		ab_family(f, s, ns, "bbrbpf_ab_duration_seconds_total", "counter",
+			  "Lifetimes of the arm's finished connections, summed.",
+			  AB_OFF(duration_sum_us), 1e-6);
+#undef AB_OFF
+	}
+	free(s);
+}
