@@ -277,7 +277,10 @@ def host_cc_state():
 
 
 def dpkg(root, *args):
-    cp = run(["dpkg", f"--root={root}", "--force-script-chrootless", *args], DPKG_TIMEOUT_S,
+    """dpkg on a scratch root (scripts run with DPKG_ROOT=root), or with
+    root None on this host."""
+    where = [f"--root={root}", "--force-script-chrootless"] if root else []
+    cp = run(["dpkg", *where, *args], DPKG_TIMEOUT_S,
              env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
     print(f"dpkg {' '.join(map(str, args))}: exit {cp.returncode}\n{cp.stdout}{cp.stderr}")
     assert cp.returncode == 0, cp.stderr
@@ -350,3 +353,60 @@ def test_deb_install_run_remove_purge(deb, tmp_path):
             run([BBRCTL, "unload", name], 30)
         if boot.exists() and conf.exists():
             run([boot, "stop", conf], 60)
+
+
+# Files whose presence means bbr-bpf is installed on this machine already
+# (by the package or by `make install`), which the test on the host itself
+# must not replace or remove.
+INSTALLED_MARKERS = ("/usr/sbin/bbrctl", "/usr/lib/bbr-bpf", "/etc/bbr-bpf",
+                     "/lib/systemd/system/bbr-bpf.service", "/usr/local/sbin/bbrctl",
+                     "/usr/local/lib/bbr-bpf", "/usr/local/lib/systemd/system/bbr-bpf.service",
+                     "/run/bbr-bpf/boot/_etc_bbr-bpf_bbr-bpf.conf")
+
+
+def test_deb_on_this_host(deb):
+    """The maintainer scripts as they run on a real host (no DPKG_ROOT):
+    dpkg -i, the unit started (systemctl where systemd runs, else its start
+    script by hand, as in a container), dpkg -r unloads what it loaded,
+    --purge leaves nothing. Only where bbr-bpf is not installed at all."""
+    st = run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev}", "bbr-bpf"], 30).stdout.strip()
+    present = [m for m in INSTALLED_MARKERS if os.path.lexists(m)]
+    if st not in ("", "un", "pn") or present:
+        pytest.skip(f"bbr-bpf is installed on this host (dpkg status {st or 'none'!r}, "
+                    f"{present}); the package test ran in a scratch root instead")
+    systemd = Path("/run/systemd/system").is_dir()
+    name = bbrtest.own_cc_name("pkh")
+    conf = Path("/" + CONFFILE)
+    host_before = host_cc_state()
+    try:
+        dpkg(None, "-i", deb)
+        assert host_cc_state() == host_before, "installing the package changed the host's CCs"
+        if systemd:
+            assert run(["systemctl", "is-enabled", "bbr-bpf"], 30).stdout.strip() == "disabled"
+            assert run(["systemctl", "is-active", "bbr-bpf"], 30).stdout.strip() == "inactive"
+        conf.write_text(f"# the test's own copy of bbr3\nload --name {name} bbr3\n")
+        if systemd:
+            cp = run(["systemctl", "start", "bbr-bpf"], 120)
+        else:
+            cp = run(["/usr/lib/bbr-bpf/bbr-bpf-boot", "start", conf], 60)
+        print(f"start ({'systemctl' if systemd else 'bbr-bpf-boot, no systemd'}):",
+              cp.returncode, cp.stdout.strip(), cp.stderr.strip())
+        assert cp.returncode == 0, cp.stderr
+        assert name in bbrtest.available_ccs()
+        assert run(["/usr/sbin/bbrctl", "--version"], 30).returncode == 0
+
+        dpkg(None, "-r", "bbr-bpf")
+        assert name not in bbrtest.available_ccs(), f"dpkg -r left {name} registered"
+        assert not os.path.exists("/usr/sbin/bbrctl") and conf.is_file()
+        dpkg(None, "--purge", "bbr-bpf")
+        left = [m for m in INSTALLED_MARKERS if os.path.lexists(m)]
+        left += [f for f in PACKAGE_FILES if os.path.lexists("/" + f)]
+        left += [str(p) for p in Path("/var/lib/systemd").rglob("bbr-bpf.service*")]
+        print("after purge, left:", left)
+        assert not left
+        assert run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev}", "bbr-bpf"],
+                   30).stdout.strip() in ("", "un", "pn")
+    finally:
+        if name in bbrtest.available_ccs():
+            run([BBRCTL, "unload", name], 30)
+        run(["dpkg", "--purge", "bbr-bpf"], DPKG_TIMEOUT_S)
