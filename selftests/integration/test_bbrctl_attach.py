@@ -308,6 +308,7 @@ def test_make_install_destdir(tmp_path):
             "opt/bbrt/lib/bbr-bpf/tx_start/bbr3.bpf.o",
             "opt/bbrt/lib/bbr-bpf/bbr-bpf-boot", "opt/bbrt/share/doc/bbr-bpf/bbrctl.md",
             "opt/bbrt/share/doc/bbr-bpf/operations.md", "opt/bbrt/share/man/man8/bbrctl.8",
+            "opt/bbrt/share/man/man5/bbr-bpf.conf.5",
             "opt/bbrt/share/bash-completion/completions/bbrctl",
             "opt/bbrt/lib/systemd/system/bbr-bpf.service", "etc/bbr-bpf/bbr-bpf.conf"]
     missing = [w for w in want if not (stage / w).is_file()]

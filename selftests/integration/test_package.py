@@ -35,6 +35,8 @@ from bbrtest.cc import pin_layout
 BBRCTL = REPO / "loader" / "bbrctl"
 MAN_SRC = REPO / "docs" / "man" / "bbrctl.8.scd"
 MAN_PAGE = REPO / "build" / "man" / "bbrctl.8"
+# every page docs/man/NAME.SECTION.scd gives
+MAN_PAGES = [REPO / "build" / "man" / p.stem for p in (REPO / "docs" / "man").glob("*.scd")]
 COMPLETION = REPO / "packaging" / "bbrctl.bash-completion"
 # dpkg-buildpackage of the whole tree: ~70 s on 2 busy cores; lintian ~30 s
 DEB_BUILD_TIMEOUT_S = 900
@@ -49,7 +51,7 @@ PACKAGE_FILES = (
     "usr/lib/bbr-bpf/bbr-bpf-boot",
     "lib/systemd/system/bbr-bpf.service",
     "etc/bbr-bpf/bbr-bpf.conf",
-    "usr/share/man/man8/bbrctl.8.gz",
+    "usr/share/man/man8/bbrctl.8.gz", "usr/share/man/man5/bbr-bpf.conf.5.gz",
     "usr/share/bash-completion/completions/bbrctl",
     "usr/share/doc/bbr-bpf/bbrctl.md", "usr/share/doc/bbr-bpf/operations.md",
     "usr/share/doc/bbr-bpf/copyright",
@@ -118,15 +120,24 @@ def man_sections():
     return {parts[i].strip('"'): plain(parts[i + 1]) for i in range(1, len(parts), 2)}
 
 
-def test_man_page_renders_without_warnings(built):
+def man(page):
     env = dict(os.environ, LC_ALL="C.UTF-8", MANWIDTH="80")
-    cp = run(["man", "--warnings", "-l", MAN_PAGE], 60, env=env)
-    print(f"man --warnings: exit {cp.returncode}, {len(cp.stdout.splitlines())} lines, "
-          f"warnings: {cp.stderr.strip() or 'none'}")
+    cp = run(["man", "--warnings", "-l", page], 60, env=env)
+    print(f"man --warnings {page.name}: exit {cp.returncode}, "
+          f"{len(cp.stdout.splitlines())} lines, warnings: {cp.stderr.strip() or 'none'}")
     assert cp.returncode == 0 and cp.stderr == "", cp.stderr
-    for heading in ("NAME", "SYNOPSIS", "OPTIONS", "COMMANDS", "EXIT STATUS", "FILES",
-                    "EXAMPLES", "SEE ALSO"):
-        assert re.search(rf"^{heading}$", cp.stdout, re.M), f"no {heading} section"
+    return cp.stdout
+
+
+def test_man_pages_render_without_warnings(built):
+    assert MAN_PAGE in MAN_PAGES and len(MAN_PAGES) >= 2, MAN_PAGES
+    for page in MAN_PAGES:
+        text = man(page)
+        for heading in ("NAME", "SYNOPSIS", "DESCRIPTION", "EXAMPLES", "SEE ALSO"):
+            assert re.search(rf"^{heading}$", text, re.M), f"{page.name}: no {heading}"
+    text = man(MAN_PAGE)
+    for heading in ("OPTIONS", "COMMANDS", "EXIT STATUS", "FILES"):
+        assert re.search(rf"^{heading}$", text, re.M), f"bbrctl.8: no {heading} section"
 
 
 def test_man_page_has_every_command_option_and_exit_status(built):
