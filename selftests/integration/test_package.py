@@ -327,7 +327,9 @@ def test_deb_install_run_remove_purge(deb, tmp_path):
         out = run([root / "usr/sbin/bbrctl", "--help"], 30).stdout
         assert f"(here: {root}/usr/lib/bbr-bpf)" in out
         version = run([root / "usr/sbin/bbrctl", "--version"], 30)
-        assert version.returncode == 0 and version.stdout.startswith("bbrctl "), version
+        print("bbrctl --version:", version.stdout.strip())
+        assert version.returncode == 0 and \
+            version.stdout.startswith(f"bbrctl {field(deb, 'Version')} "), version
         conf.write_text(f"# the test's own copy of bbr3\nload --name {name} bbr3\n")
         cp = run([boot, "start", conf], 60)
         print("bbr-bpf-boot start:", cp.returncode, cp.stdout.strip(), cp.stderr.strip())
@@ -404,7 +406,8 @@ def test_deb_on_this_host(deb):
               cp.returncode, cp.stdout.strip(), cp.stderr.strip())
         assert cp.returncode == 0, cp.stderr
         assert name in bbrtest.available_ccs()
-        assert run(["/usr/sbin/bbrctl", "--version"], 30).returncode == 0
+        version = run(["/usr/sbin/bbrctl", "--version"], 30).stdout
+        assert version.startswith(f"bbrctl {field(deb, 'Version')} "), version
 
         dpkg(None, "-r", "bbr-bpf")
         assert name not in bbrtest.available_ccs(), f"dpkg -r left {name} registered"
