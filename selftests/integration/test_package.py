@@ -311,6 +311,8 @@ def test_deb_install_run_remove_purge(deb, tmp_path):
         dpkg(root, "-i", deb)
         missing = [f for f in PACKAGE_FILES if not (root / f).is_file()]
         assert not missing, f"not in the package: {missing}"
+        for page in root.glob("usr/share/man/man*/*.gz"):     # as `man bbrctl` reads them
+            assert "NAME" in man(page)
         status = run(["dpkg", f"--root={root}", "-s", "bbr-bpf"], 30).stdout
         assert re.search(r"^Conffiles:\n /etc/bbr-bpf/bbr-bpf.conf ", status, re.M), status
         enabled = [p.relative_to(root).as_posix() for p in (root / "etc").rglob("*.service")]
