@@ -100,8 +100,10 @@ $(SKEL_DIR)/%.skel.h: bpf/%.bpf.o
 	@mkdir -p $(@D)
 	$(BPFTOOL) gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
 
+# CPPFLAGS, CFLAGS and LDFLAGS are empty unless given: the Debian package
+# build (mk/deb.mk) passes dpkg-buildflags' hardening flags through them.
 $(LOADER): $(wildcard loader/*.c loader/*.h) $(CORE_HDRS) $(LOADER_SKELS)
-	$(CC) $(USER_CFLAGS) -I$(SKEL_DIR) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS) $(JANSSON_LIBS) -lm
+	$(CC) $(USER_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -I$(SKEL_DIR) -o $@ $(filter %.c,$^) $(LIBBPF_LIBS) $(JANSSON_LIBS) -lm
 
 selftests/tools/%: selftests/tools/%.c
 	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBBPF_LIBS)

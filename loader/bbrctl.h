@@ -14,7 +14,10 @@
 
 #include "json.h"
 
+/* The Debian package build gives its version (-DBBRCTL_VERSION=...). */
+#ifndef BBRCTL_VERSION
 #define BBRCTL_VERSION		"0.1"
+#endif
 
 /* bpffs layout: include/bbr_pins.h */
 #include "bbr_pins.h"

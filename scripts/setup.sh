@@ -65,6 +65,9 @@ fi
 # From bookworm itself.
 base_pkgs=(clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev pkg-config make gcc
 	   iperf3 ethtool tcpdump libcap-dev libjansson-dev)
+# `make deb` and its test: debhelper (with dpkg-dev), lintian; the man page:
+# scdoc to build it, man-db and groff-base to check it (`man --warnings`).
+base_pkgs+=(debhelper lintian scdoc man-db groff-base)
 # From backports: libbpf >= 1.4 (struct_ops links), bpftool 7.5, iproute2 6.x.
 bp_pkgs=(libbpf-dev bpftool iproute2)
 

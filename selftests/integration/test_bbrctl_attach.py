@@ -307,6 +307,9 @@ def test_make_install_destdir(tmp_path):
             "opt/bbrt/lib/bbr-bpf/cc_select.bpf.o", "opt/bbrt/lib/bbr-bpf/cc_swap.bpf.o",
             "opt/bbrt/lib/bbr-bpf/tx_start/bbr3.bpf.o",
             "opt/bbrt/lib/bbr-bpf/bbr-bpf-boot", "opt/bbrt/share/doc/bbr-bpf/bbrctl.md",
+            "opt/bbrt/share/doc/bbr-bpf/operations.md", "opt/bbrt/share/man/man8/bbrctl.8",
+            "opt/bbrt/share/man/man5/bbr-bpf.conf.5",
+            "opt/bbrt/share/bash-completion/completions/bbrctl",
             "opt/bbrt/lib/systemd/system/bbr-bpf.service", "etc/bbr-bpf/bbr-bpf.conf"]
     missing = [w for w in want if not (stage / w).is_file()]
     assert not missing, f"not installed: {missing}"
@@ -427,3 +430,35 @@ def test_boot_script_undoes_load_name(cc_objs, tmp_path):
     finally:
         bbrctl("unload", copy)
         bbrctl("unload", name)
+
+
+def test_boot_script_stop_undoes_what_start_applied(tmp_path):
+    """Stop undoes the lines start recorded, not the config as it reads at
+    stop: an edit while the unit runs takes effect at the next start.
+    `started` tells whether a record exists (the package's prerm asks)."""
+    make_target("bpf/bbr3.bpf.o")
+    first, second = bbrtest.own_cc_name("bsa"), bbrtest.own_cc_name("bsb")
+    boot = Path(BBRCTL).parents[1] / "packaging" / "bbr-bpf-boot"
+    conf = tmp_path / "edit.conf"
+    env = dict(os.environ, PATH=f"{Path(BBRCTL).parent}:{os.environ['PATH']}")
+    sh = lambda *a: subprocess.run([str(boot), *a, str(conf)], capture_output=True, text=True,
+                                   env=env, timeout=60)
+    conf.write_text(f"load --name {first} bbr3\n")
+    try:
+        assert sh("started").returncode == 1
+        cp = sh("start")
+        assert cp.returncode == 0, cp.stderr
+        assert sh("started").returncode == 0
+        again = sh("start")
+        print("second start:", again.returncode, again.stderr.strip())
+        assert again.returncode == 1 and "already started" in again.stderr
+        conf.write_text(f"load --name {second} bbr3\n")     # edited while running
+        cp = sh("stop")
+        print("stop after the edit:", cp.returncode, cp.stdout.strip(), cp.stderr.strip())
+        assert cp.returncode == 0 and f"unloaded {first}" in cp.stdout, cp.stdout + cp.stderr
+        assert first not in bbrtest.available_ccs() and sh("started").returncode == 1
+        assert second not in bbrtest.available_ccs()
+    finally:
+        sh("stop")
+        bbrctl("unload", first)
+        bbrctl("unload", second)
