@@ -1981,6 +1981,12 @@ static inline void bbr_warm_start(struct bbr3 *b, struct bbr_sock *sk)
 
 /* ---- Losses, one packet at a time ------------------------------------------------------- */
 
+/* loss_yet_in_recovery: 0 no loss episode, 1 one is open (its undo state
+ * saved), BBR_LOSS_EPISODE_ENDING the state fell below Recovery on this
+ * ACK and losses it marked are still to be reported (see
+ * bbr_core_set_state()). */
+#define BBR_LOSS_EPISODE_ENDING	2
+
 /* What is saved for a possible undo: cwnd and the bounds a loss may cut. */
 static inline void bbr_save_for_undo(struct bbr3 *b, const struct bbr_sock *sk)
 {
@@ -2054,8 +2060,13 @@ BBR_INLINE void bbr_skb_lost(struct bbr3_sk *sks, struct bbr_sock *sk,
 BBR_API int bbr_core_skb_lost(struct bbr3_sk *sks, struct bbr_sock *sk,
 			      struct bbr_lost_skb *l)
 {
-	if (sks && sk && l)
-		bbr_skb_lost(sks, sk, l);
+	if (!sks || !sk || !l)
+		return 0;
+	/* the hook runs as the stack marks: a loss it reports after the
+	 * state fell below Recovery opens a new episode */
+	if (sks->st.loss_yet_in_recovery == BBR_LOSS_EPISODE_ENDING)
+		sks->st.loss_yet_in_recovery = 0;
+	bbr_skb_lost(sks, sk, l);
 	return 0;
 }
 
@@ -2347,6 +2358,9 @@ BBR_INLINE void bbr_core_step(struct bbr3_sk *sks, struct bbr_sock *sk,
 	if (d)
 		swift_after_ack(b, &d->w, sk);
 	bbr_tx_note(sks, sk);
+	/* this ACK's losses are accounted: the ended episode is closed */
+	if (b->loss_yet_in_recovery == BBR_LOSS_EPISODE_ENDING)
+		b->loss_yet_in_recovery = 0;
 }
 
 /* The step without and with a delay signal, each verified on its own in
@@ -2512,8 +2526,15 @@ BBR_API int bbr_core_set_state(struct bbr3_sk *sks, struct bbr_sock *sk,
 	if (!sks || !sk)
 		return 0;
 	b = &sks->st;
+	/* The loss episode is over. On mainline the losses this same ACK
+	 * marked reach the core only after this (the glue's walk and the
+	 * unhooked count run in cong_control), where the reference's
+	 * per-packet hook saw them before: they belong to the episode that
+	 * ends, and must not open (and save the undo state of) a new one,
+	 * which would leave the next real episode without its own save. */
 	if (new_state < BBR_CA_RECOVERY)
-		b->loss_yet_in_recovery = 0;	/* the loss episode is over */
+		b->loss_yet_in_recovery = b->loss_yet_in_recovery ?
+					  BBR_LOSS_EPISODE_ENDING : 0;
 	if (new_state == BBR_CA_LOSS) {
 		b->prev_ca_state = BBR_CA_LOSS;
 		bbr_reset_full_bw(b);
