@@ -974,13 +974,6 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 				s->active = 0;
 			if (!s->active && s->cfg->start_ns > m->now && s->cfg->start_ns < t)
 				t = s->cfg->start_ns;
-			if (s->ack_head != s->ack_tail &&
-			    s->ack_at[s->ack_head % s->ring] < t)
-				t = s->ack_at[s->ack_head % s->ring];
-			if (sender_next_send(m, s) < t)
-				t = sender_next_send(m, s);
-			if (sender_rto_at(s) < t)
-				t = sender_rto_at(s);
 			if (s->active && s->app_ctl && !s->app_resumed &&
 			    s->cfg->app_resume_ns) {
 				if (m->now >= s->cfg->app_resume_ns) {
@@ -990,6 +983,13 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 					t = s->cfg->app_resume_ns;
 				}
 			}
+			if (s->ack_head != s->ack_tail &&
+			    s->ack_at[s->ack_head % s->ring] < t)
+				t = s->ack_at[s->ack_head % s->ring];
+			if (sender_next_send(m, s) < t)
+				t = sender_next_send(m, s);
+			if (sender_rto_at(s) < t)
+				t = sender_rto_at(s);
 		}
 		if (q_len(m) && m->link_busy_until_ns < t)
 			t = m->link_busy_until_ns;
