@@ -1883,7 +1883,7 @@ static inline u32 bbr_tx_lost_before_oldest(const struct bbr_tx_rec *r,
 	return r->lost - (u32)earlier;
 }
 
-static inline int bbr_tx_lookup(struct bbr3_sk *sks, const struct bbr_sock *sk,
+BBR_INLINE int bbr_tx_lookup(struct bbr3_sk *sks, const struct bbr_sock *sk,
 				u32 end_seq, u32 tx_delivered, bool is_retrans,
 				u32 lost_now, u32 *tx_in_flight, s32 *lost)
 {

@@ -25,15 +25,13 @@
 
 #define NS_PER_SEC		1000000000ull
 #define NS_PER_MS		1000000ull
-#define US_PER_SEC		1000000ull
-/* The default path: 100 Mbit/s, 80 ms (the draft names no single path;
- * the same as the probe-wait figure of ~2.5 s is quoted for). */
+/* The default path: 100 Mbit/s (the top of the draft's 10x steps) at a
+ * long-haul 80 ms; the draft names no single path. */
 #define DC_RATE_BPS		100000000ull
 #define DC_RTT_NS		(80 * NS_PER_MS)
 #define DC_BDP_PKTS(rate, rtt)	((u32)((rate) / 8 * (rtt) / NS_PER_SEC / SIM_WIRE_BYTES))
-/* "loss exceeding BBR.LossThresh (2 %)": 5 %, and the loss level of the
- * issue that found v3plus ignoring it: 24 %, above v3plus's 15 % cap on
- * loss it may take as random (random_loss_max). */
+/* "loss exceeding BBR.LossThresh (2 %)": 5 %, and 24 %, above v3plus's
+ * 15 % cap on loss it may take as random (random_loss_max). */
 #define DC_LOSS_DRAFT_PPM	50000u
 #define DC_LOSS_HIGH_PPM	240000u
 /* An application writing half the path's rate: every sample app-limited. */
@@ -935,12 +933,14 @@ static struct {
 	u32 found_up_rounds;
 } S;
 
+static u64 dc_step_to_bps;	/* the rate the path steps to */
+
 static void dc_step_hook(u64 now, const struct bbr3 *b,
 			 const struct bbr_sock *sk, const struct dc_event *ev)
 {
 	(void)sk; (void)ev;
 	if (D.step == 0 && now >= DC_STEP_AT_NS) {
-		sim_set_rate(D.mark_round);	/* the new rate */
+		sim_set_rate(dc_step_to_bps);
 		D.mark_ns = now;
 		D.step = 1;
 		S.last_round = b->round_count;
@@ -959,8 +959,8 @@ static void dc_step_hook(u64 now, const struct bbr3 *b,
 		}
 	}
 	S.last_round = b->round_count;
-	if (!S.found_ns && D.cfg.rate_bps < D.mark_round &&
-	    bbr_max_bw(b) >= dc_link_bw(D.mark_round) * 9 / 10) {
+	if (!S.found_ns && D.cfg.rate_bps < dc_step_to_bps &&
+	    bbr_max_bw(b) >= dc_link_bw(dc_step_to_bps) * 9 / 10) {
 		S.found_ns = now;
 		S.found_up_rounds = S.up_rounds;
 	}
@@ -979,7 +979,7 @@ TEST(draft_bw_up_10x_found_in_log_rounds)
 		memset(&S, 0, sizeof(S));
 		D.cfg.rate_bps = DC_SLOW_BPS;
 		D.cfg.buffer_pkts = DC_BDP_PKTS(DC_SLOW_BPS, DC_RTT_NS);
-		D.mark_round = DC_RATE_BPS;
+		dc_step_to_bps = DC_RATE_BPS;
 		D.hook = dc_step_hook;
 		ASSERT_EQ(dc_run(), 0);
 		steps[0] = 0;
@@ -1031,7 +1031,7 @@ TEST(draft_bw_down_10x_max_bw_adapts)
 		dc_setup(dc_profiles[p], 20 * NS_PER_SEC);
 		memset(&S, 0, sizeof(S));
 		D.cfg.buffer_pkts = DC_BDP_PKTS(DC_RATE_BPS, DC_RTT_NS) / 4;
-		D.mark_round = DC_SLOW_BPS;
+		dc_step_to_bps = DC_SLOW_BPS;
 		D.hook = dc_down_step_hook;
 		dc_bw_lo_halved_ns = 0;
 		ASSERT_EQ(dc_run(), 0);
