@@ -89,6 +89,12 @@ struct sim_sender {
 	/* SIM_CC_CUBIC */
 	double cu_cwnd, cu_ssthresh, cu_wmax, cu_k, cu_origin, cu_west;
 	u64 cu_epoch_ns;
+	/* an application rate (cfg->app_rate_bps or sim_set_app_rate()) */
+	u8 app_ctl;			/* has one: app-limited marking on */
+	u8 app_resumed;			/* cfg->app_resume_ns has passed */
+	u64 app_rate_bps;		/* SIM_APP_BULK: none now */
+	double app_pkts;		/* written, not yet sent, at app_last_ns */
+	u64 app_last_ns;
 };
 
 struct sim_pkt {
@@ -109,7 +115,20 @@ struct sim {
 	u64 now;
 	u64 path_cur, path_prev;	/* the ETS path filter of the flows' host */
 	u64 path_starts;		/* and its start count */
+	/* what sim_set_*() may change while it runs (from cfg) */
+	u64 rate_bps;
+	u32 loss_ppm;
+	u32 ack_burst_us;
+	double pol_tokens;		/* the policer's bucket, bytes */
+	u64 pol_last_ns;
 };
+
+/* The run in progress, for sim_set_*(). */
+static struct sim *sim_cur;
+
+/* Unsent data an application buffers ahead of the sender, packets. */
+#define SIM_APP_BUF_PKTS	16.0
+#define SIM_BITS_PER_PKT	((double)SIM_WIRE_BYTES * 8)
 
 static u32 q_len(const struct sim *m)
 {
@@ -148,8 +167,68 @@ static u32 sim_loss_draw(struct sim *m)
 
 static bool sim_random_loss(struct sim *m)
 {
-	return m->cfg->loss_ppm &&
-	       (u64)sim_loss_draw(m) * 1000000u < (u64)m->cfg->loss_ppm << 32;
+	return m->loss_ppm &&
+	       (u64)sim_loss_draw(m) * 1000000u < (u64)m->loss_ppm << 32;
+}
+
+/* Does the policer pass a packet now (no policer: yes)? */
+static bool sim_policer_pass(struct sim *m)
+{
+	if (!m->cfg->policer_rate_bps)
+		return true;
+	m->pol_tokens += (double)(m->now - m->pol_last_ns) *
+			 m->cfg->policer_rate_bps / 8 / 1e9;
+	if (m->pol_tokens > m->cfg->policer_burst_bytes)
+		m->pol_tokens = m->cfg->policer_burst_bytes;
+	m->pol_last_ns = m->now;
+	if (m->pol_tokens < SIM_WIRE_BYTES)
+		return false;
+	m->pol_tokens -= SIM_WIRE_BYTES;
+	return true;
+}
+
+/* Packets the application has written and the sender not yet sent. */
+static double app_backlog(const struct sim_sender *s, u64 now)
+{
+	double p;
+
+	if (s->app_rate_bps == SIM_APP_BULK)
+		return 1e18;
+	p = s->app_pkts + (double)(now - s->app_last_ns) * s->app_rate_bps /
+			  SIM_BITS_PER_PKT / 1e9;
+	return p < SIM_APP_BUF_PKTS ? p : SIM_APP_BUF_PKTS;
+}
+
+static bool sender_rtx_pending(const struct sim_sender *s);
+
+/* tcp_rate_check_app_limited(), as the stack calls it when the
+ * application writes and after sends: nothing to send, cwnd open, no
+ * retransmit pending: samples until what is in flight now is delivered
+ * are app-limited. */
+static void sender_check_app_limited(struct sim_sender *s, u64 now)
+{
+	u32 mark;
+
+	if (!s->app_ctl || !s->active || s->cfg->cc != SIM_CC_BBR ||
+	    sender_rtx_pending(s) || s->inflight >= s->e.sk.snd_cwnd ||
+	    app_backlog(s, now) >= 1.0)
+		return;
+	mark = s->e.sk.delivered + s->inflight;
+	s->e.sk.app_limited = mark ? mark : 1;
+}
+
+static void app_set_rate(struct sim_sender *s, u64 now, u64 rate_bps)
+{
+	sender_check_app_limited(s, now);	/* the write finds nothing queued */
+	s->app_pkts = s->app_rate_bps == SIM_APP_BULK ? 0 : app_backlog(s, now);
+	s->app_last_ns = now;
+	s->app_rate_bps = rate_bps;
+	s->app_ctl = 1;
+}
+
+static bool sender_rtx_pending(const struct sim_sender *s)
+{
+	return s->rtx_head != s->rtx_tail;
 }
 
 static void sender_load_sock(struct sim_sender *s, u64 now)
@@ -174,6 +253,15 @@ static void sender_send(struct sim *m, struct sim_sender *s, int f)
 	struct sim_tx *t = &s->tx[s->next_tx % s->ring];
 	u64 gap_ns;
 
+	if (s->app_ctl && !s->inflight && !sender_rtx_pending(s) &&
+	    s->cfg->cc == SIM_CC_BBR) {	/* CA_EVENT_TX_START */
+		sender_load_sock(s, m->now);
+		bbr_core_tx_start(s->e.b, &s->e.sk);
+	}
+	if (s->app_ctl && !sender_rtx_pending(s)) {	/* new data written */
+		s->app_pkts = app_backlog(s, m->now) - 1;
+		s->app_last_ns = m->now;
+	}
 	if (!s->inflight) {		/* tcp_rate_skb_sent(): restart */
 		s->first_tx_ns = m->now;
 		s->delivered_mstamp_ns = m->now;
@@ -212,8 +300,9 @@ static void sender_send(struct sim *m, struct sim_sender *s, int f)
 				  gap_ns;
 	}
 
-	/* into the bottleneck: random loss, tail drop */
-	if (sim_random_loss(m) || q_len(m) >= m->cfg->buffer_pkts) {
+	/* into the bottleneck: random loss, policer, tail drop */
+	if (sim_random_loss(m) || !sim_policer_pass(m) ||
+	    q_len(m) >= m->cfg->buffer_pkts) {
 		m->res->drops++;
 		return;
 	}
@@ -411,10 +500,26 @@ static void sender_sample_inputs(struct sim *m, struct sim_sender *s,
 
 	exact.tx_in_flight = t->tx_in_flight;
 	exact.lost = (s32)(s->e.sk.lost - t->tx_lost);
-	fid->inexact_lookups += !bbr_tx_lookup(&s->e.sks, &s->e.sk,
-					       rs->last_end_seq, rs->prior_delivered,
-					       rs->is_retrans, s->e.sk.lost,
-					       &recon.tx_in_flight, &recon.lost);
+	if (!bbr_tx_lookup(&s->e.sks, &s->e.sk, rs->last_end_seq,
+			   rs->prior_delivered, rs->is_retrans, s->e.sk.lost,
+			   &recon.tx_in_flight, &recon.lost)) {
+		fid->inexact_lookups++;
+		fid->inexact_lost_exact += (s32)(s->e.sk.lost - t->tx_lost);
+		fid->inexact_lost_recon += recon.lost;
+		fid->inexact_inflight_exact += t->tx_in_flight;
+		fid->inexact_inflight_recon += recon.tx_in_flight;
+		if (m->cfg->fid_loss_thresh) {
+			u64 thr = m->cfg->fid_loss_thresh;
+			bool te = (u64)(s32)(s->e.sk.lost - t->tx_lost) * BBR_UNIT >
+				  t->tx_in_flight * thr;
+			bool tr = (u64)recon.lost * BBR_UNIT > recon.tx_in_flight * thr;
+
+			if (te || tr) {
+				fid->inexact_decisive++;
+				fid->inexact_agree += te == tr;
+			}
+		}
+	}
 	fid->samples++;
 	fid->err_inflight[err_bucket((s64)recon.tx_in_flight - exact.tx_in_flight)]++;
 	fid->err_lost[err_bucket((s64)recon.lost - exact.lost)]++;
@@ -676,7 +781,7 @@ static u64 sim_ack_time(struct sim *m, struct sim_sender *s)
 			at = s->ack_at[s->ack_hold_from % s->ring];
 		}
 	}
-	burst = (u64)m->cfg->ack_burst_us * 1000ull;
+	burst = (u64)m->ack_burst_us * 1000ull;
 	if (burst)
 		at = (at + burst - 1) / burst * burst;
 	return at;
@@ -726,11 +831,48 @@ static void sender_rto(struct sim *m, struct sim_sender *s)
 
 static u64 sender_next_send(const struct sim *m, const struct sim_sender *s)
 {
+	u64 at;
+	double need;
+
 	if (!s->active)
 		return SIM_NEVER;
 	if (s->inflight >= s->e.sk.snd_cwnd)
 		return SIM_NEVER;	/* cwnd-limited: wait for an ACK */
-	return s->next_send_ns > m->now ? s->next_send_ns : m->now;
+	at = s->next_send_ns > m->now ? s->next_send_ns : m->now;
+	if (!s->app_ctl || sender_rtx_pending(s))
+		return at;
+	need = 1.0 - app_backlog(s, at);	/* the application's next packet */
+	if (need <= 0)
+		return at;
+	if (!s->app_rate_bps)
+		return SIM_NEVER;
+	return at + (u64)(need * SIM_BITS_PER_PKT * 1e9 / s->app_rate_bps) + 1;
+}
+
+void sim_set_rate(u64 rate_bps)
+{
+	if (!sim_cur || !rate_bps)
+		return;
+	sim_cur->rate_bps = rate_bps;
+	sim_cur->tx_time_ns = (u64)SIM_WIRE_BYTES * 8 * 1000000000ull / rate_bps;
+}
+
+void sim_set_loss_ppm(u32 loss_ppm)
+{
+	if (sim_cur)
+		sim_cur->loss_ppm = loss_ppm;
+}
+
+void sim_set_ack_burst_us(u32 ack_burst_us)
+{
+	if (sim_cur)
+		sim_cur->ack_burst_us = ack_burst_us;
+}
+
+void sim_set_app_rate(int flow, u64 rate_bps)
+{
+	if (sim_cur && flow >= 0 && flow < sim_cur->cfg->nflows)
+		app_set_rate(&sim_cur->s[flow], sim_cur->now, rate_bps);
 }
 
 static int sender_init(struct sim_sender *s, const struct sim_flow_cfg *cfg,
@@ -790,6 +932,9 @@ static void sender_start(struct sim *m, struct sim_sender *s, u64 now)
 	}
 	s->next_send_ns = now;
 	s->active = 1;
+	s->app_rate_bps = SIM_APP_BULK;
+	if (s->cfg->app_rate_bps)
+		app_set_rate(s, now, s->cfg->app_rate_bps);
 }
 
 int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
@@ -804,6 +949,11 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	m->q = calloc(SIM_QUEUE_MAX, sizeof(*m->q));
 	m->tx_time_ns = (u64)SIM_WIRE_BYTES * 8 * 1000000000ull / cfg->rate_bps;
 	m->loss_rng = cfg->loss_seed ? cfg->loss_seed : 0x9E3779B97F4A7C15ull;
+	m->rate_bps = cfg->rate_bps;
+	m->loss_ppm = cfg->loss_ppm;
+	m->ack_burst_us = cfg->ack_burst_us;
+	m->pol_tokens = cfg->policer_burst_bytes;
+	sim_cur = m;
 	res->nbins = (int)(cfg->duration_ns / SIM_BIN_NS);
 	if (!m->q)
 		goto out;
@@ -824,6 +974,15 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 				s->active = 0;
 			if (!s->active && s->cfg->start_ns > m->now && s->cfg->start_ns < t)
 				t = s->cfg->start_ns;
+			if (s->active && s->app_ctl && !s->app_resumed &&
+			    s->cfg->app_resume_ns) {
+				if (m->now >= s->cfg->app_resume_ns) {
+					app_set_rate(s, m->now, SIM_APP_BULK);
+					s->app_resumed = 1;
+				} else if (s->cfg->app_resume_ns < t) {
+					t = s->cfg->app_resume_ns;
+				}
+			}
 			if (s->ack_head != s->ack_tail &&
 			    s->ack_at[s->ack_head % s->ring] < t)
 				t = s->ack_at[s->ack_head % s->ring];
@@ -869,6 +1028,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 			/* 3. sends, paced and within cwnd */
 			while (s->active && sender_next_send(m, s) <= m->now)
 				sender_send(m, s, f);
+			sender_check_app_limited(s, m->now);
 			if (s->active && s->inflight >= s->e.sk.snd_cwnd)
 				s->cwnd_blocked = 1;
 		}
@@ -884,6 +1044,7 @@ int sim_run(const struct sim_cfg *cfg, struct sim_result *res)
 	}
 	err = 0;
 out:
+	sim_cur = NULL;
 	for (f = 0; f < cfg->nflows; f++)
 		sender_free(&m->s[f]);
 	free(m->q);

@@ -43,7 +43,15 @@ struct sim_flow_cfg {
 	u64 base_rtt_ns;
 	u8 cc;			/* enum sim_cc; 0: the core */
 	u8 param_slot;		/* the core's parameter set; 0: the default */
+	u64 app_rate_bps;	/* the application writes at this rate (in
+				 * link-rate units, wire packets); 0: bulk,
+				 * always something to send */
+	u64 app_resume_ns;	/* from then on bulk again (0: never) */
 };
+
+/* sim_set_app_rate(): no limit, and nothing written. */
+#define SIM_APP_BULK		(~0ull)
+#define SIM_APP_PAUSED		0ull
 
 /* Where the core's per-packet inputs (tx_in_flight, lost) come from. */
 enum sim_inputs {
@@ -80,6 +88,13 @@ struct sim_cfg {
 	u32 ack_burst_us;
 	u32 ack_every;
 	u32 delack_us;
+	/* the loss threshold (BBR_UNIT) at which struct sim_fidelity judges
+	 * inexact lookups; 0: not judged */
+	u32 fid_loss_thresh;
+	/* A token-bucket policer in front of the queue (0: none): packets
+	 * that find fewer than a packet's tokens are dropped. */
+	u64 policer_rate_bps;
+	u32 policer_burst_bytes;
 	/* called after each ACK a core flow processes (NULL: none) */
 	void (*on_ack)(int flow, u64 now_ns, const struct bbr3 *b,
 		       const struct bbr_sock *sk);
@@ -109,6 +124,12 @@ struct sim_fidelity {
 	double rtx_lost_exact, rtx_lost_recon;
 	double lost_exact, lost_recon;			/* sums, all samples */
 	u64 inexact_lookups;		/* the ring no longer reached the send */
+	/* of those: sums of lost and tx_in_flight, exact and rebuilt, and
+	 * the "too high" verdicts at a loss threshold of fid_loss_thresh
+	 * (BBR_UNIT; 0: not judged) */
+	double inexact_lost_exact, inexact_lost_recon;
+	double inexact_inflight_exact, inexact_inflight_recon;
+	u64 inexact_decisive, inexact_agree;
 	u64 lost_pkts;			/* packets marked lost */
 	u64 lost_found;			/* of those, found by the walk */
 	u64 lost_misfound;		/* skbs the walk took that were not lost
@@ -153,6 +174,20 @@ struct sim_result {
 
 /* Runs the scenario; returns 0, or -1 if it could not allocate. */
 int sim_run(const struct sim_cfg *cfg, struct sim_result *res);
+
+/*
+ * Changes to the running scenario, for a cfg->on_ack callback (no effect
+ * outside sim_run()): the bottleneck rate, the random loss, the ACK
+ * path's burst grid, and what flow f's application writes (SIM_APP_BULK,
+ * SIM_APP_PAUSED, or a rate). A flow with an application rate is
+ * app-limited as tcp_rate_check_app_limited() marks it (nothing to send,
+ * cwnd open, no retransmit pending), and its first send after an idle
+ * period calls the core's tx_start (CA_EVENT_TX_START).
+ */
+void sim_set_rate(u64 rate_bps);
+void sim_set_loss_ppm(u32 loss_ppm);
+void sim_set_ack_burst_us(u32 ack_burst_us);
+void sim_set_app_rate(int flow, u64 rate_bps);
 
 /* Mean goodput of flow f over [from_ns, to_ns), in bit/s (of MSS payload
  * per wire packet, i.e. link-rate units). */
