@@ -199,6 +199,8 @@ def test_bash_completion_knows_commands_and_options(built):
     assert complete("load", "--name", "x", "--ecn", "") == {"accecn", "accecn-only",
                                                              "classic"}
     assert complete("top", "--interval", "") == set()
+    assert complete("ab", "") == {"report"}
+    assert complete("ab", "report", "--min-bytes", "") == set()
     assert complete("help", "") == set(cmds) | {"keys"}
 
 
