@@ -307,7 +307,8 @@ def test_make_install_destdir(tmp_path):
             "opt/bbrt/lib/bbr-bpf/cc_select.bpf.o", "opt/bbrt/lib/bbr-bpf/cc_swap.bpf.o",
             "opt/bbrt/lib/bbr-bpf/tx_start/bbr3.bpf.o",
             "opt/bbrt/lib/bbr-bpf/bbr-bpf-boot", "opt/bbrt/share/doc/bbr-bpf/bbrctl.md",
-            "opt/bbrt/share/doc/bbr-bpf/operations.md", "opt/bbrt/share/man/man8/bbrctl.8",
+            "opt/bbrt/share/doc/bbr-bpf/operations.md",
+            "opt/bbrt/share/doc/bbr-bpf/ab-testing.md", "opt/bbrt/share/man/man8/bbrctl.8",
             "opt/bbrt/share/man/man5/bbr-bpf.conf.5",
             "opt/bbrt/share/bash-completion/completions/bbrctl",
             "opt/bbrt/lib/systemd/system/bbr-bpf.service", "etc/bbr-bpf/bbr-bpf.conf"]
