@@ -24,7 +24,7 @@ COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 INSTALL     ?= install
 # The objects bbrctl loads: the CCs and its own sockops / iterator programs.
 INSTALL_BPF := $(filter-out selftests/%,$(BPF_OBJS))
-INSTALL_DOCS := docs/bbrctl.md docs/operations.md
+INSTALL_DOCS := docs/bbrctl.md docs/operations.md docs/ab-testing.md
 
 # Man pages: scdoc(1) sources in docs/man/NAME.SECTION.scd, roff in
 # build/man/NAME.SECTION. SOURCE_DATE_EPOCH (set by dpkg-buildpackage)

@@ -307,7 +307,8 @@ def test_make_install_destdir(tmp_path):
             "opt/bbrt/lib/bbr-bpf/cc_select.bpf.o", "opt/bbrt/lib/bbr-bpf/cc_swap.bpf.o",
             "opt/bbrt/lib/bbr-bpf/tx_start/bbr3.bpf.o",
             "opt/bbrt/lib/bbr-bpf/bbr-bpf-boot", "opt/bbrt/share/doc/bbr-bpf/bbrctl.md",
-            "opt/bbrt/share/doc/bbr-bpf/operations.md", "opt/bbrt/share/man/man8/bbrctl.8",
+            "opt/bbrt/share/doc/bbr-bpf/operations.md",
+            "opt/bbrt/share/doc/bbr-bpf/ab-testing.md", "opt/bbrt/share/man/man8/bbrctl.8",
             "opt/bbrt/share/man/man5/bbr-bpf.conf.5",
             "opt/bbrt/share/bash-completion/completions/bbrctl",
             "opt/bbrt/lib/systemd/system/bbr-bpf.service", "etc/bbr-bpf/bbr-bpf.conf"]
@@ -430,6 +431,45 @@ def test_boot_script_undoes_load_name(cc_objs, tmp_path):
     finally:
         bbrctl("unload", copy)
         bbrctl("unload", name)
+
+
+def test_boot_script_stop_unloads_an_arm_of_a_split(tmp_path):
+    """Stop unloads the CCs start loaded even where a cgroup got one of them
+    since, by hand, as an arm of an A/B split (where plain unload refuses):
+    that split is detached and named, the config's own split too, and
+    nothing is left registered or pinned, so the next start can load again
+    (and the package's removal, which runs this stop, leaves nothing)."""
+    make_target("bpf/bbr3.bpf.o")
+    b3 = bbrtest.own_cc_name("bab")
+    boot = Path(BBRCTL).parents[1] / "packaging" / "bbr-bpf-boot"
+    conf = tmp_path / "ab.conf"
+    env = dict(os.environ, PATH=f"{Path(BBRCTL).parent}:{os.environ['PATH']}")
+    sh = lambda *a: subprocess.run([str(boot), *a, str(conf)], capture_output=True, text=True,
+                                   env=env, timeout=60)
+    with cgroup("bootab") as cg, cgroup("handab") as hand:
+        conf.write_text(f"load --name {b3} bbr3\nattach --cgroup {cg.name} --cc cubic:50,{b3}:50\n")
+        pins = [PIN_CGROUP / str(c.stat().st_ino) for c in (cg, hand)]
+        try:
+            cp = sh("start")
+            assert cp.returncode == 0, cp.stderr
+            bbrctl("attach", "--cgroup", hand, "--cc", f"{b3}:30,cubic:70", check=0)
+            bbrctl("unload", b3, check=1)          # refused: an arm of two splits
+            print("pinned splits:", [p.name for p in pins if (p / "ab").exists()])
+            assert all((p / "ab").exists() for p in pins)
+            cp = sh("stop")
+            print("stop:", cp.returncode, cp.stdout.strip(), cp.stderr.strip())
+            assert cp.returncode == 0, cp.stderr
+            assert b3 not in bbrtest.available_ccs(), "stop left the arm registered"
+            assert not (Path(PIN_ROOT) / b3).exists()
+            assert f"detached from cgroup {hand}" in cp.stderr, cp.stderr
+            assert not any(p.exists() for p in pins), "a split outlived the stop"
+            assert cgroup_progs(cg) == [] and cgroup_progs(hand) == []
+            cp = sh("start")                     # and the unit starts again
+            assert cp.returncode == 0, cp.stderr
+            assert sh("stop").returncode == 0 and b3 not in bbrtest.available_ccs()
+        finally:
+            sh("stop")
+            bbrctl("unload", "--force", b3)
 
 
 def test_boot_script_stop_undoes_what_start_applied(tmp_path):

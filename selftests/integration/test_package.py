@@ -8,9 +8,11 @@ tree), checked with lintian, then installed into a scratch root with
 with DPKG_ROOT=ROOT, so nothing of the host's dpkg database, /usr or /etc
 is touched, and the suite runs beside an installed bbr-bpf (make install
 or the package). From that root the test runs bbrctl and the unit's start
-script with a configuration that loads bbr3 under a name of its own, then
-`dpkg -r` (whose prerm must undo that load), then `--purge`, and checks
-what is left after each step.
+script with a configuration that loads bbr3 under a name of its own, splits a
+cgroup of the test across that CC and cubic by hand (an A/B split, whose
+arm plain unload refuses), then `dpkg -r` (whose prerm must undo that load
+and detach the split), then `--purge`, and checks what is left after each
+step.
 
 The man page (docs/man/bbrctl.8.scd) and the completion
 (packaging/bbrctl.bash-completion) are checked against bbrctl's own help:
@@ -54,6 +56,7 @@ PACKAGE_FILES = (
     "usr/share/man/man8/bbrctl.8.gz", "usr/share/man/man5/bbr-bpf.conf.5.gz",
     "usr/share/bash-completion/completions/bbrctl",
     "usr/share/doc/bbr-bpf/bbrctl.md", "usr/share/doc/bbr-bpf/operations.md",
+    "usr/share/doc/bbr-bpf/ab-testing.md",
     "usr/share/doc/bbr-bpf/copyright",
 )
 CONFFILE = "etc/bbr-bpf/bbr-bpf.conf"
@@ -199,6 +202,8 @@ def test_bash_completion_knows_commands_and_options(built):
     assert complete("load", "--name", "x", "--ecn", "") == {"accecn", "accecn-only",
                                                              "classic"}
     assert complete("top", "--interval", "") == set()
+    assert complete("ab", "") == {"report"}
+    assert complete("ab", "report", "--min-bytes", "") == set()
     assert complete("help", "") == set(cmds) | {"keys"}
 
 
@@ -305,7 +310,10 @@ def test_deb_install_run_remove_purge(deb, tmp_path):
     boot = root / "usr/lib/bbr-bpf/bbr-bpf-boot"
     conf = root / CONFFILE
     host_before = host_cc_state()
+    pkg_bbrctl = root / "usr/sbin/bbrctl"
+    cg = bbrtest.Cgroup(f"pkg{os.getpid()}ab")
     try:
+        cg.__enter__()
         # install: every file there, the config a conffile, the unit
         # disabled, and nothing loaded or changed on the host
         dpkg(root, "-i", deb)
@@ -343,11 +351,23 @@ def test_deb_install_run_remove_purge(deb, tmp_path):
         assert name in [c["name"] for c in listed]
         assert run([boot, "started", conf], 30).returncode == 0
 
-        # remove: the prerm undoes what the start script applied; only the
-        # conffile (changed: kept) and deb-systemd-helper's record stay
+        # an A/B split by hand with the package's bbrctl (cc_ab is built
+        # into it: the package need not carry its object) with the
+        # unit's CC as an arm, which plain `unload` refuses
+        cp = run([pkg_bbrctl, "attach", "--cgroup", cg.path, "--cc", f"{name}:50,cubic:50"], 30)
+        print("attach the split:", cp.returncode, cp.stderr.strip())
+        assert cp.returncode == 0, cp.stderr
+        split = Path(pin_layout()["PIN_CGROUP"]) / str(cg.id)
+        assert (split / "ab").exists(), f"no split pinned at {split}"
+
+        # remove: the prerm undoes what the start script applied, the
+        # split of its CC included; only the conffile (changed: kept) and
+        # deb-systemd-helper's record stay
         cp = dpkg(root, "-r", "bbr-bpf")
         assert "undoing what bbr-bpf-boot applied" in cp.stdout
         assert name not in bbrtest.available_ccs(), f"dpkg -r left {name} registered"
+        assert not split.exists(), f"dpkg -r left the split of {cg.path} pinned"
+        assert f"detached from cgroup {cg.path}" in cp.stdout + cp.stderr
         left = files_under(root)
         print("after remove:", sorted(left))
         assert left == {CONFFILE, "var/lib/systemd/deb-systemd-helper-enabled/"
@@ -364,8 +384,11 @@ def test_deb_install_run_remove_purge(deb, tmp_path):
         assert st.stdout.strip() in ("", "un", "pn"), st.stdout
         assert host_cc_state() == host_before
     finally:
+        if cg.created:
+            run([BBRCTL, "detach", "--cgroup", cg.path], 30)
+            cg.remove()
         if name in bbrtest.available_ccs():
-            run([BBRCTL, "unload", name], 30)
+            run([BBRCTL, "unload", "--force", name], 30)
         if boot.exists() and conf.exists():
             run([boot, "stop", conf], 60)
 
