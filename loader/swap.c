@@ -338,23 +338,6 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 		ret_open = cc_open(&t, path, name, NULL);
 	if (ret_open)
 		goto out;
-	/*
-	 * swap replaces a CC by another build of the same CC. The state
-	 * iterator, the trace ring and every parameter set are the CC's own
-	 * (named after it in the object): another CC's object under this name
-	 * would leave them describing the old one, or none, while sockets run
-	 * the new one. To move sockets to another CC, load it and use
-	 * `bbrctl swap --from NAME --to OTHER`.
-	 */
-	if (ops_fd >= 0 && ops.name[0] &&
-	    strncmp(bpf_map__name(t.st_map), ops.name, sizeof(ops.name) - 1)) {
-		err("swap: %s holds the congestion control %s, not %s: swap "
-		    "replaces a CC by another build of the same one. Load %s under "
-		    "a name of its own and move sockets with `bbrctl swap --from "
-		    "%s --to NEW`", path, bpf_map__name(t.st_map), ops.name,
-		    bpf_map__name(t.st_map), name);
-		goto out;
-	}
 	/* A copy loaded with --ecn keeps its ECN flags across the swap. */
 	if (ecn && cc_add_ecn_flags(&t, ecn))
 		goto out;
@@ -371,18 +354,33 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 		err("swap: replacing %s in place failed: %s", name, strerror(errno));
 		goto out;
 	}
+	/*
+	 * The pins of NAME describe the build in place: the new build's
+	 * iterator and trace ring replace the old ones, and where it has none
+	 * (another CC's object, e.g. dctcp_bpf in place of bbr3) the old ones
+	 * go, so that stat and trace say there is nothing to read rather
+	 * than read the previous build's sockets.
+	 */
+	path_join(p, sizeof(p), dir, PIN_ITER);
+	pt_unlink(dfd, PIN_ITER);
 	if (t.iter_prog) {
 		it = bpf_program__attach_iter(t.iter_prog, NULL);
-		path_join(p, sizeof(p), dir, PIN_ITER);
-		pt_unlink(dfd, PIN_ITER);
 		e = it ? pt_pin(bpf_link__fd(it), dfd, PIN_ITER) : -errno;
 		if (e)
 			warn("swap: re-pinning the state iterator at %s failed: %s "
 			     "(stat shows no sockets of the new build)", p,
 			     strerror(-e));
+	} else {
+		info("swap: %s has no state iterator: `bbrctl stat %s` has "
+		     "nothing to show", path, name);
 	}
-	if (trace_pin_maps(&t, dfd))
+	if (!t.trace_rb) {
+		trace_unpin_maps(dfd);
+		info("swap: %s has no trace ring: `bbrctl trace %s` has "
+		     "nothing to show", path, name);
+	} else if (trace_pin_maps(&t, dfd)) {
 		warn("swap: `bbrctl trace %s` sees no events of the new build", name);
+	}
 	refresh_all_defaults(name);
 	info("swapped %s in place with %s; existing sockets keep the previous "
 	     "build until they close or are switched", name, path);

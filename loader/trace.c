@@ -452,6 +452,9 @@ static FILE *open_output(const char *path, bool force)
 
 	if (fd < 0) {
 		e = errno;
+		/* O_EXCL never follows a link either: say which it was */
+		if (e == EEXIST && !lstat(path, &st) && S_ISLNK(st.st_mode))
+			e = ELOOP;
 		if (e == EEXIST)
 			err("trace: %s exists; add --force to overwrite it", path);
 		else if (e == ELOOP)
