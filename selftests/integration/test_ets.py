@@ -430,13 +430,20 @@ def test_ets_malformed_options_counted_and_ignored(tmp_path):
             stop_capture(cap)
     d_parse = [b - a for a, b in zip(st0["rej_parse"], st1["rej_parse"])]
     d_sample = [b - a for a, b in zip(st0["rej_sample"], st1["rej_sample"])]
+    assert bytes.fromhex(variants["kind254_len0"].split(",")[0]).find(
+        bytes([ETS_KIND, 0, 1, 1])) > 0, "length 0 must be in the bytes sent"
     print("injected:", list(variants), "rej_parse delta [ok,short,kind,exid,len]:",
           d_parse, "rej_sample delta [ok,noack,tsecr0,future,old,unit,del>rtt]:", d_sample)
     print("client before:", before, "after:", after)
-    # An option running past the header is copied by the kernel with its
-    # length byte, so ets_parse() rejects it by length like the short one;
-    # either counter may take it (docs/ets.md).
-    assert d_parse[4] >= 3, "wrong length and kind 254 of length 0 / 2 counted as ETS_ERR_LEN"
+    # The bytes on the wire are the variants' own (bbrtest.ets builds them
+    # without a packet library), so a length of 0 arrives as 0. The
+    # kernel's option walk stops at a length below 2 as at an option
+    # running past the header: both are short (ETS_ERR_SHORT); a kind-254
+    # option of length 2 (no room for the ExID) or a wrong length is a
+    # length error, another ExID an ExID error (docs/ets.md).
+    assert d_parse[3] == 1, "another experiment's ExID counted as an ExID error"
+    assert d_parse[4] >= 2, "wrong length and kind 254 of length 2 counted as ETS_ERR_LEN"
+    assert d_parse[1] >= 1, "kind 254 of length 0 counted as ETS_ERR_SHORT"
     assert d_parse[1] + d_parse[4] == 4, \
         "wrong length, truncated, length 0 and 2: four parse rejections"
     assert d_sample[3] == 1, "TSecr from the future counted"
@@ -447,4 +454,59 @@ def test_ets_malformed_options_counted_and_ignored(tmp_path):
     assert st1["missing"] == st0["missing"] == 0, "malformed is not missing"
     assert after["net"] == before["net"] and after["samples"] == before["samples"]
     assert after["flags"] & 0x04 and not after["flags"] & 0x08, "ETS still enabled"
-    assert after["rejected"] - before["rejected"] >= 8
+    assert after["rejected"] - before["rejected"] >= 9
+
+
+SILENT_MSGS = 60
+SILENT_GAP_S = 0.05
+SILENT_MSG_BYTES = 3000         # three segments at the veth MTU, each ACKed
+SILENT_DETACH_AFTER = 15        # messages sent before the receiver's ETS goes
+# Messages after the detach by which the sender must have noticed: 3 MSS
+# (ETS_MISSING_LIMIT full segments, 4344 bytes) is 1.5 messages of ACKs
+# without the option; the check runs at the next write, and a row is read a
+# gap after its message, so the detach itself lands up to a message late.
+SILENT_OFF_WITHIN = 4
+
+
+def test_ets_turns_off_when_the_peer_goes_silent():
+    """The receiver's ETS program is detached mid-transfer: its ACKs carry
+    the RFC 7323 timestamp only, match the kernel's header prediction and
+    take the fast path, where no parse callback runs. The sender must still
+    notice (ETS_MISSING_LIMIT segments' worth acknowledged past the last
+    ACK with the option, checked when it writes) and turn ETS off: flags
+    ENABLED cleared, DISABLED set, `missing` counted. Before, it stayed
+    enabled for good and bbr_swift saw a stale signal forever."""
+    with EtsAttached("sc") as cli_att, EtsAttached("ss") as srv_att, VethPair() as vp:
+        srv = bbrtest.python_in(vp.b, SERVER, ADDR_B, PORT, 0.0, cgroup=srv_att.cg)
+        cli = None
+        try:
+            assert "LISTEN" in srv.stdout.readline()
+            cli = bbrtest.python_in(vp.a, CLIENT, ADDR_B, PORT, cli_att.pins, SILENT_MSGS,
+                                    SILENT_GAP_S, SILENT_MSG_BYTES, cgroup=cli_att.cg)
+            rows = []
+            for line in cli.stdout:
+                rows.append(json.loads(line))
+                if len(rows) == SILENT_DETACH_AFTER:
+                    st0 = cli_att.stats()
+                    (srv_att.pins / "link").unlink()    # the receiver's ETS goes
+            cli.wait(timeout=CMD_TIMEOUT_S)
+        finally:
+            if cli and cli.poll() is None:
+                cli.kill()
+                cli.wait()
+            srv.kill()
+            srv.wait()
+        st1 = cli_att.stats()
+    flags = [r.get("flags") for r in rows]
+    print("sender's ets_sk flags per message:", flags)
+    print("missing before/after the detach:", st0["missing"], st1["missing"],
+          "samples:", st0["samples"], st1["samples"])
+    assert len(rows) == SILENT_MSGS
+    before = flags[:SILENT_DETACH_AFTER]
+    assert all(f & 0x04 and not f & 0x08 for f in before), "ETS on before the detach"
+    off_at = next((i for i, f in enumerate(flags) if f & 0x08), None)
+    assert off_at is not None, "the sender never noticed the silent peer"
+    assert off_at < SILENT_DETACH_AFTER + SILENT_OFF_WITHIN, \
+        f"noticed {off_at - SILENT_DETACH_AFTER} messages after the detach"
+    assert all(f & 0x08 and not f & 0x04 for f in flags[off_at:]), "off for good"
+    assert st1["missing"] - st0["missing"] == 1
