@@ -510,3 +510,67 @@ def test_ets_turns_off_when_the_peer_goes_silent():
         f"noticed {off_at - SILENT_DETACH_AFTER} messages after the detach"
     assert all(f & 0x08 and not f & 0x04 for f in flags[off_at:]), "off for good"
     assert st1["missing"] - st0["missing"] == 1
+
+
+SYN_SPORT = 40123
+SYN_ISN = 1000
+
+
+def crafted_syn(ets_opt):
+    """A SYN from ADDR_A to the server: MSS 1460 and ets_opt, padded with
+    NOPs to a 4-byte boundary; bytes as sent (checksums: the injector)."""
+    opts = bytes([2, 4, 0x05, 0xB4]) + ets_opt
+    opts += bytes([1]) * (-len(opts) % 4)
+    tcp = (SYN_SPORT.to_bytes(2, "big") + PORT.to_bytes(2, "big") +
+           SYN_ISN.to_bytes(4, "big") + bytes(4) +
+           bytes([(5 + len(opts) // 4) << 4, 0x02]) + (64240).to_bytes(2, "big") +
+           bytes(4) + opts)
+    ip = (bytes([0x45, 0]) + (20 + len(tcp)).to_bytes(2, "big") + bytes(4) +
+          bytes([64, 6, 0, 0]) + bytes(map(int, ADDR_A.split("."))) +
+          bytes(map(int, ADDR_B.split("."))))
+    return (ip + tcp).hex()
+
+
+def synack_options(pcap):
+    """The TCP option bytes of the server's SYN-ACK to SYN_SPORT."""
+    from scapy.all import IP, TCP
+    for p in read_pcap(pcap):
+        if TCP in p and p[TCP].dport == SYN_SPORT and int(p[TCP].flags) & 0x12 == 0x12:
+            raw = bytes(p[IP])
+            ihl = (raw[0] & 0xF) * 4
+            return raw[ihl + 20: ihl + (raw[ihl + 12] >> 4) * 4]
+    return None
+
+
+def test_ets_synack_answers_only_a_well_formed_offer(tmp_path):
+    """A SYN whose ETS option has the data segments' length (14, not 16)
+    is no offer: its SYN-ACK must carry no ETS and no room reserved for it
+    (before, 16 bytes of NOPs: reserved, then nothing written). A SYN with a
+    well-formed 16-byte offer, the control, gets ETS on its SYN-ACK."""
+    good = bytes([ETS_KIND, 16, ETS_EXID >> 8, ETS_EXID & 0xFF]) + bytes(8) + \
+        bytes(2) + (8000).to_bytes(2, "big")
+    bad = bytes([ETS_KIND, 14, ETS_EXID >> 8, ETS_EXID & 0xFF]) + bytes(10)
+    got = {}
+    with EtsAttached("syn") as att, VethPair() as vp:
+        srv = bbrtest.python_in(vp.b, SERVER, ADDR_B, PORT, 0.0, cgroup=att.cg)
+        try:
+            assert "LISTEN" in srv.stdout.readline()
+            for name, opt in (("len14", bad), ("len16", good)):
+                pcap = tmp_path / f"{name}.pcap"
+                cap = capture(vp.a, "eta", pcap)
+                try:
+                    ets.inject(vp.a, [crafted_syn(opt)])
+                    time.sleep(0.3)
+                finally:
+                    stop_capture(cap)
+                got[name] = synack_options(pcap)
+        finally:
+            srv.kill()
+            srv.wait()
+    for name, o in got.items():
+        print(f"SYN with a {name} ETS option: SYN-ACK options {o.hex() if o else None}")
+    assert got["len16"] is not None and got["len14"] is not None, "no SYN-ACK captured"
+    assert bytes([ETS_KIND, 16]) in got["len16"], "control: a good offer is answered"
+    assert ETS_KIND not in got["len14"], "ETS answered to a malformed offer"
+    assert got["len14"].count(1) < 4, f"NOP padding where nothing was written: {got['len14'].hex()}"
+    assert len(got["len14"]) == 4, "the SYN-ACK carries MSS only, as the SYN offered"
