@@ -111,6 +111,24 @@ def malformed_variants(pkt):
     }
 
 
+def without_option(pkt):
+    """Injector argument: a copy of pkt (a pure ACK with an ETS option)
+    with the option overwritten by NOPs: a segment that lacks ETS, yet
+    takes the kernel's slow path (its header is as long as before), so the
+    receiving program counts it as missing."""
+    from scapy.all import IP
+    raw = bytearray(bytes(pkt[IP]))
+    ihl = (raw[0] & 0xF) * 4
+    doff = (raw[ihl + 12] >> 4) * 4
+    i = bytes(raw[ihl + 20: ihl + doff]).find(bytes([ETS_KIND, 14, ETS_EXID >> 8,
+                                                     ETS_EXID & 0xFF]))
+    if i < 0:
+        raise BbrtestError("no ETS option to remove from the segment")
+    base = ihl + 20 + i
+    raw[base: base + 14] = bytes([1]) * 14
+    return bytes(raw).hex()
+
+
 def inject(ns, args, timeout=INJECT_TIMEOUT_S):
     """Send the injector arguments (malformed_variants' values) from inside
     namespace ns; BbrtestError with the injector's stderr if that fails."""

@@ -592,3 +592,51 @@ def test_ets_synack_answers_only_a_well_formed_offer(tmp_path):
     assert ETS_KIND not in got["len14"], "ETS answered to a malformed offer"
     assert got["len14"].count(1) < 4, f"NOP padding where nothing was written: {got['len14'].hex()}"
     assert len(got["len14"]) == 4, "the SYN-ACK carries MSS only, as the SYN offered"
+
+
+def test_ets_malformed_option_resets_the_missing_run(tmp_path):
+    """Segments without ETS turn it off after ETS_MISSING_LIMIT (3) in a
+    row; a malformed ETS option in between resets the run (docs/ets.md).
+    Injected: two copies of an ACK with the option removed, one with a
+    kind-254 option of length 2, two more without: at most two in a row,
+    so ETS stays on. Before, the malformed one did not reset the run and
+    the fourth missing segment turned ETS off."""
+    from scapy.all import TCP
+    with EtsAttached("run") as att, VethPair() as vp:
+        pcap = tmp_path / "run.pcap"
+        cap = capture(vp.a, "eta", pcap)
+        srv = bbrtest.python_in(vp.b, SERVER, ADDR_B, PORT, 0.0, cgroup=att.cg)
+        cli = None
+        try:
+            assert "LISTEN" in srv.stdout.readline()
+            cli = bbrtest.python_in(vp.a, CLIENT, ADDR_B, PORT, att.pins, 3, 0.2, 500, "hold",
+                                    cgroup=att.cg, stdin=subprocess.PIPE)
+            while "held" not in json.loads(cli.stdout.readline() or '{"held": 0}'):
+                pass
+            st0 = att.stats()
+            time.sleep(0.3)
+            acks = [p for p in read_pcap(pcap) if TCP in p and p[TCP].sport == PORT
+                    and not len(p[TCP].payload) and int(p[TCP].flags) & 0x10]
+            assert acks, "no pure ACK from the server to copy"
+            gone = ets.without_option(acks[-1])
+            bad = ets.malformed_variants(acks[-1])["kind254_len2"]
+            ets.inject(vp.b, [gone, gone, bad, gone, gone])
+            time.sleep(0.3)
+            st1 = att.stats()
+            cli.stdin.write("go\n")
+            cli.stdin.flush()
+            after = json.loads(cli.stdout.readline())
+        finally:
+            if cli:
+                cli.kill()
+                cli.wait()
+            srv.kill()
+            srv.wait()
+            stop_capture(cap)
+    d_len = st1["rej_parse"][4] - st0["rej_parse"][4]
+    print("injected: 2 without ETS, kind 254 of length 2, 2 without; missing",
+          st0["missing"], "->", st1["missing"], "length errors +", d_len,
+          "client flags", after["flags"])
+    assert d_len == 1, "the malformed option counted as a length error"
+    assert st1["missing"] == st0["missing"] == 0, "the run was not reset"
+    assert after["flags"] & 0x04 and not after["flags"] & 0x08, "ETS still enabled"
