@@ -640,3 +640,70 @@ def test_ets_malformed_option_resets_the_missing_run(tmp_path):
     assert d_len == 1, "the malformed option counted as a length error"
     assert st1["missing"] == st0["missing"] == 0, "the run was not reset"
     assert after["flags"] & 0x04 and not after["flags"] & 0x08, "ETS still enabled"
+
+
+SWIFT_OBJ = REPO / "bpf" / "bbr_swift.bpf.o"
+BBRCTL = REPO / "loader" / "bbrctl"
+SWIFT_TARGET_US = 1_000_000     # far above the veth RTT: the target is in force
+
+
+def swift_status(name, dport):
+    """`bbrctl stat NAME --json`: the swift status of the socket to dport."""
+    cp = run([str(BBRCTL), "stat", name, "--json"])
+    recs = [r for r in json.loads(cp.stdout) if r.get("dport") == dport]
+    return recs[0]["swift"]["status"] if recs else None
+
+
+def test_swift_reports_no_ets_once_the_peer_goes_silent():
+    """bbr_swift on both ends through `bbrctl attach` (with ETS); the
+    receiver's cgroup is detached mid-transfer. Once the sender's ETS
+    program turns ETS off (the silent peer), `bbrctl stat` must say
+    no_ets: ETS is off for the connection. Before, it said stale (a signal
+    only late) for good, and an operator could not tell the two apart."""
+    name = bbrtest.own_cc_name("esi")
+    make_cg = lambda tag: bbrtest.Cgroup(f"{NS_PREFIX}-{tag}", kill=True)  # noqa: E731
+    statuses = {}
+    with bbrtest.register_cc(SWIFT_OBJ, loader="bbrctl", as_name=name), \
+            make_cg("swc") as ccg, make_cg("sws") as scg, VethPair() as vp:
+        attached = []
+        try:
+            for cg in (ccg, scg):
+                run([str(BBRCTL), "attach", "--cgroup", str(cg.path), "--cc", name])
+                attached.append(cg)
+            run([str(BBRCTL), "set", "--cgroup", str(ccg.path), name,
+                 f"target_rtt_us={SWIFT_TARGET_US}"])
+            srv = bbrtest.python_in(vp.b, SERVER, ADDR_B, PORT, 0.0, cgroup=scg.path)
+            cli = None
+            try:
+                assert "LISTEN" in srv.stdout.readline()
+                cli = bbrtest.python_in(vp.a, CLIENT, ADDR_B, PORT,
+                                        bbrtest.cc.pin_layout()["PIN_SHARED"], SILENT_MSGS,
+                                        SILENT_GAP_S, SILENT_MSG_BYTES, cgroup=ccg.path)
+                n = 0
+                for line in cli.stdout:
+                    n += 1
+                    if n == SILENT_DETACH_AFTER:
+                        statuses["before"] = swift_status(name, PORT)
+                        run([str(BBRCTL), "detach", "--cgroup", str(scg.path)])
+                        attached.remove(scg)
+                    if n == SILENT_MSGS - 5:
+                        statuses["after"] = swift_status(name, PORT)
+                        flags = json.loads(line).get("flags")
+                cli.wait(timeout=CMD_TIMEOUT_S)
+            finally:
+                if cli and cli.poll() is None:
+                    cli.kill()
+                    cli.wait()
+                srv.kill()
+                srv.wait()
+        finally:
+            for cg in attached:
+                subprocess.run([str(BBRCTL), "detach", "--cgroup", str(cg.path)],
+                               capture_output=True, timeout=CMD_TIMEOUT_S)
+            subprocess.run([str(BBRCTL), "set", "--cgroup", str(ccg.path), name, "--reset"],
+                           capture_output=True, timeout=CMD_TIMEOUT_S)
+    print("bbr_swift status before/after the receiver's detach:", statuses,
+          "sender's ets_sk flags at the end:", flags)
+    assert statuses["before"] == "active", statuses
+    assert flags & 0x08, "the sender's ETS noticed the silent peer"
+    assert statuses["after"] == "no_ets", statuses
