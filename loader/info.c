@@ -207,7 +207,12 @@ int cc_get_info(const char *name, struct cc_info *ci)
 
 	if (path_join(p, sizeof(p), dir, PIN_LINK))
 		return -1;
-	dfd = pt_dir(name, 0);
+	dfd = pt_dir(name, PT_QUIET);
+	if (dfd == -ENOENT) {
+		snprintf(ci->note, sizeof(ci->note), "cannot open %.200s: %s", p,
+			 strerror(ENOENT));
+		return 0;
+	}
 	if (dfd < 0)
 		return -1;
 	fd = pt_obj_get(dfd, PIN_LINK);

@@ -352,16 +352,15 @@ static int cc_stor_map_fd(const char *cc)
 	struct bpf_map_info mi;
 	__u32 len = sizeof(li), ids[16];
 	char path[PATH_MAX];
-	int lfd, pfd = -1, fd = -1;
+	int dfd, lfd, pfd = -1, fd = -1;
 
 	snprintf(path, sizeof(path), PIN_CC_FMT "/" PIN_ITER, cc);
-	lfd = pt_dir(cc, 0);
-	if (lfd < 0)
+	dfd = pt_dir(cc, PT_QUIET);	/* missing: said below */
+	if (dfd < 0 && dfd != -ENOENT)
 		return -1;
-	fd = pt_obj_get(lfd, PIN_ITER);
-	close(lfd);
-	lfd = fd;
-	fd = -1;
+	lfd = dfd < 0 ? dfd : pt_obj_get(dfd, PIN_ITER);
+	if (dfd >= 0)
+		close(dfd);
 	if (lfd < 0) {
 		err("set: %s: cannot open its state iterator %s: %s", cc, path,
 		    strerror(-lfd));
