@@ -10,7 +10,7 @@
 #   make lab     the full lab scenario set (long; writes reports)
 #   make bench   cost of the BPF CCs against the kernel's own (not in `make test`)
 #   make fuzz    a longer libFuzzer run of the core (not part of `make test`)
-#   make soak    churn, swaps, unloads and forged options for SOAK_S seconds (not in `make test`)
+#   make soak    churn, swaps, unloads and forged options for SOAK_S seconds (`make test`: 60 s)
 #   make clean
 #
 # Everything is built in-tree next to its source and ignored by git, except

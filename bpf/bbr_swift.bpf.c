@@ -86,7 +86,10 @@ static __always_inline void swift_load_signal(struct sock *sk,
 	if (v->delay.w.target_rtt_us == SWIFT_TARGET_NONE)
 		return;
 	e = bpf_sk_storage_get(&ets_sk_stor, sk, NULL, 0);
-	if (e) {
+	/* ETS off for this connection (never agreed, or turned off since: a
+	 * peer that went silent) is no_ets, not a stale signal: its last
+	 * sample says nothing of the path any more. */
+	if (e && (e->flags & ETS_F_ENABLED)) {
 		v->delay.smp.present = 1;
 		v->delay.smp.last_sample_ns = e->last_sample_ns;
 		v->delay.smp.network_rtt_us = e->network_rtt_us;

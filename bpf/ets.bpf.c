@@ -203,17 +203,78 @@ static __always_inline void disable(struct bpf_sock_ops *skops,
 	cb_flags(skops, false);
 }
 
+/* TCP states in which the peer may answer from TIME_WAIT (tcp_states.h). */
+#define TCP_FIN_WAIT1_STATE	4
+#define TCP_FIN_WAIT2_STATE	5
+#define TCP_CLOSE_WAIT_STATE	8
+#define TCP_LAST_ACK_STATE	9
+#define TCP_CLOSING_STATE	11
+
+static __always_inline bool closing(struct bpf_sock_ops *skops)
+{
+	u32 st = skops->state;
+
+	return (skops->skb_tcp_flags & TCPHDR_FIN) ||
+	       st == TCP_FIN_WAIT1_STATE || st == TCP_FIN_WAIT2_STATE ||
+	       st == TCP_CLOSE_WAIT_STATE || st == TCP_LAST_ACK_STATE ||
+	       st == TCP_CLOSING_STATE;
+}
+
+/* Segments with the option (or excused without it) were seen up to here:
+ * the segment being parsed acknowledges up to its ack_seq and carries data
+ * up to seq + its payload. */
+static __always_inline void mark_seen(struct bpf_sock_ops *skops,
+				      struct ets_sk *e)
+{
+	struct tcphdr *th = (void *)(long)skops->skb_data;
+	u32 payload;
+
+	if ((void *)(th + 1) > (void *)(long)skops->skb_data_end)
+		return;
+	if (skops->skb_tcp_flags & TCPHDR_ACK)
+		ets_mark_advance(&e->una_mark, bpf_ntohl(th->ack_seq));
+	payload = skops->skb_len - th->doff * 4;
+	ets_mark_advance(&e->rcv_mark, bpf_ntohl(th->seq) + payload);
+}
+
+/*
+ * Before this side writes a segment: has the peer gone silent, ACKs or
+ * data ETS_MISSING_LIMIT segments past the last that carried the option,
+ * all on the kernel's fast path (ets_peer_silent())? Then ETS is turned off
+ * as for segments counted missing in the parse callback; not on a closing
+ * connection, whose peer may answer from TIME_WAIT.
+ */
+static __always_inline bool peer_went_silent(struct bpf_sock_ops *skops,
+					     struct ets_sk *e)
+{
+	struct ets_stats *st;
+
+	if (!ets_peer_silent(skops->snd_una, skops->rcv_nxt, e->una_mark,
+			     e->rcv_mark, skops->mss_cache, ETS_MISSING_LIMIT) ||
+	    closing(skops))
+		return false;
+	disable(skops, e);
+	st = stats_get(skops);
+	CNT(st, missing);
+	return true;
+}
+
 /* ---- HDR_OPT_LEN_CB ------------------------------------------------ */
 
 static __always_inline void on_opt_len(struct bpf_sock_ops *skops)
 {
 	u8 tcp_flags = skops->skb_tcp_flags;
 	u8 buf[ETS_LOAD_BUF_BYTES];
+	struct ets_opt syn_opt;
 	struct ets_sk *e;
+	int len;
 
 	if ((tcp_flags & (TCPHDR_SYN | TCPHDR_ACK)) == (TCPHDR_SYN | TCPHDR_ACK)) {
-		/* SYN-ACK: answer only an offer. */
-		if (ets_load(skops, buf, BPF_LOAD_HDR_OPT_TCP_SYN) < 0)
+		/* SYN-ACK: answer only a well-formed offer; on_write()
+		 * answers no other, and space reserved and not written would
+		 * go out as 16 bytes of NOPs. */
+		len = ets_load(skops, buf, BPF_LOAD_HDR_OPT_TCP_SYN);
+		if (len < 0 || ets_parse(buf, len, true, &syn_opt) != ETS_OK)
 			return;
 	} else if (!(tcp_flags & TCPHDR_SYN)) {
 		/* Established, or the MSS query (no skb, args[0] ==
@@ -221,6 +282,8 @@ static __always_inline void on_opt_len(struct bpf_sock_ops *skops)
 		 * MSS accounts for the option. */
 		e = ets_get(skops, false);
 		if (!e || !(e->flags & ETS_F_ENABLED))
+			return;
+		if (peer_went_silent(skops, e))
 			return;
 	}
 	if (bpf_reserve_hdr_opt(skops, ETS_OPT_SPACE_BYTES, 0)) {
@@ -327,6 +390,8 @@ static __always_inline void on_estab(struct bpf_sock_ops *skops, bool active)
 	}
 	e->flags |= ETS_F_OFFERED | ETS_F_PEER_OFFERED | ETS_F_ENABLED;
 	e->ts_recent_us = o.tsval_us;
+	e->una_mark = skops->snd_una;
+	e->rcv_mark = skops->rcv_nxt;
 	if (active) {
 		e->peer_max_ack_delay_us = o.max_ack_del_us;
 		ets_rcv_latest(&e->ts_latest_us, &e->ts_latest_clock_ns, true,
@@ -486,29 +551,17 @@ static long opt_walk_step(u64 index, void *ctx)
 	return ets_opt_walk_step(ctx);
 }
 
-/* TCP states in which the peer may answer from TIME_WAIT (tcp_states.h). */
-#define TCP_FIN_WAIT1_STATE	4
-#define TCP_FIN_WAIT2_STATE	5
-#define TCP_CLOSE_WAIT_STATE	8
-#define TCP_LAST_ACK_STATE	9
-#define TCP_CLOSING_STATE	11
-
-static __always_inline bool closing(struct bpf_sock_ops *skops)
-{
-	u32 st = skops->state;
-
-	return (skops->skb_tcp_flags & TCPHDR_FIN) ||
-	       st == TCP_FIN_WAIT1_STATE || st == TCP_FIN_WAIT2_STATE ||
-	       st == TCP_CLOSE_WAIT_STATE || st == TCP_LAST_ACK_STATE ||
-	       st == TCP_CLOSING_STATE;
-}
-
 /*
  * A segment without a well-formed ETS option. A malformed one (a kind-254
- * option the search by ExID cannot match: length 0 or 2...) is a rejected
- * option, not a missing one; a closing connection's segments may come from
- * the peer's TIME_WAIT socket, which runs no sockops; only
- * ETS_MISSING_LIMIT segments in a row without any turn ETS off.
+ * option too short for the ExID the search matches by: length 2 or 3) is
+ * a rejected option, not a missing one: counted (ETS_ERR_LEN) and, like
+ * any segment with an ETS option, it resets the missing run. A kind-254
+ * option of another experiment (another ExID, RFC 6994) is counted
+ * (ETS_ERR_EXID) but is no ETS option: the segment counts as missing one.
+ * A closing connection's segments may come from the peer's TIME_WAIT
+ * socket, which runs no sockops; a segment with SACK blocks may have had
+ * no room left for the option: both are excused. Only ETS_MISSING_LIMIT
+ * segments in a row without any turn ETS off.
  */
 static __always_inline void on_missing(struct bpf_sock_ops *skops,
 				       struct ets_sk *e, struct ets_stats *st)
@@ -518,16 +571,26 @@ static __always_inline void on_missing(struct bpf_sock_ops *skops,
 	w.len = tcp_options(skops, w.opts);
 	bpf_loop(ETS_TCP_OPTIONS_MAX, opt_walk_step, &w, 0);
 	if (w.found) {
-		CNT(st, rej_parse[ETS_ERR_LEN]);
+		if (w.err == ETS_ERR_EXID) {
+			CNT(st, rej_parse[ETS_ERR_EXID]);
+		} else {
+			CNT(st, rej_parse[ETS_ERR_LEN]);
+			e->missing_run = 0;
+			mark_seen(skops, e);
+		}
 		e->rejected++;
-		return;
+		if (w.err != ETS_ERR_EXID)
+			return;
 	}
 	if (closing(skops)) {
 		CNT(st, missing_closing);
+		mark_seen(skops, e);
 		return;
 	}
-	if (has_sack(skops))
+	if (has_sack(skops)) {
+		mark_seen(skops, e);
 		return;
+	}
 	if (++e->missing_run < ETS_MISSING_LIMIT)
 		return;
 	disable(skops, e);
@@ -556,6 +619,7 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 		return;
 	}
 	e->missing_run = 0;
+	mark_seen(skops, e);
 	if (len < 0) {
 		/* -ENOSPC: longer than any -00 option; else (-EFAULT) an
 		 * option running past the header: truncated. */

@@ -22,8 +22,9 @@
  * ets_sk.missing_run, ets_stats.missing_closing. 4: ets_stats per CPU.
  * 5: TSval is the write time; ets_sk.path_rtt_us, host_delay_us,
  * tx_late_us, rx_wait_us; ets_stats host-delay sums; the ets_path map;
- * ets_cfg.path_win_us, tai_off_ns. */
-#define ETS_SHARED_VERSION	5
+ * ets_cfg.path_win_us, tai_off_ns. 6: ets_sk.una_mark, rcv_mark (in
+ * reserved space: the size and every other offset are unchanged). */
+#define ETS_SHARED_VERSION	6
 
 /* bpffs directory the shared map is pinned in, and its name there. */
 #include "bbr_pins.h"
@@ -65,7 +66,13 @@ struct ets_sk {
 	u32 peer_max_ack_delay_us;	/* MaxACKDel from the peer's SYN; 0xFFFF none */
 	u32 flags;			/* ETS_F_* */
 	u32 missing_run;		/* segments in a row without the option */
-	u32 _reserved[3];
+	u32 una_mark;			/* the peer's ACKs up to here came with
+					 * the option (or excused: SACK, closing) */
+	u32 rcv_mark;			/* the same for its data: the peer went
+					 * silent once snd_una or rcv_nxt is
+					 * ETS_MISSING_LIMIT segments past these
+					 * (ets_peer_silent()) */
+	u32 _reserved[1];
 };
 
 /*

@@ -118,56 +118,86 @@ static void cfg_weights(struct ab_cfg *c, const struct ab_arms *a)
 	}
 }
 
-static int pin_path(char *buf, size_t len, const char *dir, const char *f)
+/*
+ * The split's pins are reached only through the verified attachment
+ * directory (pt_dir()/pt_subdir(): root's own, no symbolic links; see
+ * pintree.c), never by a path under PIN_ROOT.
+ */
+
+/* The attachment directory of cgroup id under PIN_CGROUP: a verified fd,
+ * or -errno (flags: PT_*; *cgdfd, if given, gets PIN_CGROUP's fd). */
+static int ab_dir(uint64_t id, int flags, int *cgdfd)
 {
-	return path_join(buf, len, dir, f);
+	char idname[24];
+	int cfd, dfd;
+
+	if (cgdfd)
+		*cgdfd = -1;
+	snprintf(idname, sizeof(idname), "%llu", (unsigned long long)id);
+	cfd = pt_dir(PIN_CGROUP_DIR, flags & ~PT_EXCL);
+	if (cfd < 0)
+		return cfd;
+	dfd = pt_subdir(cfd, PIN_CGROUP, idname, flags);
+	if (cgdfd)
+		*cgdfd = cfd;
+	else
+		close(cfd);
+	return dfd;
 }
 
-/* An fd of the split's pinned map f in dir; -1 if absent. */
-static int ab_map_fd(const char *dir, const char *f)
+/* An fd of the split's pinned map f in dfd; -errno if absent. */
+static int ab_map_fd(int dfd, const char *f)
 {
-	char p[PATH_MAX];
-
-	if (pin_path(p, sizeof(p), dir, f))
-		return -1;
-	return bpf_obj_get(p);
-}
-
-static int read_cfg(const char *dir, struct ab_cfg *c)
-{
-	uint32_t key = 0;
-	int fd = ab_map_fd(dir, "ab_cfg"), ret;
+	int fd = pt_obj_get(dfd, f);
 
 	if (fd < 0)
-		return -errno;
+		errno = -fd;	/* for the callers' messages */
+	return fd;
+}
+
+static int read_cfg(int dfd, struct ab_cfg *c)
+{
+	uint32_t key = 0;
+	int fd = ab_map_fd(dfd, "ab_cfg"), ret;
+
+	if (fd < 0)
+		return fd;
 	ret = bpf_map_lookup_elem(fd, &key, c) ? -errno : 0;
 	close(fd);
 	return ret;
 }
 
-bool ab_pinned(const char *dir)
+bool ab_pinned(int dfd)
 {
-	char p[PATH_MAX];
-
-	return !pin_path(p, sizeof(p), dir, PIN_AB) && access(p, F_OK) == 0;
+	return pt_exists(dfd, PIN_AB);
 }
 
-bool ab_has_arm(const char *dir, const char *cc, bool *live)
+bool ab_pinned_at(int cgdfd, const char *idname)
+{
+	int dfd = pt_subdir(cgdfd, PIN_CGROUP, idname, PT_QUIET | PT_SILENT);
+	bool yes = dfd >= 0 && ab_pinned(dfd);
+
+	if (dfd >= 0)
+		close(dfd);
+	return yes;
+}
+
+bool ab_has_arm(int dfd, const char *cc, bool *live)
 {
 	struct bpf_link_info li;
 	uint32_t li_len = sizeof(li);
 	struct ab_cfg c;
-	char p[PATH_MAX];
 	int lfd;
 
 	*live = false;
-	if (pin_path(p, sizeof(p), dir, PIN_AB) || (lfd = bpf_obj_get(p)) < 0)
+	lfd = pt_obj_get(dfd, PIN_AB);
+	if (lfd < 0)
 		return false;
 	memset(&li, 0, sizeof(li));
 	*live = !bpf_link_get_info_by_fd(lfd, &li, &li_len) &&
 		li.type == BPF_LINK_TYPE_CGROUP && li.cgroup.cgroup_id != 0;
 	close(lfd);
-	if (!cc || read_cfg(dir, &c))
+	if (!cc || read_cfg(dfd, &c))
 		return false;
 	for (uint32_t i = 0; i < c.narms && i < AB_ARMS_MAX; i++)
 		if (!strncmp(c.name[i], cc, AB_NAME_LEN))
@@ -175,19 +205,17 @@ bool ab_has_arm(const char *dir, const char *cc, bool *live)
 	return false;
 }
 
-int ab_unpin(const char *dir)
+int ab_unpin(int dfd, const char *idname)
 {
 	static const char *const maps[] = PIN_AB_MAPS;
-	char p[PATH_MAX];
-	int ret = 0;
+	int ret = 0, e;
 
 	for (size_t i = 0; i <= sizeof(maps) / sizeof(maps[0]); i++) {
 		const char *f = i ? maps[i - 1] : PIN_AB;	/* the link first */
 
-		if (pin_path(p, sizeof(p), dir, f))
-			continue;
-		if (unlink(p) && errno != ENOENT) {
-			err("cannot remove %s: %s", p, strerror(errno));
+		if ((e = pt_unlink(dfd, f))) {
+			err("cannot remove %s/%s/%s: %s", PIN_CGROUP, idname, f,
+			    strerror(-e));
 			ret = -1;
 		}
 	}
@@ -195,15 +223,16 @@ int ab_unpin(const char *dir)
 }
 
 /* New weights for the same arms: one write of ab_cfg. */
-static int ab_reweigh(const char *dir, const char *cg, const struct ab_arms *a)
+static int ab_reweigh(int dfd, const char *dir, const char *cg,
+		      const struct ab_arms *a)
 {
 	struct ab_cfg c, nc;
 	uint32_t key = 0;
 	int fd, ret;
 
-	if (read_cfg(dir, &c)) {
+	if ((ret = read_cfg(dfd, &c))) {
 		err("attach: cannot read the split of %s (%s): %s", cg, dir,
-		    strerror(errno));
+		    strerror(-ret));
 		return EXIT_FAIL;
 	}
 	if (c.narms != (uint32_t)a->n)
@@ -214,7 +243,7 @@ static int ab_reweigh(const char *dir, const char *cg, const struct ab_arms *a)
 	nc = c;
 	cfg_weights(&nc, a);
 	nc.generation = c.generation + 1;
-	fd = ab_map_fd(dir, "ab_cfg");
+	fd = ab_map_fd(dfd, "ab_cfg");
 	ret = fd < 0 || bpf_map_update_elem(fd, &key, &nc, BPF_ANY);
 	if (fd >= 0)
 		close(fd);
@@ -232,18 +261,19 @@ other:
 	return EXIT_FAIL;
 }
 
-/* Pin the split's maps in dir; -1 after a message. */
-static int pin_maps(struct cc_ab *skel, const char *dir)
+/* Pin the split's maps in the verified directory dfd (dir: its path, for
+ * messages); -1 after a message. */
+static int pin_maps(struct cc_ab *skel, int dfd, const char *dir)
 {
 	struct bpf_map *maps[] = { skel->maps.ab_cfg, skel->maps.ab_stats,
 				   skel->maps.ab_conns, skel->maps.ab_ring };
-	char p[PATH_MAX];
+	int e;
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		if (pin_path(p, sizeof(p), dir, bpf_map__name(maps[i])) ||
-		    bpf_map__pin(maps[i], p)) {
-			err("pinning %s at %s failed: %s", bpf_map__name(maps[i]), p,
-			    strerror(errno));
+		e = pt_pin(bpf_map__fd(maps[i]), dfd, bpf_map__name(maps[i]));
+		if (e) {
+			err("pinning %s in %s failed: %s", bpf_map__name(maps[i]),
+			    dir, strerror(-e));
 			return -1;
 		}
 	}
@@ -256,11 +286,11 @@ int ab_attach(const struct cmd_opts *o)
 	struct cc_ab *skel = NULL;
 	struct ab_arms a;
 	struct ab_cfg c = {};
-	char cg[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
+	char cg[PATH_MAX], dir[PATH_MAX], idname[24];
 	bool need_ets = false;
 	uint32_t key = 0;
 	uint64_t id;
-	int cgfd = -1, ret;
+	int cgfd = -1, cgdfd = -1, dfd, ret;
 
 	ret = parse_spec(o->cc, &a);
 	if (ret)
@@ -279,17 +309,30 @@ int ab_attach(const struct cmd_opts *o)
 	if (cgroup_resolve(o->cgroup, cg, sizeof(cg), &id) ||
 	    cg_pin_dir(id, dir, sizeof(dir)))
 		return EXIT_FAIL;
-	attachments_of(NULL, false);	/* drop those of removed cgroups */
-	if (ab_pinned(dir))
-		return ab_reweigh(dir, cg, &a);
-	if (secure_pin_dirs(PIN_CGROUP))
+	snprintf(idname, sizeof(idname), "%llu", (unsigned long long)id);
+	if (attachments_of(NULL, false) < 0)	/* drop those of removed cgroups */
 		return EXIT_FAIL;
-	ret = secure_dir(dir, true);
-	if (ret) {
-		if (ret == -EEXIST)
+	dfd = ab_dir(id, PT_CREATE | PT_EXCL, &cgdfd);
+	if (dfd == -EEXIST) {
+		/* an attachment is there: new weights if it is a split */
+		dfd = pt_subdir(cgdfd, PIN_CGROUP, idname, 0);
+		if (dfd >= 0 && ab_pinned(dfd))
+			ret = ab_reweigh(dfd, dir, cg, &a);
+		else if (dfd >= 0) {
 			err("attach: %s already has a congestion control attached by "
 			    "bbrctl (%s); run `bbrctl detach --cgroup %s` first", cg,
 			    dir, o->cgroup);
+			ret = EXIT_FAIL;
+		} else
+			ret = EXIT_FAIL;
+		if (dfd >= 0)
+			close(dfd);
+		close(cgdfd);
+		return ret;
+	}
+	if (dfd < 0) {
+		if (cgdfd >= 0)
+			close(cgdfd);
 		return EXIT_FAIL;
 	}
 	ret = EXIT_FAIL;
@@ -298,8 +341,7 @@ int ab_attach(const struct cmd_opts *o)
 		err("cannot open %s: %s", cg, strerror(errno));
 		goto out;
 	}
-	if (need_ets && (path_join(p, sizeof(p), dir, PIN_ETS) ||
-			 ets_attach_cgroup(&ets, cgfd, p))) {
+	if (need_ets && ets_attach_cgroup(&ets, cgfd, dfd, PIN_ETS)) {
 		err("attach: an arm needs the ETS sockops program, which is "
 		    "unavailable; nothing attached");
 		goto out;
@@ -316,8 +358,8 @@ int ab_attach(const struct cmd_opts *o)
 		err("attach: writing the split failed: %s", strerror(errno));
 		goto out;
 	}
-	if (pin_maps(skel, dir) || path_join(p, sizeof(p), dir, PIN_AB) ||
-	    att_do(&lk, skel->progs.cc_ab, cgfd, p))
+	if (pin_maps(skel, dfd, dir) ||
+	    att_do(&lk, skel->progs.cc_ab, cgfd, dfd, PIN_AB))
 		goto out;
 	info("attached: new TCP connections in %s (cgroup id %llu) split %s%s; "
 	     "pinned at %s", cg, (unsigned long long)id, o->cc,
@@ -326,15 +368,18 @@ int ab_attach(const struct cmd_opts *o)
 out:
 	if (ret != EXIT_OK) {
 		att_undo(&lk);
-		att_undo(&ets);
-		ab_unpin(dir);
-		rmdir(dir);
+		if (ets.pinned)		/* ets_attach_cgroup() let go of its link */
+			pt_unlink(dfd, PIN_ETS);
+		ab_unpin(dfd, idname);
+		pt_rmdir(cgdfd, idname);
 	} else {
 		att_keep(&lk);
 	}
 	cc_ab__destroy(skel);
 	if (cgfd >= 0)
 		close(cgfd);
+	close(dfd);
+	close(cgdfd);
 	return ret;
 }
 
@@ -447,7 +492,7 @@ static int ab_report(const struct cmd_opts *o)
 	struct ab_conn *ring = NULL;
 	uint64_t id, head = 0, kept = 0;
 	uint32_t key = 0;
-	int fd, ret = EXIT_FAIL;
+	int fd = -1, dfd, ret = EXIT_FAIL;
 
 	if (!o->cgroup) {
 		err("ab report: --cgroup PATH is required");
@@ -458,17 +503,22 @@ static int ab_report(const struct cmd_opts *o)
 	if (cgroup_resolve(o->cgroup, cg, sizeof(cg), &id) ||
 	    cg_pin_dir(id, dir, sizeof(dir)))
 		return EXIT_FAIL;
-	if (!ab_pinned(dir) || read_cfg(dir, &c)) {
+	dfd = ab_dir(id, PT_QUIET, NULL);
+	if (dfd < 0 && dfd != -ENOENT)
+		return EXIT_FAIL;	/* refused, with the reason */
+	if (dfd < 0 || !ab_pinned(dfd) || read_cfg(dfd, &c)) {
 		err("ab report: %s has no split attached by bbrctl (`bbrctl attach "
 		    "--cgroup %s --cc A:50,B:50`)", cg, o->cgroup);
+		if (dfd >= 0)
+			close(dfd);
 		return EXIT_FAIL;
 	}
-	fd = ab_map_fd(dir, "ab_ring");
+	fd = ab_map_fd(dfd, "ab_ring");
 	if (fd < 0 || bpf_map_lookup_elem(fd, &key, &head))
 		goto io;
 	close(fd);
 	ring = calloc(AB_RING_SLOTS, sizeof(*ring));
-	fd = ab_map_fd(dir, "ab_conns");
+	fd = ab_map_fd(dfd, "ab_conns");
 	if (!ring || fd < 0)
 		goto io;
 	/* One batched read of the whole ring (an array map: keys 0..N-1). */
@@ -559,6 +609,7 @@ io:
 out:
 	if (fd >= 0)
 		close(fd);
+	close(dfd);
 	free(ring);
 	return ret;
 }
@@ -601,33 +652,44 @@ static void ab_family(FILE *f, const struct ab_split *s, int ns, const char *nam
 void ab_metrics(FILE *f)
 {
 	struct ab_split *s = NULL;
-	struct dirent *de;
-	int ns = 0;
-	DIR *d = opendir(PIN_CGROUP);
+	char **ids = NULL;
+	int ns = 0, n, cgdfd;
 
-	if (!d)
+	/* a tree bbrctl does not trust is refused (with a message): no series */
+	cgdfd = pt_dir(PIN_CGROUP_DIR, PT_QUIET);
+	if (cgdfd < 0)
 		return;
-	while ((de = readdir(d))) {
-		char dir[PATH_MAX], cg[PATH_MAX];
+	n = pt_list(cgdfd, true, &ids);
+	for (int k = 0; k < n; k++) {
+		char cg[PATH_MAX];
 		struct ab_split *ns2;
 		uint64_t id;
 		char *end;
-		int fd;
+		int fd, dfd;
+		bool ok;
 
-		if (de->d_name[0] == '.')
+		id = strtoull(ids[k], &end, 10);
+		if (*end)
 			continue;
-		id = strtoull(de->d_name, &end, 10);
-		if (*end || path_join(dir, sizeof(dir), PIN_CGROUP, de->d_name) ||
-		    !ab_pinned(dir))
+		dfd = pt_subdir(cgdfd, PIN_CGROUP, ids[k], PT_QUIET);
+		if (dfd < 0)
 			continue;
+		if (!ab_pinned(dfd)) {
+			close(dfd);
+			continue;
+		}
 		ns2 = realloc(s, (ns + 1) * sizeof(*s));
-		if (!ns2)
+		if (!ns2) {
+			close(dfd);
 			break;
+		}
 		s = ns2;
 		memset(&s[ns], 0, sizeof(s[ns]));
-		if (read_cfg(dir, &s[ns].cfg))
+		ok = !read_cfg(dfd, &s[ns].cfg);
+		fd = ok ? ab_map_fd(dfd, "ab_stats") : -1;
+		close(dfd);
+		if (!ok)
 			continue;
-		fd = ab_map_fd(dir, "ab_stats");
 		for (uint32_t i = 0; fd >= 0 && i < s[ns].cfg.narms && i < AB_ARMS_MAX; i++)
 			bpf_map_lookup_elem(fd, &i, &s[ns].st[i]);
 		if (fd >= 0)
@@ -636,7 +698,8 @@ void ab_metrics(FILE *f)
 		metrics_cgroup_label(cg, id, s[ns].cgroup, sizeof(s[ns].cgroup));
 		ns++;
 	}
-	closedir(d);
+	free_names(ids, n > 0 ? n : 0);
+	close(cgdfd);
 	if (ns) {
 #define AB_OFF(m) offsetof(struct ab_stats, m)
 		ab_family(f, s, ns, "bbrbpf_ab_weight_ratio", "gauge",

@@ -84,7 +84,7 @@ int cgroup_resolve(const char *arg, char *out, size_t len, uint64_t *id)
 	}
 	if (arg[0] == '/') {
 		if (snprintf(out, len, "%s", arg) >= (int)len)
-			return -ENAMETOOLONG;
+			goto too_long;
 	} else {
 		root = cgroup2_root();
 		if (!root)
@@ -92,7 +92,7 @@ int cgroup_resolve(const char *arg, char *out, size_t len, uint64_t *id)
 		while (*arg == '/')
 			arg++;
 		if (snprintf(out, len, "%s/%s", root, arg) >= (int)len)
-			return -ENAMETOOLONG;
+			goto too_long;
 	}
 	if (stat(out, &st) || !S_ISDIR(st.st_mode) || !is_cgroup2(out)) {
 		err("bad cgroup path: %s is not a cgroup v2 directory%s", out,
@@ -101,12 +101,16 @@ int cgroup_resolve(const char *arg, char *out, size_t len, uint64_t *id)
 	}
 	*id = st.st_ino;	/* cgroup2: the inode number is the cgroup id */
 	return 0;
+too_long:
+	err("--cgroup: the path is too long (%zu characters; a path has at most "
+	    "%zu)", strlen(arg), len - 1);
+	return -ENAMETOOLONG;
 }
 
 void att_undo(struct sockops_att *a)
 {
 	if (a->pinned)
-		unlink(a->pin);
+		pt_unlink(a->dfd, a->pin);
 	bpf_link__destroy(a->link);
 	memset(a, 0, sizeof(*a));
 }
@@ -121,13 +125,15 @@ void att_keep(struct sockops_att *a)
 	a->link = NULL;
 }
 
-/* Attach prog (of a loaded skeleton) to cgroup cgfd and pin the link. */
+/* Attach prog (of a loaded skeleton) to cgroup cgfd and pin the link at
+ * dfd/pin. */
 int att_do(struct sockops_att *a, struct bpf_program *prog, int cgfd,
-		  const char *pin)
+	   int dfd, const char *pin)
 {
 	int ret;
 
-	snprintf(a->pin, sizeof(a->pin), "%s", pin);
+	a->dfd = dfd;
+	a->pin = pin;
 	a->link = bpf_program__attach_cgroup(prog, cgfd);
 	if (!a->link) {
 		ret = -errno;
@@ -135,9 +141,9 @@ int att_do(struct sockops_att *a, struct bpf_program *prog, int cgfd,
 		    bpf_program__name(prog), strerror(-ret));
 		return ret;
 	}
-	if (bpf_link__pin(a->link, pin)) {
-		ret = -errno;
-		err("pinning %s at %s failed: %s", bpf_program__name(prog), pin,
+	ret = pt_pin(bpf_link__fd(a->link), dfd, pin);
+	if (ret) {
+		err("pinning %s as %s failed: %s", bpf_program__name(prog), pin,
 		    strerror(-ret));
 		return ret;
 	}
@@ -242,12 +248,12 @@ int cg_pin_dir(uint64_t id, char *buf, size_t len)
 			(unsigned long long)id) >= (int)len ? -ENAMETOOLONG : 0;
 }
 
-int ets_attach_cgroup(struct sockops_att *a, int cgfd, const char *pin)
+int ets_attach_cgroup(struct sockops_att *a, int cgfd, int dfd, const char *pin)
 {
 	struct ets *skel = ets_load();
 	int ret = -1;
 
-	if (skel && !att_do(a, skel->progs.ets_sockops, cgfd, pin))
+	if (skel && !att_do(a, skel->progs.ets_sockops, cgfd, dfd, pin))
 		ret = 0;
 	if (ret)
 		att_undo(a);
@@ -262,9 +268,9 @@ int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
 	struct sockops_att sel = {}, ets = {};
 	struct cc_select *sel_skel = NULL;
 	struct ets *ets_skel = NULL;
-	char cg[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
+	char cg[PATH_MAX], dir[PATH_MAX], idname[24];
 	uint64_t id;
-	int cgfd = -1, ret = EXIT_FAIL;
+	int cgfd = -1, ret = EXIT_FAIL, cgdfd = -1, dfd = -1;
 
 	if (nargs) {
 		err("attach: unexpected argument \"%s\" (parameters: use `bbrctl set`)",
@@ -296,16 +302,20 @@ int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
 		return EXIT_FAIL;
 	if (cg_pin_dir(id, dir, sizeof(dir)))
 		return EXIT_FAIL;
-	attachments_of(NULL, false);	/* drop those of removed cgroups */
-	if (secure_pin_dirs(PIN_CGROUP))
+	snprintf(idname, sizeof(idname), "%llu", (unsigned long long)id);
+	if (attachments_of(NULL, false) < 0)	/* drop those of removed cgroups */
 		return EXIT_FAIL;
-	ret = secure_dir(dir, true);
-	if (ret) {
-		if (ret == -EEXIST)
+	cgdfd = pt_dir(PIN_CGROUP_DIR, PT_CREATE);
+	if (cgdfd < 0)
+		return EXIT_FAIL;
+	dfd = pt_subdir(cgdfd, PIN_CGROUP, idname, PT_CREATE | PT_EXCL);
+	if (dfd < 0) {
+		if (dfd == -EEXIST)
 			err("attach: %s already has a congestion control %s "
 			    "by bbrctl (%s); run `bbrctl detach --cgroup %s` first",
-			    cg, ab_pinned(dir) ? "split (A/B) attached" : "attached",
-			    dir, o->cgroup);
+			    cg, ab_pinned_at(cgdfd, idname) ?
+			    "split (A/B) attached" : "attached", dir, o->cgroup);
+		close(cgdfd);
 		return EXIT_FAIL;
 	}
 	ret = EXIT_FAIL;
@@ -315,17 +325,17 @@ int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
 		goto out;
 	}
 	if (cc_needs_ets(o->cc)) {
-		path_join(p, sizeof(p), dir, PIN_ETS);
 		ets_skel = ets_load();
-		if (!ets_skel || att_do(&ets, ets_skel->progs.ets_sockops, cgfd, p)) {
+		if (!ets_skel || att_do(&ets, ets_skel->progs.ets_sockops, cgfd,
+					dfd, PIN_ETS)) {
 			err("attach: %s needs the ETS sockops program, which is "
 			    "unavailable; nothing attached", o->cc);
 			goto out;
 		}
 	}
-	path_join(p, sizeof(p), dir, PIN_SELECT);
 	sel_skel = select_load(o->cc);
-	if (!sel_skel || att_do(&sel, sel_skel->progs.cc_select, cgfd, p))
+	if (!sel_skel || att_do(&sel, sel_skel->progs.cc_select, cgfd, dfd,
+				PIN_SELECT))
 		goto out;
 	info("attached: new TCP sockets in %s (cgroup id %llu) use %s%s; pinned at %s",
 	     cg, (unsigned long long)id, o->cc,
@@ -335,7 +345,7 @@ out:
 	if (ret != EXIT_OK) {
 		att_undo(&sel);
 		att_undo(&ets);
-		rmdir(dir);
+		pt_rmdir(cgdfd, idname);
 	} else {
 		att_keep(&sel);
 		att_keep(&ets);
@@ -344,6 +354,8 @@ out:
 	ets__destroy(ets_skel);
 	if (cgfd >= 0)
 		close(cgfd);
+	close(dfd);
+	close(cgdfd);
 	return ret;
 }
 
@@ -355,7 +367,7 @@ out:
  * whether the link still has its cgroup (the kernel detaches a link whose
  * cgroup was removed; its pin stays until someone removes it).
  */
-static int attachment_cc(const char *select_pin, char *cc, size_t len, bool *live)
+static int attachment_cc(int dfd, char *cc, size_t len, bool *live)
 {
 	struct bpf_link_info li;
 	struct cc_select__rodata ro;
@@ -364,9 +376,9 @@ static int attachment_cc(const char *select_pin, char *cc, size_t len, bool *liv
 
 	*cc = '\0';
 	*live = false;
-	lfd = bpf_obj_get(select_pin);
+	lfd = pt_obj_get(dfd, PIN_SELECT);
 	if (lfd < 0)
-		return -errno;
+		return lfd;
 	memset(&li, 0, sizeof(li));
 	if (bpf_link_get_info_by_fd(lfd, &li, &li_len)) {
 		ret = -errno;
@@ -386,27 +398,43 @@ out:
 	return ret;
 }
 
-/* Remove an attachment's pins (its select and ets links go with them). */
-static int attachment_remove(const char *dir)
+/* Remove the attachment idname under the verified PIN_CGROUP directory
+ * cgdfd: its pins (its select and ets links go with them), its directory. */
+static int attachment_remove(int cgdfd, const char *idname)
 {
-	char p[PATH_MAX];
-	int ret = 0;
+	int dfd, ret = 0, e;
 
+	dfd = pt_subdir(cgdfd, PIN_CGROUP, idname, PT_QUIET);
+	if (dfd == -ENOENT)
+		return 0;
+	if (dfd < 0)
+		return -1;
 	for (const char *f = PIN_SELECT; f; f = f == (const char *)PIN_SELECT ? PIN_ETS : NULL) {
-		path_join(p, sizeof(p), dir, f);
-		if (unlink(p) && errno != ENOENT) {
-			err("cannot remove %s: %s", p, strerror(errno));
+		if ((e = pt_unlink(dfd, f))) {
+			err("cannot remove %s/%s/%s: %s", PIN_CGROUP, idname, f,
+			    strerror(-e));
 			ret = -1;
 		}
 	}
-	if (ab_unpin(dir))
+	if (ab_unpin(dfd, idname))
 		ret = -1;
-	if (rmdir(dir) && errno != ENOENT) {
-		err("cannot remove %s: %s", dir, strerror(errno));
+	close(dfd);
+	if ((e = pt_rmdir(cgdfd, idname))) {
+		err("cannot remove %s/%s: %s", PIN_CGROUP, idname, strerror(-e));
 		ret = -1;
 	}
-	rmdir(PIN_CGROUP);	/* only if empty */
 	return ret;
+}
+
+/* PIN_CGROUP itself, once its last attachment is gone. */
+static void cgroup_dir_remove_if_empty(void)
+{
+	int root = pt_root(PT_QUIET | PT_SILENT);
+
+	if (root >= 0) {
+		pt_rmdir(root, PIN_CGROUP_DIR);	/* only if empty */
+		close(root);
+	}
 }
 
 static uint64_t path_id_want;
@@ -441,59 +469,77 @@ void cgroup_path_of(uint64_t id, char *out, size_t len)
 
 int attachments_of(const char *cc, bool detach)
 {
-	char dir[PATH_MAX], p[PATH_MAX], name[CC_NAME_MAX + 1], cg[PATH_MAX];
-	struct dirent *de;
-	int found = 0;
+	char name[CC_NAME_MAX + 1], cg[PATH_MAX];
+	char **ids = NULL;
+	int found = 0, n, cgdfd;
 	bool live;
-	DIR *d = opendir(PIN_CGROUP);
 
-	if (!d)
+	cgdfd = pt_dir(PIN_CGROUP_DIR, PT_QUIET);
+	if (cgdfd == -ENOENT)
 		return 0;
-	while ((de = readdir(d))) {
+	if (cgdfd < 0)
+		return -1;
+	n = pt_list(cgdfd, true, &ids);
+	for (int i = 0; i < n; i++) {
 		uint64_t id;
 		char *end;
+		int dfd, ret;
+		bool arm;
 
-		if (de->d_name[0] == '.')
+		id = strtoull(ids[i], &end, 10);
+		if (*end)
 			continue;
-		id = strtoull(de->d_name, &end, 10);
-		if (*end || path_join(dir, sizeof(dir), PIN_CGROUP, de->d_name) ||
-		    path_join(p, sizeof(p), dir, PIN_SELECT))
+		dfd = pt_subdir(cgdfd, PIN_CGROUP, ids[i], PT_QUIET);
+		if (dfd < 0)
 			continue;
-		if (ab_pinned(dir) ? !ab_has_arm(dir, cc, &live) && live :
-		    attachment_cc(p, name, sizeof(name), &live) == 0 && live &&
-		    (!cc || strcmp(name, cc)))
-			continue;	/* live, and not cc's */
-		if (!live) {
-			/* its cgroup is gone (or the pin is broken): nothing
-			 * selects through it any more */
-			dbg("removing the stale attachment %s", dir);
-			attachment_remove(dir);
+		if (ab_pinned(dfd)) {	/* a split: is cc one of its arms? */
+			ret = 0;
+			arm = ab_has_arm(dfd, cc, &live);
+		} else {
+			ret = attachment_cc(dfd, name, sizeof(name), &live);
+			arm = !ret && cc && !strcmp(name, cc);
+		}
+		close(dfd);
+		*cg = '\0';
+		if (!ret && live)
+			cgroup_path_of(id, cg, sizeof(cg));
+		/*
+		 * Its cgroup is gone (or the pin is broken): nothing selects
+		 * through it any more. The kernel detaches the link of a
+		 * removed cgroup only once the cgroup is freed, which may be
+		 * later than its rmdir: a cgroup that no longer has a path is
+		 * as gone for this purpose.
+		 */
+		if (ret || !live || !*cg) {
+			dbg("removing the stale attachment %s/%s", PIN_CGROUP, ids[i]);
+			attachment_remove(cgdfd, ids[i]);
 			continue;
 		}
-		if (!cc)
+		if (!cc || !arm)
 			continue;
 		found++;
-		cgroup_path_of(id, cg, sizeof(cg));
 		if (!detach) {
 			err("%s is attached to cgroup %s (id %llu): `bbrctl detach "
 			    "--cgroup %s` first, or unload --force to detach it", cc,
-			    *cg ? cg : "?", (unsigned long long)id, *cg ? cg : "PATH");
+			    cg, (unsigned long long)id, cg);
 			continue;
 		}
-		if (!attachment_remove(dir))
-			info("%s: detached from cgroup %s (id %llu)", cc,
-			     *cg ? cg : "?", (unsigned long long)id);
+		if (!attachment_remove(cgdfd, ids[i]))
+			info("%s: detached from cgroup %s (id %llu)", cc, cg,
+			     (unsigned long long)id);
 	}
-	closedir(d);
+	free_names(ids, n > 0 ? n : 0);
+	close(cgdfd);
+	cgroup_dir_remove_if_empty();
 	return found;
 }
 
 int cmd_detach(const struct cmd_opts *o, char **args, int nargs)
 {
 	(void)args;
-	char cg[PATH_MAX], dir[PATH_MAX];
+	char cg[PATH_MAX], dir[PATH_MAX], idname[24];
 	uint64_t id;
-	int ret = EXIT_OK;
+	int ret = EXIT_OK, cgdfd;
 
 	if (nargs || !o->cgroup) {
 		err("detach: usage: bbrctl detach --cgroup PATH");
@@ -504,12 +550,20 @@ int cmd_detach(const struct cmd_opts *o, char **args, int nargs)
 	if (cgroup_resolve(o->cgroup, cg, sizeof(cg), &id) ||
 	    cg_pin_dir(id, dir, sizeof(dir)))
 		return EXIT_FAIL;
-	if (access(dir, F_OK)) {
+	snprintf(idname, sizeof(idname), "%llu", (unsigned long long)id);
+	cgdfd = pt_dir(PIN_CGROUP_DIR, PT_QUIET);
+	if (cgdfd < 0 && cgdfd != -ENOENT)
+		return EXIT_FAIL;
+	if (cgdfd < 0 || !pt_exists(cgdfd, idname)) {
 		err("detach: nothing attached by bbrctl to %s (no %s)", cg, dir);
+		if (cgdfd >= 0)
+			close(cgdfd);
 		return EXIT_FAIL;
 	}
-	if (attachment_remove(dir))
+	if (attachment_remove(cgdfd, idname))
 		ret = EXIT_FAIL;
+	close(cgdfd);
+	cgroup_dir_remove_if_empty();
 	if (ret == EXIT_OK)
 		info("detached: %s (cgroup id %llu)", cg, (unsigned long long)id);
 	return ret;

@@ -262,9 +262,9 @@ PROC_AVAIL_CC "),\n"
 "line, and no screen clearing.\n",
 	  O(INTERVAL) | O(COUNT), true, NULL, cmd_top },
 	{ "trace",
-"  trace [NAME...] [--per-ack] [--csv] [--duration S] [--output FILE]\n"
+"  trace [NAME...] [--per-ack] [--csv] [--duration S] [--output FILE [--force]]\n"
 "                         stream model events (per round, per ACK)\n",
-"Usage: bbrctl trace [NAME...] [--per-ack] [--csv] [--duration S] [--output FILE]\n"
+"Usage: bbrctl trace [NAME...] [--per-ack] [--csv] [--duration S] [--output FILE [--force]]\n"
 "\n"
 "Stream the model events of the loaded congestion controls NAME (default:\n"
 "every loaded one with a trace ring) until SIGINT/SIGTERM or S seconds,\n"
@@ -272,6 +272,8 @@ PROC_AVAIL_CC "),\n"
 "every mode/PROBE_BW phase change; --per-ack: one per ACK. Output: JSON\n"
 "lines (one object per line), or CSV with a header (--csv), on stdout or\n"
 "in FILE; nothing else is written to stdout (messages go to stderr).\n"
+"FILE must not exist (--force: overwrite it) and is never reached through\n"
+"a symbolic link.\n"
 "\n"
 "Fields: t_ns (CLOCK_MONOTONIC), cookie (SO_COOKIE; 0 if the socket's\n"
 "cookie was never generated), cc, ev (round|ack|mode), mode\n"
@@ -289,7 +291,7 @@ PROC_AVAIL_CC "),\n"
 "per ACK. One reader per CC at a time. The events come from the ring\n"
 PIN_ROOT "/NAME/" PIN_TRACE_RB "; events lost to a full ring are counted\n"
 "on stderr at exit.\n",
-	  O(PER_ACK) | O(CSV) | O(DURATION) | O(OUTPUT), false, NULL, cmd_trace },
+	  O(PER_ACK) | O(CSV) | O(DURATION) | O(OUTPUT) | O(FORCE), false, NULL, cmd_trace },
 	{ "params",
 "  params NAME [KEY=VALUE...]   show or change the default parameter set\n",
 "Usage: bbrctl params [--json] NAME [KEY=VALUE...]\n"
@@ -644,6 +646,7 @@ static bool abbreviated(const struct option *lo, char **argv, const char **typed
 static int parse_opts(const struct command *cmd, int argc, char **argv,
 		      struct cmd_opts *o, bool *help, bool *version)
 {
+	static unsigned int seen;	/* the command options given so far */
 	struct option lo[N_COMMON + N_OPTS + 1];
 	const char *typed;
 	size_t n = 0;
@@ -684,6 +687,13 @@ static int parse_opts(const struct command *cmd, int argc, char **argv,
 		case ':':
 			return bad_option(cmd, argv[optind - 1], c, optopt);
 		default:
+			/* the last of two would win silently: refuse */
+			if (c - OPT_BASE != O_OBJ && (seen & (1u << (c - OPT_BASE)))) {
+				err("%s: --%s given twice", cmd ? cmd->name : "bbrctl",
+				    cmd_options[c - OPT_BASE].name);
+				return EXIT_USAGE;
+			}
+			seen |= 1u << (c - OPT_BASE);
 			if (set_cmd_opt(c - OPT_BASE, optarg, o))
 				return EXIT_USAGE;
 		}

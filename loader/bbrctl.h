@@ -66,7 +66,8 @@ struct cmd_opts {
 	const char *cc;			/* --cc NAME */
 	const char *name;		/* load --name: register as this */
 	uint32_t ecn_flags;		/* load --ecn: TCP_CONG_* ECN flags to add */
-	bool force;			/* unload --force: detach cgroups too */
+	bool force;			/* unload --force: detach cgroups too;
+					 * trace --force: overwrite --output */
 	const char *from, *to;		/* swap --from/--to */
 	const char *netns;		/* swap --netns NAME */
 	int port;			/* swap --port N (0: any) */
@@ -232,9 +233,9 @@ const char *swift_status_name(unsigned int st);
 void print_param_keys(FILE *f);
 
 /* ---- tracing (trace.c) ---- */
-/* Pin the trace maps of t in dir (replacing older pins); 0 if it has none. */
-int trace_pin_maps(struct cc_target *t, const char *dir);
-void trace_unpin_maps(const char *dir);
+/* Pin the trace maps of t in the verified directory dfd (replacing older pins); 0 if it has none. */
+int trace_pin_maps(struct cc_target *t, int dfd);
+void trace_unpin_maps(int dfd);
 
 /* ---- cgroup attachment and live swap (attach.c, swap.c) ---- */
 /* The cgroups bbrctl attached cc to (cc NULL: none), each reported as an
@@ -245,11 +246,42 @@ int attachments_of(const char *cc, bool detach);
 #define BBRCTL_RUN_DIR		"/run/bbr-bpf"
 #define BBRCTL_LOCK		BBRCTL_RUN_DIR "/bbrctl.lock"
 #define BBRCTL_LOCK_WAIT_S	60
-int secure_dir(const char *path, bool exclusive);
-int secure_pin_dirs(const char *sub);
 /* Pin paths of the object's maps that are shared (PIN_SHARED_MAPS). */
 int shared_map_pins(struct bpf_object *obj);
 int bbrctl_lock(const char *cmd);
+
+/* ---- the pin tree (pintree.c): the only code that touches PIN_ROOT ---- */
+#define PT_CREATE	0x1	/* create missing directories (mode 0700) */
+#define PT_EXCL		0x2	/* the last one must be new: -EEXIST, quietly */
+#define PT_QUIET	0x4	/* missing: -ENOENT without a message */
+#define PT_SILENT	0x8	/* no message at all */
+/* PIN_ROOT opened and verified (a real directory, root's, writable by root
+ * only, reached without following a link): an fd, or -errno after a
+ * message (an untrusted tree: -EPERM). */
+int pt_root(int flags);
+/* The directory rel ("NAME", "cgroup/ID"...) under PIN_ROOT, each step
+ * opened relative to its verified parent and verified the same way. */
+int pt_dir(const char *rel, int flags);
+/* The directory name under the verified directory dfd (shown_parent: its
+ * path, for messages). */
+int pt_subdir(int dfd, const char *shown_parent, const char *name, int flags);
+/* A pinned object dfd/name (not through a symbolic link): fd or -errno,
+ * quietly. */
+int pt_obj_get(int dfd, const char *name);
+/* Pin fd at dfd/name: 0 or -errno, quietly. */
+int pt_pin(int fd, int dfd, const char *name);
+bool pt_exists(int dfd, const char *name);
+/* Remove the entry dfd/name (a link itself, never its target); missing is
+ * fine: 0 or -errno, quietly. */
+int pt_unlink(int dfd, const char *name);
+int pt_rmdir(int dfd, const char *name);
+/* Remove PIN_ROOT if it is bbrctl's and empty. */
+void pt_remove_root_if_empty(void);
+/* A path that reaches dfd/name through the fd, for libbpf's path APIs. */
+const char *pt_fd_path(int dfd, const char *name, char *buf, size_t len);
+/* Sorted names in the directory dfd (only subdirectories with dirs_only):
+ * the count, or -1 after a message. */
+int pt_list(int dfd, bool dirs_only, char ***names);
 
 /* Resolve --cgroup PATH (absolute, or relative to the cgroup2 root). */
 int cgroup_resolve(const char *arg, char *out, size_t len, uint64_t *id);
@@ -262,18 +294,21 @@ int cg_pin_dir(uint64_t id, char *buf, size_t len);
 struct bpf_program;
 struct sockops_att {
 	struct bpf_link *link;
-	char pin[PATH_MAX];
+	int dfd;			/* the attachment's pin directory */
+	const char *pin;		/* its name there */
 	bool pinned;
 };
-/* Attach prog to cgroup cgfd and pin the link at pin. */
+/* Attach prog to cgroup cgfd and pin the link at dfd/pin (dfd: a
+ * directory pt_dir()/pt_subdir() verified). */
 int att_do(struct sockops_att *a, struct bpf_program *prog, int cgfd,
-	   const char *pin);
+	   int dfd, const char *pin);
 void att_undo(struct sockops_att *a);	/* remove the pin, detach */
 void att_keep(struct sockops_att *a);	/* the pin keeps it: let go of ours */
 /* Does cc read the ETS program's storage (bbr_swift)? */
 bool cc_needs_ets(const char *cc);
-/* The ETS program attached to cgroup cgfd, its link pinned at pin (kept). */
-int ets_attach_cgroup(struct sockops_att *a, int cgfd, const char *pin);
+/* The ETS program attached to cgroup cgfd, its link pinned at dfd/pin
+ * (kept). */
+int ets_attach_cgroup(struct sockops_att *a, int cgfd, int dfd, const char *pin);
 
 /* ---- A/B splits (ab.c) ---- */
 /* Is --cc ARG a split ("bbr3:50,cubic:50")? */
@@ -281,12 +316,15 @@ bool ab_spec(const char *arg);
 /* attach --cgroup P --cc A:W,B:W...: a new split, or new weights. */
 int ab_attach(const struct cmd_opts *o);
 int cmd_ab(const struct cmd_opts *o, char **args, int nargs);
-/* Does the attachment directory dir hold a split? */
-bool ab_pinned(const char *dir);
+/* Does the verified attachment directory dfd hold a split? */
+bool ab_pinned(int dfd);
+/* Does the attachment idname under the verified PIN_CGROUP directory
+ * cgdfd hold a split? */
+bool ab_pinned_at(int cgdfd, const char *idname);
 /* Is cc one of its arms? *live: its link still has its cgroup. */
-bool ab_has_arm(const char *dir, const char *cc, bool *live);
-/* Remove a split's pins from dir (none there: 0). */
-int ab_unpin(const char *dir);
+bool ab_has_arm(int dfd, const char *cc, bool *live);
+/* Remove a split's pins from dfd, the attachment idname (none there: 0). */
+int ab_unpin(int dfd, const char *idname);
 /* The arm-labelled series of `bbrctl metrics`, for every split. */
 void ab_metrics(FILE *f);
 

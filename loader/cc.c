@@ -6,7 +6,9 @@
  * predecessors did.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +175,60 @@ int cc_object_path(char *out, size_t len, const char *name)
 	       (int)len ? 0 : -1;
 }
 
+/*
+ * What is wrong with path as a BPF object, said before libbpf's parser gets
+ * it (whose answer to a text file is "Unknown error 4001"): 0, or -errno
+ * after a message.
+ */
+static int check_object_file(const char *path)
+{
+	unsigned char ident[EI_NIDENT];
+	Elf64_Ehdr eh;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		err("cannot open BPF object %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		err("%s is not a BPF object: it is %s", path,
+		    S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+		close(fd);
+		return -EINVAL;
+	}
+	n = read(fd, &eh, sizeof(eh));
+	close(fd);
+	memcpy(ident, eh.e_ident, sizeof(ident));
+	if (n < (ssize_t)SELFMAG || memcmp(ident, ELFMAG, SELFMAG)) {
+		err("%s is not a BPF object: %s", path, n == 0 ? "it is empty" :
+		    "it is not an ELF file (objects are built by `clang -target "
+		    "bpf`, e.g. bpf/NAME.bpf.o)");
+		return -EINVAL;
+	}
+	if (n < (ssize_t)sizeof(eh) || ident[EI_CLASS] != ELFCLASS64) {
+		err("%s is not a BPF object: %s", path, n < (ssize_t)sizeof(eh) ?
+		    "it ends inside its ELF header (truncated)" :
+		    "it is a 32-bit ELF file; BPF objects are 64-bit");
+		return -EINVAL;
+	}
+	if (eh.e_machine != EM_BPF) {
+		err("%s is not a BPF object: it is an ELF file for machine %u, "
+		    "not BPF (%u)", path, eh.e_machine, EM_BPF);
+		return -EINVAL;
+	}
+	if (eh.e_shoff == 0 || eh.e_shoff > (uint64_t)st.st_size ||
+	    (uint64_t)eh.e_shnum * eh.e_shentsize > (uint64_t)st.st_size - eh.e_shoff) {
+		err("%s is not a usable BPF object: its section table lies beyond "
+		    "its end (%lld bytes): truncated? rebuild it", path,
+		    (long long)st.st_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cc_open(struct cc_target *t, const char *path, const char *want_name,
 	    const char *as_name)
 {
@@ -194,10 +250,18 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name,
 			err("object not found: %s: %s", path, strerror(errno));
 		return ret;
 	}
+	ret = check_object_file(path);
+	if (ret)
+		return ret;
 	t->obj = bpf_object__open_file(path, NULL);
 	if (!t->obj) {
+		char why[128];
+
 		ret = -errno;
-		err("cannot open BPF object %s: %s", path, strerror(-ret));
+		libbpf_strerror(ret, why, sizeof(why));
+		err("cannot open BPF object %s: %s%s", path, why,
+		    ret <= -__LIBBPF_ERRNO__START ? " (a truncated or damaged "
+		    "object file? rebuild it)" : "");
 		return ret;
 	}
 
@@ -243,6 +307,12 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name,
 	if (!valid_cc_name(t->name)) {
 		err("%s: congestion control name \"%s\" is not usable as a "
 		    "directory name (letters, digits, '_', '-', '.')", path, t->name);
+		ret = -EINVAL;
+		goto fail;
+	}
+	if (!strcmp(t->name, "all")) {
+		err("%s: \"all\" cannot be a congestion control's name: `bbrctl "
+		    "unload all` means every one of them (--name another)", path);
 		ret = -EINVAL;
 		goto fail;
 	}
@@ -320,24 +390,24 @@ static void explain_attach_error(const struct cc_target *t, int e)
 	}
 }
 
-static void pin_dir(const struct cc_target *t, char *buf, size_t len)
-{
-	snprintf(buf, len, PIN_CC_FMT, t->name);
-}
-
 /*
  * A map already pinned at path (by an earlier load) is reused only if it
  * has this object's layout. libbpf would refuse a different one with
  * "parameter mismatch"; say instead which build left it there and what to
  * do. 0 when nothing is pinned or it matches.
  */
-static int shared_pin_compatible(struct bpf_map *map, const char *path)
+static int shared_pin_compatible(struct bpf_map *map, int dfd, const char *name,
+				 const char *path)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	int fd, ret;
 
-	fd = bpf_obj_get(path);
+	fd = pt_obj_get(dfd, name);
+	if (fd == -ELOOP) {
+		err("refusing to use %s: it is a symbolic link", path);
+		return -EPERM;
+	}
 	if (fd < 0)
 		return 0;		/* not pinned yet: this load pins it */
 	ret = bpf_map_get_info_by_fd(fd, &info, &len);
@@ -365,12 +435,14 @@ static int shared_pin_compatible(struct bpf_map *map, const char *path)
  * the ETS program's socket storage) are pinned, or reused, at
  * PIN_SHARED/<name>. bbrctl sets these paths itself; the objects declare
  * no pinning, so a plain `bpftool struct_ops register` pins nothing by
- * name at the bpffs root.
+ * name at the bpffs root. libbpf pins them through the verified directory's
+ * fd (pt_fd_path()), which stays open until bbrctl exits.
  */
 int shared_map_pins(struct bpf_object *obj)
 {
 	static const char *const shared[] = PIN_SHARED_MAPS;
-	char p[PATH_MAX];
+	static int shared_dfd = -1;
+	char p[PATH_MAX], fdp[PATH_MAX];
 	struct bpf_map *map;
 	bool any = false;
 	int ret;
@@ -381,18 +453,20 @@ int shared_map_pins(struct bpf_object *obj)
 				any = true;
 	if (!any)
 		return 0;
-	ret = secure_pin_dirs(PIN_SHARED);
-	if (ret)
-		return ret;
+	if (shared_dfd < 0)
+		shared_dfd = pt_dir(PIN_SHARED_DIR, PT_CREATE);
+	if (shared_dfd < 0)
+		return shared_dfd;
 	bpf_object__for_each_map(map, obj) {
 		for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
 			if (strcmp(bpf_map__name(map), shared[i]))
 				continue;
 			snprintf(p, sizeof(p), "%s/%s", PIN_SHARED, shared[i]);
-			ret = shared_pin_compatible(map, p);
+			ret = shared_pin_compatible(map, shared_dfd, shared[i], p);
 			if (ret)
 				return ret;
-			ret = bpf_map__set_pin_path(map, p);
+			ret = bpf_map__set_pin_path(map, pt_fd_path(shared_dfd,
+						    shared[i], fdp, sizeof(fdp)));
 			if (ret) {
 				err("%s: setting the pin path %s: %s",
 				    bpf_map__name(map), p, strerror(-ret));
@@ -403,26 +477,21 @@ int shared_map_pins(struct bpf_object *obj)
 	return 0;
 }
 
-/* Pin link at dir/file; -errno after a message naming what it is. */
+/* Pin link at dfd/file; -errno after a message naming what it is. */
 static int pin_at(const struct cc_target *t, struct bpf_link *link,
-		  const char *dir, const char *file, const char *what)
+		  int dfd, const char *file, const char *what)
 {
-	char p[PATH_MAX];
-	int e;
+	int ret = pt_pin(bpf_link__fd(link), dfd, file);
 
-	if (path_join(p, sizeof(p), dir, file))
-		return -ENAMETOOLONG;
-	if (!bpf_link__pin(link, p))
-		return 0;
-	e = errno;
-	err("%s: pinning the %s at %s failed: %s", t->name, what, p, strerror(e));
-	return -e;
+	if (ret)
+		err("%s: pinning the %s at " PIN_CC_FMT "/%s failed: %s", t->name,
+		    what, t->name, file, strerror(-ret));
+	return ret;
 }
 
 int cc_attach(struct cc_target *t)
 {
-	char dir[PATH_MAX];
-	int ret;
+	int ret, root, dfd = -1;
 
 	ret = shared_map_pins(t->obj);
 	if (ret)
@@ -440,18 +509,19 @@ int cc_attach(struct cc_target *t)
 		return ret;
 	}
 
-	pin_dir(t, dir, sizeof(dir));
 	/* A new directory of our own (bbrctl_lock() keeps other bbrctl runs
 	 * out meanwhile), under a pin root nobody else can write. */
-	ret = secure_pin_dirs(NULL);
-	if (!ret)
-		ret = secure_dir(dir, true);
-	if (ret) {
-		if (ret == -EEXIST)
-			err("%s: already loaded by bbrctl (%s exists); run "
-			    "`bbrctl unload %s` first", t->name, dir, t->name);
-		rmdir(PIN_ROOT);	/* only if empty */
-		return ret;
+	root = pt_root(PT_CREATE);
+	if (root < 0)
+		return root;
+	dfd = pt_subdir(root, PIN_ROOT, t->name, PT_CREATE | PT_EXCL);
+	close(root);
+	if (dfd < 0) {
+		if (dfd == -EEXIST)
+			err("%s: already loaded by bbrctl (" PIN_CC_FMT " exists); "
+			    "run `bbrctl unload %s` first", t->name, t->name, t->name);
+		pt_remove_root_if_empty();
+		return dfd;
 	}
 	t->dir_created = true;
 
@@ -461,7 +531,7 @@ int cc_attach(struct cc_target *t)
 		explain_attach_error(t, -ret);
 		goto fail;
 	}
-	ret = pin_at(t, t->link, dir, PIN_LINK, "struct_ops link");
+	ret = pin_at(t, t->link, dfd, PIN_LINK, "struct_ops link");
 	if (ret)
 		goto fail;
 	t->link_pinned = true;
@@ -475,12 +545,12 @@ int cc_attach(struct cc_target *t)
 			    bpf_program__name(t->iter_prog), strerror(-ret));
 			goto fail;
 		}
-		ret = pin_at(t, t->iter_link, dir, PIN_ITER, "state iterator");
+		ret = pin_at(t, t->iter_link, dfd, PIN_ITER, "state iterator");
 		if (ret)
 			goto fail;
 		t->iter_pinned = true;
 	}
-	ret = trace_pin_maps(t, dir);
+	ret = trace_pin_maps(t, dfd);
 	if (ret)
 		goto fail;
 
@@ -491,27 +561,30 @@ int cc_attach(struct cc_target *t)
 		ret = -ENOENT;
 		goto fail;
 	}
+	close(dfd);
 	return 0;
 fail:
+	close(dfd);
 	cc_rollback(t);
 	return ret;
 }
 
 void cc_rollback(struct cc_target *t)
 {
-	char dir[PATH_MAX];
+	int dfd = t->dir_created ? pt_dir(t->name, 0) : -1;
+	int root, ret;
 
-	if (t->iter_pinned && bpf_link__unpin(t->iter_link))
+	if (t->iter_pinned && dfd >= 0 && (ret = pt_unlink(dfd, PIN_ITER)))
 		warn("%s: removing the state iterator pin failed: %s", t->name,
-		     strerror(errno));
+		     strerror(-ret));
 	t->iter_pinned = false;
 	if (t->iter_link)
 		bpf_link__destroy(t->iter_link);
 	t->iter_link = NULL;
 
-	if (t->link_pinned && bpf_link__unpin(t->link))
+	if (t->link_pinned && dfd >= 0 && (ret = pt_unlink(dfd, PIN_LINK)))
 		warn("%s: removing the link pin failed: %s", t->name,
-		     strerror(errno));
+		     strerror(-ret));
 	t->link_pinned = false;
 	if (t->link) {
 		/* Unregister now rather than when the fd happens to close. */
@@ -521,15 +594,20 @@ void cc_rollback(struct cc_target *t)
 	}
 	t->link = NULL;
 
-	if (t->dir_created) {
-		pin_dir(t, dir, sizeof(dir));
+	if (t->dir_created && dfd >= 0) {
 		if (t->trace_pinned)
-			trace_unpin_maps(dir);
+			trace_unpin_maps(dfd);
 		t->trace_pinned = false;
-		if (rmdir(dir) != 0)
-			warn("cannot remove %s: %s", dir, strerror(errno));
-		rmdir(PIN_ROOT);	/* only if empty */
+		root = pt_root(0);
+		if (root >= 0 && (ret = pt_rmdir(root, t->name)))
+			warn("cannot remove " PIN_CC_FMT ": %s", t->name,
+			     strerror(-ret));
+		if (root >= 0)
+			close(root);
+		pt_remove_root_if_empty();
 	}
+	if (dfd >= 0)
+		close(dfd);
 	t->dir_created = false;
 }
 
@@ -552,49 +630,62 @@ void cc_close(struct cc_target *t)
 	t->obj = NULL;
 }
 
-/* Remove dir/file; ENOENT is fine. */
-static int remove_pin(const char *dir, const char *file)
+/* Remove dfd/file (of the directory dir); ENOENT is fine. */
+static int remove_pin(int dfd, const char *dir, const char *file)
 {
-	char p[PATH_MAX];
+	int ret = pt_unlink(dfd, file);
 
-	if (path_join(p, sizeof(p), dir, file))
-		return -ENAMETOOLONG;
-	if (unlink(p) != 0 && errno != ENOENT) {
-		int e = errno;
+	if (ret)
+		err("cannot remove %s/%s: %s", dir, file, strerror(-ret));
+	return ret;
+}
 
-		err("cannot remove %s: %s", p, strerror(e));
-		return -e;
+/*
+ * The verified directory of the CC name, or -ENOENT after saying it is not
+ * loaded (-EPERM after a refusal of an untrusted tree).
+ */
+static int loaded_dir(const char *name, bool quiet)
+{
+	int root, dfd;
+
+	root = pt_root(PT_QUIET);
+	if (root == -ENOENT)
+		dfd = -ENOENT;
+	else if (root < 0)
+		return root;
+	else {
+		dfd = pt_subdir(root, PIN_ROOT, name, PT_QUIET);
+		close(root);
 	}
-	return 0;
+	if (dfd != -ENOENT || quiet)
+		return dfd;
+	if (cc_available(name) == 1)
+		err("%s is not loaded by bbrctl (no " PIN_CC_FMT "); it is "
+		    "registered by the kernel or another loader, and bbrctl "
+		    "leaves it alone", name, name);
+	else
+		err("%s is not loaded (no " PIN_CC_FMT ")", name, name);
+	return -ENOENT;
 }
 
 int cc_unload_pinned(const char *name)
 {
-	char dir[PATH_MAX], p[PATH_MAX];
+	char dir[PATH_MAX];
 	struct bpf_link_info li;
 	__u32 li_len = sizeof(li);
 	uint32_t map_id = 0;
-	struct stat st;
-	int fd, ret, avail;
+	int fd, ret, avail, dfd, root;
 
 	if (!valid_cc_name(name)) {
 		err("invalid congestion control name \"%s\"", name);
 		return -EINVAL;
 	}
 	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		if (cc_available(name) == 1)
-			err("%s is not loaded by bbrctl (no %s); it is registered "
-			    "by the kernel or another loader, and bbrctl leaves "
-			    "it alone", name, dir);
-		else
-			err("%s is not loaded (no %s)", name, dir);
-		return -ENOENT;
-	}
+	dfd = loaded_dir(name, false);
+	if (dfd < 0)
+		return dfd;
 
-	if (path_join(p, sizeof(p), dir, PIN_LINK))
-		return -ENAMETOOLONG;
-	fd = bpf_obj_get(p);
+	fd = pt_obj_get(dfd, PIN_LINK);
 	if (fd >= 0) {
 		memset(&li, 0, sizeof(li));
 		if (bpf_link_get_info_by_fd(fd, &li, &li_len) == 0 &&
@@ -607,32 +698,36 @@ int cc_unload_pinned(const char *name)
 			warn("%s: detaching the link failed: %s; removing the "
 			     "pin anyway", name, strerror(errno));
 		close(fd);
-	} else if (errno != ENOENT) {
-		warn("%s: cannot open %s: %s; removing the pin anyway", name, p,
-		     strerror(errno));
+	} else if (fd != -ENOENT) {
+		warn("%s: cannot open %s/%s: %s; removing the pin anyway", name,
+		     dir, PIN_LINK, strerror(-fd));
 	}
 
-	ret = remove_pin(dir, PIN_ITER);
+	ret = remove_pin(dfd, dir, PIN_ITER);
 	if (!ret)
-		ret = remove_pin(dir, PIN_TRACE_RB);
+		ret = remove_pin(dfd, dir, PIN_TRACE_RB);
 	if (!ret)
-		ret = remove_pin(dir, PIN_TRACE_CTL);
+		ret = remove_pin(dfd, dir, PIN_TRACE_CTL);
 	if (!ret)
-		ret = remove_pin(dir, PIN_LINK);
+		ret = remove_pin(dfd, dir, PIN_LINK);
+	close(dfd);
 	if (ret)
 		return ret;
-	if (rmdir(dir) != 0) {
-		ret = -errno;
-		if (errno == ENOTEMPTY)
+	root = pt_root(0);
+	if (root < 0)
+		return root;
+	ret = pt_rmdir(root, name);
+	close(root);
+	if (ret) {
+		if (ret == -ENOTEMPTY)
 			err("%s: %s holds files bbrctl did not create; the "
 			    "congestion control is unregistered but the directory "
 			    "is left in place", name, dir);
 		else
-			err("cannot remove %s: %s", dir, strerror(errno));
+			err("cannot remove %s: %s", dir, strerror(-ret));
 		return ret;
 	}
-	rmdir(PIN_ROOT);	/* only if empty */
-
+	pt_remove_root_if_empty();
 	avail = cc_wait_available(name, false, UNLOAD_POLL_MS);
 	if (avail == 1) {
 		err("%s: pins removed, but it is still in %s after %d ms "
@@ -736,11 +831,17 @@ static bool is_cc_object(const char *path)
 static int preflight(const struct cc_target *t)
 {
 	char dir[PATH_MAX];
-	struct stat st;
 	int avail = cc_available(t->name);
+	int dfd;
 
 	snprintf(dir, sizeof(dir), PIN_CC_FMT, t->name);
-	if (stat(dir, &st) == 0) {
+	/* In a tree bbrctl does not trust (someone else's pin root) this
+	 * refuses and says to remove it: never to run `unload` there. */
+	dfd = loaded_dir(t->name, true);
+	if (dfd < 0 && dfd != -ENOENT)
+		return -1;
+	if (dfd >= 0) {
+		close(dfd);
 		if (avail == 1)
 			err("%s is already loaded by bbrctl (%s); run `bbrctl "
 			    "unload %s` first", t->name, dir, t->name);
@@ -931,33 +1032,32 @@ out:
  */
 static void release_shared_pins(void)
 {
-	char dir[PATH_MAX], path[PATH_MAX + NAME_MAX + 2];
 	char **names = NULL;
-	struct dirent *de;
-	DIR *d;
-	int n;
+	int n, root, dfd, ret;
 
 	n = list_pinned_names(&names);
 	free_names(names, n > 0 ? n : 0);
 	if (n != 0)
 		return;
-	snprintf(dir, sizeof(dir), PIN_CC_FMT, PIN_CGROUP_DIR);
-	if (rmdir(dir) != 0 && errno != ENOENT)
-		return;			/* attachments remain */
-	snprintf(dir, sizeof(dir), PIN_CC_FMT, PIN_SHARED_DIR);
-	d = opendir(dir);
-	if (d) {
-		while ((de = readdir(d))) {
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			if (unlink(path) != 0)
-				warn("cannot unpin %s: %s", path, strerror(errno));
-		}
-		closedir(d);
-		rmdir(dir);
+	root = pt_root(PT_QUIET | PT_SILENT);
+	if (root < 0)
+		return;
+	if (pt_rmdir(root, PIN_CGROUP_DIR))
+		goto out;		/* attachments remain */
+	dfd = pt_subdir(root, PIN_ROOT, PIN_SHARED_DIR, PT_QUIET);
+	if (dfd >= 0) {
+		n = pt_list(dfd, false, &names);
+		for (int i = 0; i < n; i++)
+			if ((ret = pt_unlink(dfd, names[i])))
+				warn("cannot unpin %s/%s: %s", PIN_SHARED,
+				     names[i], strerror(-ret));
+		free_names(names, n > 0 ? n : 0);
+		close(dfd);
+		pt_rmdir(root, PIN_SHARED_DIR);
 	}
-	rmdir(PIN_ROOT);		/* fails harmlessly when not empty */
+out:
+	close(root);
+	pt_remove_root_if_empty();
 }
 
 /*
@@ -969,8 +1069,13 @@ static bool attached_refusal(const struct cmd_opts *o, char **names, int n)
 {
 	int found = 0;
 
-	for (int i = 0; i < n; i++)
-		found += attachments_of(names[i], o->force);
+	for (int i = 0; i < n; i++) {
+		int k = attachments_of(names[i], o->force);
+
+		if (k < 0)
+			return true;	/* an untrusted tree: refused */
+		found += k;
+	}
 	return found && !o->force;
 }
 
@@ -1009,19 +1114,12 @@ int cmd_unload(const struct cmd_opts *o, char **args, int nargs)
 	}
 	/* Check every name first, so a typo unloads nothing. */
 	for (i = 0; i < nargs; i++) {
-		char dir[PATH_MAX];
-		struct stat st;
+		int dfd = loaded_dir(args[i], false);
 
-		snprintf(dir, sizeof(dir), PIN_CC_FMT, args[i]);
-		if (stat(dir, &st) == 0)
-			continue;
-		if (cc_available(args[i]) == 1)
-			err("%s is not loaded by bbrctl (no %s); it is registered "
-			    "by the kernel or another loader, and bbrctl leaves it "
-			    "alone", args[i], dir);
+		if (dfd >= 0)
+			close(dfd);
 		else
-			err("%s is not loaded (no %s)", args[i], dir);
-		ret = EXIT_FAIL;
+			ret = EXIT_FAIL;
 	}
 	if (ret != EXIT_OK || attached_refusal(o, args, nargs))
 		return EXIT_FAIL;

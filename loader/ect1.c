@@ -53,11 +53,15 @@ static unsigned long long netns_cookie(void)
 	return cookie;
 }
 
-static int pin_path(unsigned long long ns, int ifindex, char *buf, size_t len)
+/* The pin's name under PIN_ECT1, and its path for messages. */
+static int pin_path(unsigned long long ns, int ifindex, char *buf, size_t len,
+		    char *name, size_t nlen)
 {
 	int n = snprintf(buf, len, PIN_ECT1 "/" PIN_ECT1_FMT, ns, ifindex);
+	int k = snprintf(name, nlen, PIN_ECT1_FMT, ns, ifindex);
 
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	return n < 0 || (size_t)n >= len || k < 0 || (size_t)k >= nlen ?
+	       -ENAMETOOLONG : 0;
 }
 
 /* Is arg a pin's name, NETNS-IFINDEX (as `ect1 status` shows it)? */
@@ -121,11 +125,11 @@ static int device_of(const char *ifname, uint32_t *l3_off)
 }
 
 /* Is the link pinned at pin attached to a device (not gone, not broken)? */
-static bool pin_attached(const char *pin)
+static bool pin_attached(int dfd, const char *pin)
 {
 	struct bpf_link_info li = {};
 	uint32_t len = sizeof(li);
-	int fd = bpf_obj_get(pin);
+	int fd = pt_obj_get(dfd, pin);
 	bool ok;
 
 	if (fd < 0)
@@ -140,23 +144,26 @@ static int ect1_attach(const char *ifname, unsigned long long ns, int ifindex,
 {
 	struct bpf_link *link = NULL;
 	struct ect1 *skel = NULL;
-	char pin[PATH_MAX];
-	int ret = EXIT_FAIL;
+	char pin[PATH_MAX], pname[64];
+	int ret = EXIT_FAIL, dfd, e;
 
-	if (pin_path(ns, ifindex, pin, sizeof(pin)) || secure_pin_dirs(PIN_ECT1))
+	if (pin_path(ns, ifindex, pin, sizeof(pin), pname, sizeof(pname)))
 		return EXIT_FAIL;
-	if (access(pin, F_OK) == 0) {
-		if (pin_attached(pin)) {
+	dfd = pt_dir(PIN_ECT1_DIR, PT_CREATE);
+	if (dfd < 0)
+		return EXIT_FAIL;
+	if (pt_exists(dfd, pname)) {
+		if (pin_attached(dfd, pname)) {
 			err("ect1: %s already has ect1 attached (%s); `bbrctl ect1 "
 			    "detach %s` first", ifname, pin, ifname);
-			return EXIT_FAIL;
+			goto out;
 		}
 		/* an ifindex reused after its device was removed */
 		info("ect1: replacing %s, an attachment to a device that is gone",
 		     pin);
-		if (unlink(pin)) {
-			err("ect1: removing %s failed: %s", pin, strerror(errno));
-			return EXIT_FAIL;
+		if ((e = pt_unlink(dfd, pname))) {
+			err("ect1: removing %s failed: %s", pin, strerror(-e));
+			goto out;
 		}
 	}
 	skel = ect1__open();
@@ -173,8 +180,8 @@ static int ect1_attach(const char *ifname, unsigned long long ns, int ifindex,
 		    "Linux 6.6 or later)", ifname, strerror(errno));
 		goto out;
 	}
-	if (bpf_link__pin(link, pin)) {
-		err("ect1: pinning %s failed: %s", pin, strerror(errno));
+	if ((e = pt_pin(bpf_link__fd(link), dfd, pname))) {
+		err("ect1: pinning %s failed: %s", pin, strerror(-e));
 		goto out;		/* destroying the link detaches it */
 	}
 	info("ect1: attached to the egress of %s; pinned at %s", ifname, pin);
@@ -182,24 +189,38 @@ static int ect1_attach(const char *ifname, unsigned long long ns, int ifindex,
 out:
 	bpf_link__destroy(link);	/* the pin keeps it attached */
 	ect1__destroy(skel);
+	close(dfd);
 	return ret;
 }
 
 static int ect1_detach(const char *ifname, unsigned long long ns, int ifindex)
 {
-	char pin[PATH_MAX];
+	char pin[PATH_MAX], pname[64];
+	int dfd, e, root;
 
-	if (pin_path(ns, ifindex, pin, sizeof(pin)))
+	if (pin_path(ns, ifindex, pin, sizeof(pin), pname, sizeof(pname)))
 		return EXIT_FAIL;
-	if (unlink(pin)) {
-		if (errno == ENOENT)
-			err("ect1: %s has no ect1 attached by bbrctl", ifname);
-		else
-			err("ect1: removing %s failed: %s", pin, strerror(errno));
+	dfd = pt_dir(PIN_ECT1_DIR, PT_QUIET);
+	if (dfd < 0 && dfd != -ENOENT)
+		return EXIT_FAIL;
+	if (dfd < 0 || !pt_exists(dfd, pname)) {
+		err("ect1: %s has no ect1 attached by bbrctl", ifname);
+		if (dfd >= 0)
+			close(dfd);
 		return EXIT_FAIL;
 	}
-	rmdir(PIN_ECT1);	/* when it was the last */
-	rmdir(PIN_ROOT);
+	e = pt_unlink(dfd, pname);
+	close(dfd);
+	if (e) {
+		err("ect1: removing %s failed: %s", pin, strerror(-e));
+		return EXIT_FAIL;
+	}
+	root = pt_root(PT_SILENT);
+	if (root >= 0) {
+		pt_rmdir(root, PIN_ECT1_DIR);	/* when it was the last */
+		close(root);
+	}
+	pt_remove_root_if_empty();
 	info("ect1: detached from %s", ifname);
 	return EXIT_OK;
 }
@@ -230,7 +251,7 @@ static int read_stats(uint32_t prog_id, struct ect1_stats *sum)
 }
 
 /* One pin's row: {pin, netns_cookie, ifindex, iface, state, prog_id, ...}. */
-static json_t *pin_row(const char *name, unsigned long long self_ns)
+static json_t *pin_row(int dfd, const char *name, unsigned long long self_ns)
 {
 	struct bpf_link_info li = {};
 	uint32_t len = sizeof(li);
@@ -251,7 +272,7 @@ static json_t *pin_row(const char *name, unsigned long long self_ns)
 		js_set_str(j, "iface", ifname);
 	else
 		js_set(j, "iface", json_null());	/* another namespace's */
-	fd = bpf_obj_get(path);
+	fd = pt_obj_get(dfd, name);
 	if (fd < 0 || bpf_link_get_info_by_fd(fd, &li, &len)) {
 		js_set_str(j, "state", "broken");
 	} else {
@@ -281,22 +302,29 @@ static int ect1_status(const char *ifname, unsigned long long ns, int ifindex)
 {
 	char want[64] = "";
 	json_t *rows = json_array(), *j;
-	struct dirent *de;
+	char **names = NULL;
+	int n = 0, dfd;
 	size_t i;
-	DIR *d;
 
 	if (ifname)
 		snprintf(want, sizeof(want), PIN_ECT1_FMT, ns, ifindex);
-	d = opendir(PIN_ECT1);
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.' || (ifname && strcmp(de->d_name, want)))
+	dfd = pt_dir(PIN_ECT1_DIR, PT_QUIET);
+	if (dfd < 0 && dfd != -ENOENT) {
+		json_decref(rows);
+		return EXIT_FAIL;
+	}
+	if (dfd >= 0)
+		n = pt_list(dfd, false, &names);
+	for (int k = 0; k < n; k++) {
+		if (ifname && strcmp(names[k], want))
 			continue;
-		j = pin_row(de->d_name, ns);
+		j = pin_row(dfd, names[k], ns);
 		if (j)
 			json_array_append_new(rows, j);
 	}
-	if (d)
-		closedir(d);
+	free_names(names, n > 0 ? n : 0);
+	if (dfd >= 0)
+		close(dfd);
 	if (ifname && json_array_size(rows) == 0) {
 		json_decref(rows);
 		err("ect1: %s has no ect1 attached by bbrctl", ifname);

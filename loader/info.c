@@ -175,13 +175,13 @@ int prog_map_fd(uint32_t prog_id, const char *suffix, uint32_t value_size)
 	return -1;
 }
 
-static int prog_id_of_link_pin(const char *path)
+static int prog_id_of_link_pin(int dfd, const char *name)
 {
 	struct bpf_link_info li;
 	__u32 len = sizeof(li);
 	int fd, id = 0;
 
-	fd = bpf_obj_get(path);
+	fd = pt_obj_get(dfd, name);
 	if (fd < 0)
 		return 0;
 	memset(&li, 0, sizeof(li));
@@ -197,7 +197,7 @@ int cc_get_info(const char *name, struct cc_info *ci)
 	struct bpf_link_info li;
 	__u32 len = sizeof(li);
 	uint32_t ids[STRUCT_OPS_PROGS_MAX];
-	int fd, n;
+	int fd, n, dfd;
 
 	memset(ci, 0, sizeof(*ci));
 	snprintf(ci->name, sizeof(ci->name), "%s", name);
@@ -207,10 +207,18 @@ int cc_get_info(const char *name, struct cc_info *ci)
 
 	if (path_join(p, sizeof(p), dir, PIN_LINK))
 		return -1;
-	fd = bpf_obj_get(p);
+	dfd = pt_dir(name, PT_QUIET);
+	if (dfd == -ENOENT) {
+		snprintf(ci->note, sizeof(ci->note), "cannot open %.200s: %s", p,
+			 strerror(ENOENT));
+		return 0;
+	}
+	if (dfd < 0)
+		return -1;
+	fd = pt_obj_get(dfd, PIN_LINK);
 	if (fd < 0) {
 		snprintf(ci->note, sizeof(ci->note), "cannot open %.200s: %s", p,
-			 strerror(errno));
+			 strerror(-fd));
 	} else {
 		ci->has_link = true;
 		memset(&li, 0, sizeof(li));
@@ -222,9 +230,7 @@ int cc_get_info(const char *name, struct cc_info *ci)
 		close(fd);
 	}
 
-	if (path_join(p, sizeof(p), dir, PIN_ITER))
-		return -1;
-	ci->has_iter = access(p, F_OK) == 0;
+	ci->has_iter = pt_exists(dfd, PIN_ITER);
 
 	if (ci->map_id) {
 		n = struct_ops_prog_ids(ci->map_id, ids, STRUCT_OPS_PROGS_MAX);
@@ -238,7 +244,7 @@ int cc_get_info(const char *name, struct cc_info *ci)
 	/* Same object, same load: the iterator's program is as good a
 	 * witness of the load time if the map could not be read. */
 	if (!ci->prog_id && ci->has_iter)
-		ci->prog_id = prog_id_of_link_pin(p);
+		ci->prog_id = prog_id_of_link_pin(dfd, PIN_ITER);
 
 	if (ci->prog_id) {
 		struct bpf_prog_info pi;
@@ -261,6 +267,7 @@ int cc_get_info(const char *name, struct cc_info *ci)
 			ci->sockets = count_state_recs(buf, blen);
 		free(buf);
 	}
+	close(dfd);
 	return 0;
 }
 

@@ -352,13 +352,18 @@ static int cc_stor_map_fd(const char *cc)
 	struct bpf_map_info mi;
 	__u32 len = sizeof(li), ids[16];
 	char path[PATH_MAX];
-	int lfd, pfd = -1, fd = -1;
+	int dfd, lfd, pfd = -1, fd = -1;
 
 	snprintf(path, sizeof(path), PIN_CC_FMT "/" PIN_ITER, cc);
-	lfd = bpf_obj_get(path);
+	dfd = pt_dir(cc, PT_QUIET);	/* missing: said below */
+	if (dfd < 0 && dfd != -ENOENT)
+		return -1;
+	lfd = dfd < 0 ? dfd : pt_obj_get(dfd, PIN_ITER);
+	if (dfd >= 0)
+		close(dfd);
 	if (lfd < 0) {
 		err("set: %s: cannot open its state iterator %s: %s", cc, path,
-		    strerror(errno));
+		    strerror(-lfd));
 		return -1;
 	}
 	memset(&li, 0, sizeof(li));
@@ -858,6 +863,19 @@ static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
 		err("%s: --reset takes no key=value pairs", cmd);
 		return EXIT_USAGE;
 	}
+	/* the last of two would win silently: refuse (a key after a profile
+	 * overrides the profile's value, which is meant) */
+	for (int i = 1; i <= npairs; i++)
+		for (int k = 1; k < i; k++) {
+			size_t len = strcspn(args[i], "=");
+
+			if (len == strcspn(args[k], "=") &&
+			    !strncmp(args[i], args[k], len)) {
+				err("%s: %.*s given twice (%s, %s)", cmd, (int)len,
+				    args[i], args[k], args[i]);
+				return EXIT_USAGE;
+			}
+		}
 	if (check_privileges(cmd))
 		return EXIT_FAIL;
 	if (o->cgroup) {

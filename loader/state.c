@@ -158,15 +158,18 @@ int iter_read_all(int link_fd, void **out, size_t *outlen)
 int read_state_iter(const char *name, void **out, size_t *outlen, bool quiet)
 {
 	char path[PATH_MAX];
-	struct bpf_link *link;
-	int ret;
+	int ret, dfd, lfd;
 
 	*out = NULL;
 	*outlen = 0;
 	snprintf(path, sizeof(path), PIN_CC_FMT "/" PIN_ITER, name);
-	link = bpf_link__open(path);
-	if (!link) {
-		ret = -errno;
+	dfd = pt_dir(name, quiet ? PT_SILENT : 0);
+	if (dfd < 0)
+		return dfd;
+	lfd = pt_obj_get(dfd, PIN_ITER);
+	close(dfd);
+	if (lfd < 0) {
+		ret = lfd;
 		if (!quiet) {
 			if (ret == -ENOENT)
 				err("%s: no state iterator (%s does not exist; the "
@@ -177,10 +180,10 @@ int read_state_iter(const char *name, void **out, size_t *outlen, bool quiet)
 		}
 		return ret;
 	}
-	ret = iter_read_all(bpf_link__fd(link), out, outlen);
+	ret = iter_read_all(lfd, out, outlen);
 	if (ret && !quiet)
 		err("%s: reading the state iterator %s: %s", name, path, strerror(-ret));
-	bpf_link__destroy(link);	/* closes our fd; the pin stays */
+	close(lfd);			/* the pin stays */
 	return ret;
 }
 
@@ -609,6 +612,8 @@ int stat_print(char **names, int n)
 		char p[PATH_MAX];
 		void *buf = NULL;
 		size_t len = 0, cnt, stride;
+		bool has_iter;
+		int dfd;
 
 		if (!valid_cc_name(names[i])) {
 			err("invalid congestion control name \"%s\"", names[i]);
@@ -616,13 +621,16 @@ int stat_print(char **names, int n)
 			continue;
 		}
 		snprintf(p, sizeof(p), PIN_CC_FMT, names[i]);
-		if (access(p, F_OK) != 0) {
-			err("%s is not loaded by bbrctl (no %s)", names[i], p);
+		dfd = pt_dir(names[i], PT_QUIET);
+		if (dfd < 0) {
+			if (dfd == -ENOENT)
+				err("%s is not loaded by bbrctl (no %s)", names[i], p);
 			ret = -1;
 			continue;
 		}
-		snprintf(p, sizeof(p), PIN_CC_FMT "/" PIN_ITER, names[i]);
-		if (!explicit && access(p, F_OK) != 0) {
+		has_iter = pt_exists(dfd, PIN_ITER);
+		close(dfd);
+		if (!explicit && !has_iter) {
 			dbg("%s: no state iterator, skipped", names[i]);
 			continue;
 		}

@@ -222,13 +222,13 @@ static void refresh_all_defaults(const char *name)
 
 /* The struct_ops map registered behind link: an fd (-1 if unknown) and its
  * info in *mi. */
-static int running_ops_map(struct bpf_link *link, struct bpf_map_info *mi)
+static int running_ops_map(int link_fd, struct bpf_map_info *mi)
 {
 	struct bpf_link_info li = {};
 	__u32 len = sizeof(li), mlen = sizeof(*mi);
 	int fd;
 
-	if (bpf_link_get_info_by_fd(bpf_link__fd(link), &li, &len) ||
+	if (bpf_link_get_info_by_fd(link_fd, &li, &len) ||
 	    li.type != BPF_LINK_TYPE_STRUCT_OPS)
 		return -1;
 	fd = bpf_map_get_fd_by_id(li.struct_ops.map_id);
@@ -277,7 +277,7 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 	struct cc_target t;
 	char path[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
 	struct bpf_link *link = NULL, *it = NULL;
-	int ret = EXIT_FAIL, ret_open, ops_fd = -1;
+	int ret = EXIT_FAIL, ret_open, ops_fd = -1, dfd, link_fd = -1, e;
 	struct bpf_map_info ops = {};
 	char from[BPF_OBJ_NAME_LEN] = "";
 	uint32_t ecn = 0;
@@ -289,18 +289,31 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 	}
 	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
 	path_join(p, sizeof(p), dir, PIN_LINK);
-	link = bpf_link__open(p);
-	if (!link) {
-		err("swap: %s is not loaded by bbrctl (%s: %s); use `bbrctl load %s`",
-		    name, p, strerror(errno), name);
+	dfd = pt_dir(name, PT_QUIET);
+	if (dfd < 0 && dfd != -ENOENT)
 		return EXIT_FAIL;
+	link_fd = dfd < 0 ? dfd : pt_obj_get(dfd, PIN_LINK);
+	if (link_fd < 0) {
+		err("swap: %s is not loaded by bbrctl (%s: %s); use `bbrctl load %s`",
+		    name, p, strerror(-link_fd), name);
+		if (dfd >= 0)
+			close(dfd);
+		return EXIT_FAIL;
+	}
+	/* libbpf's handle of the same pin, for bpf_link__update_map(): reached
+	 * through the verified directory, and not a link (pt_obj_get()) */
+	link = bpf_link__open(pt_fd_path(dfd, PIN_LINK, p, sizeof(p)));
+	path_join(p, sizeof(p), dir, PIN_LINK);
+	if (!link) {
+		err("swap: cannot open %s: %s", p, strerror(errno));
+		goto out;
 	}
 	if (o->nobjs > 1) {
 		err("swap: give at most one --obj");
 		goto out;
 	}
 	/* what is registered now: its map's name and its ECN flags */
-	ops_fd = running_ops_map(link, &ops);
+	ops_fd = running_ops_map(link_fd, &ops);
 	if (ops_fd >= 0)
 		ecn = running_ecn_flags(ops_fd, &ops);
 	if (o->nobjs) {
@@ -341,17 +354,33 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 		err("swap: replacing %s in place failed: %s", name, strerror(errno));
 		goto out;
 	}
+	/*
+	 * The pins of NAME describe the build in place: the new build's
+	 * iterator and trace ring replace the old ones, and where it has none
+	 * (another CC's object, e.g. dctcp_bpf in place of bbr3) the old ones
+	 * go, so that stat and trace say there is nothing to read rather
+	 * than read the previous build's sockets.
+	 */
+	path_join(p, sizeof(p), dir, PIN_ITER);
+	pt_unlink(dfd, PIN_ITER);
 	if (t.iter_prog) {
 		it = bpf_program__attach_iter(t.iter_prog, NULL);
-		path_join(p, sizeof(p), dir, PIN_ITER);
-		unlink(p);
-		if (!it || bpf_link__pin(it, p))
+		e = it ? pt_pin(bpf_link__fd(it), dfd, PIN_ITER) : -errno;
+		if (e)
 			warn("swap: re-pinning the state iterator at %s failed: %s "
 			     "(stat shows no sockets of the new build)", p,
-			     strerror(errno));
+			     strerror(-e));
+	} else {
+		info("swap: %s has no state iterator: `bbrctl stat %s` has "
+		     "nothing to show", path, name);
 	}
-	if (trace_pin_maps(&t, dir))
+	if (!t.trace_rb) {
+		trace_unpin_maps(dfd);
+		info("swap: %s has no trace ring: `bbrctl trace %s` has "
+		     "nothing to show", path, name);
+	} else if (trace_pin_maps(&t, dfd)) {
 		warn("swap: `bbrctl trace %s` sees no events of the new build", name);
+	}
 	refresh_all_defaults(name);
 	info("swapped %s in place with %s; existing sockets keep the previous "
 	     "build until they close or are switched", name, path);
@@ -364,6 +393,8 @@ out:
 		bpf_link__disconnect(link);
 		bpf_link__destroy(link);
 	}
+	close(link_fd);
+	close(dfd);
 	cc_close(&t);
 	return ret;
 }

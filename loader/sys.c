@@ -362,11 +362,6 @@ const char *resolve_objdir(void)
 	return DEFAULT_OBJDIR;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 bool pin_name_reserved(const char *name)
 {
 	static const char *const reserved[] = PIN_RESERVED;
@@ -379,55 +374,26 @@ bool pin_name_reserved(const char *name)
 
 int list_pinned_names(char ***out)
 {
-	char **names = NULL, path[PATH_MAX];
-	struct dirent *de;
-	struct stat st;
-	int n = 0, cap = 0;
-	DIR *d;
+	char **names = NULL;
+	int n, k = 0, root;
 
 	*out = NULL;
-	d = opendir(PIN_ROOT);
-	if (!d) {
-		if (errno == ENOENT)
-			return 0;
-		err("cannot read %s: %s", PIN_ROOT, strerror(errno));
+	root = pt_root(PT_QUIET);
+	if (root == -ENOENT)
+		return 0;
+	if (root < 0)
 		return -1;
+	n = pt_list(root, true, &names);
+	close(root);
+	/* Not congestion controls: cgroup attachments, ETS maps, ect1 */
+	for (int i = 0; i < n; i++) {
+		if (pin_name_reserved(names[i]))
+			free(names[i]);
+		else
+			names[k++] = names[i];
 	}
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		/* Not congestion controls: cgroup attachments, ETS maps, ect1 */
-		if (pin_name_reserved(de->d_name))
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", PIN_ROOT, de->d_name) >=
-		    (int)sizeof(path))
-			continue;
-		if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-			continue;
-		if (n == cap) {
-			char **nn;
-
-			cap = cap ? cap * 2 : 8;
-			nn = realloc(names, cap * sizeof(*names));
-			if (!nn)
-				goto oom;
-			names = nn;
-		}
-		names[n] = strdup(de->d_name);
-		if (!names[n])
-			goto oom;
-		n++;
-	}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
 	*out = names;
-	return n;
-oom:
-	closedir(d);
-	free_names(names, n);
-	err("out of memory");
-	return -1;
+	return n < 0 ? n : k;
 }
 
 void free_names(char **names, int n)
@@ -567,56 +533,7 @@ int enter_netns(const char *cmd, const char *name)
 	return 0;
 }
 
-/* ---- directories bbrctl pins into, and its lock ---------------------------- */
-
-/*
- * Make path a directory bbrctl may pin into, or accept it if it exists:
- * bpffs is mode 1777, so anyone could have made it first and could follow
- * or swap what bbrctl pins there. Only a real directory (not a symlink)
- * that root owns and nobody else may write is accepted. exclusive: it must
- * be new (-EEXIST, quietly: the caller says what that means). Otherwise
- * -errno after a message.
- */
-int secure_dir(const char *path, bool exclusive)
-{
-	struct stat st;
-
-	if (mkdir(path, 0700) == 0)
-		return 0;
-	if (errno != EEXIST) {
-		int e = errno;
-
-		err("cannot create %s: %s", path, strerror(e));
-		return -e;
-	}
-	if (exclusive)
-		return -EEXIST;
-	if (lstat(path, &st)) {
-		int e = errno;
-
-		err("cannot stat %s: %s", path, strerror(e));
-		return -e;
-	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
-		err("refusing to use %s: it is %s; bbrctl pins only into "
-		    "directories root owns and only root may write (someone else "
-		    "created it? remove it with `rm -r %s` and run bbrctl again)",
-		    path, S_ISLNK(st.st_mode) ? "a symbolic link" :
-		    !S_ISDIR(st.st_mode) ? "not a directory" :
-		    st.st_uid != 0 ? "not owned by root" :
-		    "writable by group or others", path);
-		return -EPERM;
-	}
-	return 0;
-}
-
-/* The pin root and one directory under it (NULL: the root only). */
-int secure_pin_dirs(const char *sub)
-{
-	int ret = secure_dir(PIN_ROOT, false);
-
-	return ret ? ret : sub ? secure_dir(sub, false) : 0;
-}
+/* ---- the lock ------------------------------------------------------------------ */
 
 /*
  * One bbrctl at a time changes pins, registrations and parameter sets:

@@ -15,6 +15,7 @@
  * computed here from the counters in each event, per socket cookie.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,42 +77,37 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-int trace_pin_maps(struct cc_target *t, const char *dir)
+int trace_pin_maps(struct cc_target *t, int dfd)
 {
 	struct bpf_map *maps[2] = { t->trace_rb, t->trace_ctl };
 	const char *files[2] = { PIN_TRACE_RB, PIN_TRACE_CTL };
-	char p[PATH_MAX];
+	int ret;
 
 	if (!t->trace_rb)
 		return 0;
 	for (int i = 0; i < 2; i++) {
-		if (path_join(p, sizeof(p), dir, files[i]))
-			return -ENAMETOOLONG;
-		if (unlink(p) && errno != ENOENT) {
-			err("%s: cannot replace %s: %s", t->name, p, strerror(errno));
-			return -errno;
+		ret = pt_unlink(dfd, files[i]);
+		if (ret) {
+			err("%s: cannot replace " PIN_CC_FMT "/%s: %s", t->name,
+			    t->name, files[i], strerror(-ret));
+			return ret;
 		}
-		if (bpf_map__pin(maps[i], p)) {
-			int e = errno;
-
-			err("%s: pinning %s at %s failed: %s", t->name,
-			    bpf_map__name(maps[i]), p, strerror(e));
-			trace_unpin_maps(dir);
-			return -e;
+		ret = pt_pin(bpf_map__fd(maps[i]), dfd, files[i]);
+		if (ret) {
+			err("%s: pinning %s at " PIN_CC_FMT "/%s failed: %s", t->name,
+			    bpf_map__name(maps[i]), t->name, files[i], strerror(-ret));
+			trace_unpin_maps(dfd);
+			return ret;
 		}
 	}
 	t->trace_pinned = true;
 	return 0;
 }
 
-void trace_unpin_maps(const char *dir)
+void trace_unpin_maps(int dfd)
 {
-	char p[PATH_MAX];
-
-	if (!path_join(p, sizeof(p), dir, PIN_TRACE_RB))
-		unlink(p);
-	if (!path_join(p, sizeof(p), dir, PIN_TRACE_CTL))
-		unlink(p);
+	pt_unlink(dfd, PIN_TRACE_RB);
+	pt_unlink(dfd, PIN_TRACE_CTL);
 }
 
 static struct trace_sock *sock_slot(uint64_t cookie)
@@ -406,36 +402,80 @@ static uint64_t release_ctl(struct trace_cc *cc)
 
 static int open_cc(struct trace_cc *cc, const char *name, bool quiet)
 {
-	char dir[PATH_MAX], p[PATH_MAX];
-	struct stat st;
+	char dir[PATH_MAX];
+	int dfd;
 
 	snprintf(cc->name, sizeof(cc->name), "%s", name);
 	cc->rb_fd = cc->ctl_fd = -1;
 	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		if (!quiet)
+	dfd = pt_dir(name, PT_QUIET);
+	if (dfd < 0) {
+		if (!quiet && dfd == -ENOENT)
 			err("trace: %s is not loaded by bbrctl (no %s)", name, dir);
 		return -1;
 	}
-	path_join(p, sizeof(p), dir, PIN_TRACE_RB);
-	cc->rb_fd = bpf_obj_get(p);
+	cc->rb_fd = pt_obj_get(dfd, PIN_TRACE_RB);
 	if (cc->rb_fd < 0) {
 		if (!quiet)
-			err("trace: %s has no trace ring (%s: %s): its object has no "
+			err("trace: %s has no trace ring (%s/%s: %s): its object has no "
 			    "lib/trace.h, or it was loaded by an older bbrctl; "
-			    "reload it", name, p, strerror(errno));
+			    "reload it", name, dir, PIN_TRACE_RB, strerror(-cc->rb_fd));
+		close(dfd);
 		return -1;
 	}
-	path_join(p, sizeof(p), dir, PIN_TRACE_CTL);
-	cc->ctl_fd = bpf_obj_get(p);
+	cc->ctl_fd = pt_obj_get(dfd, PIN_TRACE_CTL);
+	close(dfd);
 	if (cc->ctl_fd < 0) {
 		if (!quiet)
-			err("trace: %s: cannot open %s: %s", name, p, strerror(errno));
+			err("trace: %s: cannot open %s/%s: %s", name, dir,
+			    PIN_TRACE_CTL, strerror(-cc->ctl_fd));
 		close(cc->rb_fd);
 		cc->rb_fd = -1;
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * trace --output FILE: root writes where it is told, so a name an
+ * unprivileged user could have planted in a shared directory (/tmp) must
+ * not make it truncate another file: a symbolic link is never followed
+ * (O_NOFOLLOW), and an existing file is kept unless --force (O_EXCL).
+ */
+static FILE *open_output(const char *path, bool force)
+{
+	int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+		    (force ? O_TRUNC : O_EXCL);
+	int fd = open(path, flags, 0644), e;
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0) {
+		e = errno;
+		/* O_EXCL never follows a link either: say which it was */
+		if (e == EEXIST && !lstat(path, &st) && S_ISLNK(st.st_mode))
+			e = ELOOP;
+		if (e == EEXIST)
+			err("trace: %s exists; add --force to overwrite it", path);
+		else if (e == ELOOP)
+			err("trace: %s is a symbolic link; bbrctl writes only to "
+			    "the file named, never through a link", path);
+		else
+			err("trace: cannot write %s: %s", path, strerror(e));
+		return NULL;
+	}
+	/* --force on a FIFO or device: fine, but never a directory */
+	if (fstat(fd, &st) || S_ISDIR(st.st_mode)) {
+		err("trace: cannot write %s: not a file", path);
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		err("trace: cannot write %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
 }
 
 int cmd_trace(const struct cmd_opts *o, char **names, int n)
@@ -480,11 +520,9 @@ int cmd_trace(const struct cmd_opts *o, char **names, int n)
 	}
 
 	if (o->output) {
-		out = fopen(o->output, "w");
-		if (!out) {
-			err("trace: cannot write %s: %s", o->output, strerror(errno));
+		out = open_output(o->output, o->force);
+		if (!out)
 			goto out;
-		}
 	} else {
 		out = stdout;
 	}

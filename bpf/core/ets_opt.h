@@ -102,12 +102,18 @@ static inline u32 ets_rtt_bound_us(u32 srtt_us)
 #define ETS_TCPOPT_EOL		0
 #define ETS_TCPOPT_NOP		1
 #define ETS_TCP_OPTIONS_MAX	40
+/* RFC 9293's default MSS of IPv4 (536): a segment's size when mss_cache
+ * is not known yet. */
+#define ETS_MSS_MIN_BYTES	536
 
 struct ets_opt_walk {
 	u8 opts[ETS_TCP_OPTIONS_MAX];
 	u32 len;		/* bytes of opts in use */
 	u32 i;			/* the option the walk is at */
 	u32 found;		/* a kind-254 option was found */
+	u32 err;		/* what is wrong with it: ETS_ERR_LEN (too short
+				 * for an ExID, or running past the options),
+				 * ETS_ERR_EXID (another experiment's ExID) */
 };
 
 /* One step of the walk: 1 when it is over (w->found says how), 0 to go on.
@@ -125,7 +131,15 @@ static inline int ets_opt_walk_step(struct ets_opt_walk *w)
 		return 0;
 	}
 	if (w->opts[i] == ETS_OPT_KIND) {
+		u32 n2 = i + 1 < w->len && i + 1 < ETS_TCP_OPTIONS_MAX ?
+			 w->opts[i + 1] : 0;
+
 		w->found = 1;
+		w->err = ETS_ERR_LEN;
+		if (n2 >= 4 && i + 3 < w->len && i + 3 < ETS_TCP_OPTIONS_MAX &&
+		    i + n2 <= w->len &&
+		    ((u32)w->opts[i + 2] << 8 | w->opts[i + 3]) != ETS_OPT_EXID)
+			w->err = ETS_ERR_EXID;
 		return 1;
 	}
 	if (i + 1 >= w->len || i + 1 >= ETS_TCP_OPTIONS_MAX)
@@ -143,6 +157,7 @@ static inline bool ets_has_kind254(struct ets_opt_walk *w)
 
 	w->i = 0;
 	w->found = 0;
+	w->err = ETS_OK;
 	for (k = 0; k < ETS_TCP_OPTIONS_MAX; k++)
 		if (ets_opt_walk_step(w))
 			break;
@@ -162,6 +177,36 @@ struct ets_opt {
 static inline bool ets_after(u32 s, u32 t)
 {
 	return (s32)(s - t) > 0;
+}
+
+/*
+ * A peer that stops sending the option (a middlebox strips it, or its ETS
+ * program is detached) sends segments with the RFC 7323 timestamp only:
+ * they match the kernel's header prediction, take its fast path and never
+ * reach the parse callback, so nothing counts them there. What does move
+ * is the sequence space: the position up to which segments with the option
+ * (or excused without it: SACK, closing) were seen is remembered, the
+ * acknowledged (snd_una) and received (rcv_nxt) positions are compared
+ * with it whenever this side writes a segment, and ETS_MISSING_LIMIT
+ * segments' worth (of mss_bytes each) past it on either means that many
+ * segments arrived without the option. One comparison per written segment,
+ * no callback more per segment.
+ */
+static inline void ets_mark_advance(u32 *mark, u32 seq)
+{
+	if (ets_after(seq, *mark))
+		*mark = seq;
+}
+
+static inline bool ets_peer_silent(u32 snd_una, u32 rcv_nxt, u32 una_mark,
+				   u32 rcv_mark, u32 mss_bytes, u32 limit_segs)
+{
+	u32 limit = limit_segs * (mss_bytes ? mss_bytes : ETS_MSS_MIN_BYTES);
+	u32 acked = snd_una - una_mark, rcvd = rcv_nxt - rcv_mark;
+
+	/* "past": ahead by less than half the sequence space (ets_after) */
+	return (acked < 0x80000000u && acked >= limit) ||
+	       (rcvd < 0x80000000u && rcvd >= limit);
 }
 
 /* The EcrDel field for a delay in us: us units when it fits 13 bits, ms

@@ -20,24 +20,37 @@ ETS_KIND, ETS_EXID = 254, 0x4554
 INJECT_TIMEOUT_S = 30
 
 # Run inside a namespace with python_in. Each argument is
-# HEX[,OFFSET,DELTA_US]: the packet, and where to write a TSecr of
-# CLOCK_MONOTONIC (the ETS clock) + DELTA_US just before sending it on a
-# socket opened beforehand.
+# HEX[,OFFSET,DELTA_US]: an IPv4 packet's bytes, and where to write a TSecr
+# of CLOCK_MONOTONIC (the ETS clock) + DELTA_US just before sending it. The
+# bytes go out as they are, on a raw socket (IP_HDRINCL): only the TCP
+# checksum is computed here, since scapy, rebuilding a packet it parsed,
+# rewrites what it takes for a mistake (an option of length 0 becomes 2)
+# and the damage would never reach the program under test.
 INJECT = r"""
-import sys, time
-from scapy.all import IP, TCP, conf
-sock = conf.L3socket()
+import socket, sys, time
+
+def csum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(int.from_bytes(b[i:i + 2], "big") for i in range(0, len(b), 2))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return (~s & 0xFFFF).to_bytes(2, "big")
+
+sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
 for a in sys.argv[1:]:
     h, *patch = a.split(",")
-    p = IP(bytes.fromhex(h))
+    b = bytearray(bytes.fromhex(h))
     if patch:
         off, delta = int(patch[0]), int(patch[1])
-        b = bytearray(bytes(p))
         now = (time.monotonic_ns() // 1000 + delta) & 0xFFFFFFFF
         b[off:off + 4] = now.to_bytes(4, "big")
-        p = IP(bytes(b))
-        del p[TCP].chksum
-    sock.send(p)
+    ihl = (b[0] & 0xF) * 4
+    total = int.from_bytes(b[2:4], "big")
+    b[ihl + 16:ihl + 18] = b"\0\0"
+    pseudo = bytes(b[12:20]) + bytes([0, 6]) + (total - ihl).to_bytes(2, "big")
+    b[ihl + 16:ihl + 18] = csum(pseudo + bytes(b[ihl:total]))
+    sock.sendto(bytes(b), (socket.inet_ntoa(bytes(b[16:20])), 0))
 sock.close()
 """
 
@@ -54,10 +67,16 @@ def malformed_variants(pkt):
     TSecr field left to write.
 
     What the receiving ETS program does with each (docs/ets.md): four
-    parse rejections (wrong_length, truncated, kind254_len0/len2), four
-    sample rejections (tsecr_future, forged_old, reserved_unit,
-    absurd_ecrdel); none is a sample, none turns ETS off."""
-    from scapy.all import IP, TCP
+    parse rejections by length or as short (wrong_length, truncated,
+    kind254_len0, kind254_len2), one by ExID (other_exid), four sample
+    rejections (tsecr_future, forged_old, reserved_unit, absurd_ecrdel);
+    none is a sample, none turns ETS off (other_exid counts towards the
+    missing run, which the next good segment resets).
+
+    The copies are the captured bytes with the damage written in: no
+    packet library rebuilds them (which would repair some of the damage).
+    """
+    from scapy.all import IP
     raw = bytes(pkt[IP])
     ihl = (raw[0] & 0xF) * 4
     doff = (raw[ihl + 12] >> 4) * 4
@@ -68,13 +87,12 @@ def malformed_variants(pkt):
     base = ihl + 20 + i
 
     def mod(edits, tsecr_delta_us=-1000):
+        """The packet's own bytes with edits at offsets of the option; the
+        injector computes the TCP checksum (the IP one is the kernel's)."""
         b = bytearray(raw)
         for off, val in edits:
             b[base + off: base + off + len(val)] = val
-        p = IP(bytes(b))
-        del p[IP].chksum
-        del p[TCP].chksum
-        arg = bytes(p).hex()
+        arg = bytes(b).hex()
         if tsecr_delta_us is not None:
             arg += f",{base + 8},{tsecr_delta_us}"
         return arg
@@ -89,12 +107,31 @@ def malformed_variants(pkt):
         "forged_old": mod([], -59_000_000),
         "kind254_len2": mod([(1, b"\x02"), (2, nops)], None),
         "kind254_len0": mod([(1, b"\x00"), (2, nops)], None),
+        "other_exid": mod([(3, b"\x55")], None),
     }
+
+
+def without_option(pkt):
+    """Injector argument: a copy of pkt (a pure ACK with an ETS option)
+    with the option overwritten by NOPs: a segment that lacks ETS, yet
+    takes the kernel's slow path (its header is as long as before), so the
+    receiving program counts it as missing."""
+    from scapy.all import IP
+    raw = bytearray(bytes(pkt[IP]))
+    ihl = (raw[0] & 0xF) * 4
+    doff = (raw[ihl + 12] >> 4) * 4
+    i = bytes(raw[ihl + 20: ihl + doff]).find(bytes([ETS_KIND, 14, ETS_EXID >> 8,
+                                                     ETS_EXID & 0xFF]))
+    if i < 0:
+        raise BbrtestError("no ETS option to remove from the segment")
+    base = ihl + 20 + i
+    raw[base: base + 14] = bytes([1]) * 14
+    return bytes(raw).hex()
 
 
 def inject(ns, args, timeout=INJECT_TIMEOUT_S):
     """Send the injector arguments (malformed_variants' values) from inside
-    namespace ns; BbrtestError with scapy's stderr if that fails."""
+    namespace ns; BbrtestError with the injector's stderr if that fails."""
     proc = netns.python_in(ns, INJECT, *args)
     try:
         _, err = proc.communicate(timeout=timeout)

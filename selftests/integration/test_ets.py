@@ -145,8 +145,11 @@ while True:
     c.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 0)
 """
 
-# BPF_OBJ_GET = 7, BPF_MAP_LOOKUP_ELEM = 1; ets_sk per include/ets_shared.h.
-CLIENT = COMMON + r"""
+# BPF_OBJ_GET = 7, BPF_MAP_LOOKUP_ELEM = 1; struct ets_sk as
+# selftests/tools/layouts lays it out from include/ets_shared.h.
+LAYOUTS_BIN = REPO / "selftests" / "tools" / "layouts"
+CLIENT = COMMON + f"LAYOUTS_BIN = {str(LAYOUTS_BIN)!r}\n" + r"""
+import subprocess
 libc = ctypes.CDLL(None, use_errno=True)
 NR_BPF = 321
 def bpf(cmd, attr):
@@ -155,34 +158,39 @@ def bpf(cmd, attr):
     if r < 0:
         raise OSError(ctypes.get_errno(), "bpf cmd %d" % cmd)
     return r
+LAY = json.loads(subprocess.run([LAYOUTS_BIN], capture_output=True, text=True,
+                                check=True).stdout)["ets_sk"]
+# the short names the tests use, and the fields of struct ets_sk
+NAMES = {"last_ns": "last_sample_ns", "net": "network_rtt_us", "total": "total_rtt_us",
+         "del": "rcv_ack_delay_us", "min": "min_network_rtt_us",
+         "min_ns": "min_network_rtt_stamp_ns", "samples": "samples", "rejected": "rejected",
+         "path": "path_rtt_us", "host": "host_delay_us", "tx_late": "tx_late_us",
+         "rx_wait": "rx_wait_us", "lclk": "ts_latest_clock_ns", "latest": "ts_latest_us",
+         "recent": "ts_recent_us", "peer_mad": "peer_max_ack_delay_us", "flags": "flags"}
 dst, port, pins, count, gap, size = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
 path = ctypes.create_string_buffer((pins + "/ets_sk_stor").encode())
 mfd = bpf(7, struct.pack("=QII", ctypes.addressof(path), 0, 0))
 s = socket.create_connection((dst, port))
-key = ctypes.c_int(s.fileno()); val = ctypes.create_string_buffer(96)
-FMT = "=QIIIIQIIIIIIQIIII16x"
+key = ctypes.c_int(s.fileno()); val = ctypes.create_string_buffer(LAY["size"])
+def record():
+    bpf(1, struct.pack("=IIQQQ", mfd, 0, ctypes.addressof(key), ctypes.addressof(val), 0))
+    out = {}
+    for short, field in NAMES.items():
+        off, n = LAY["fields"][field]
+        out[short] = int.from_bytes(val.raw[off:off + n], sys.byteorder)
+    return out
 for i in range(count):
     s.sendall(b"x" * size)
     time.sleep(gap)
     try:
-        bpf(1, struct.pack("=IIQQQ", mfd, 0, ctypes.addressof(key), ctypes.addressof(val), 0))
+        print(json.dumps(record()), flush=True)
     except OSError as e:
-        print(json.dumps({"err": str(e)}), flush=True); continue
-    f = struct.unpack(FMT, val.raw[:struct.calcsize(FMT)])
-    print(json.dumps(dict(zip(["last_ns", "net", "total", "del", "min", "min_ns",
-                                "samples", "rejected", "path", "host", "tx_late",
-                                "rx_wait", "lclk", "latest", "recent",
-                                "peer_mad", "flags"], f))), flush=True)
+        print(json.dumps({"err": str(e)}), flush=True)
 if len(sys.argv) > 7 and sys.argv[7] == "hold":
     # Idle connection: the test injects segments, then says "go".
     print(json.dumps({"held": 1}), flush=True)
     sys.stdin.readline()
-    bpf(1, struct.pack("=IIQQQ", mfd, 0, ctypes.addressof(key), ctypes.addressof(val), 0))
-    f = struct.unpack(FMT, val.raw[:struct.calcsize(FMT)])
-    print(json.dumps(dict(zip(["last_ns", "net", "total", "del", "min", "min_ns",
-                                "samples", "rejected", "path", "host", "tx_late",
-                                "rx_wait", "lclk", "latest", "recent",
-                                "peer_mad", "flags"], f))), flush=True)
+    print(json.dumps(record()), flush=True)
 s.close()
 """
 
@@ -272,11 +280,21 @@ def test_ets_wire_format_and_negotiation(tmp_path):
         syn_tsval = None
         skbs = set()
         max_ecrdel_us = us_unit = 0
+        fin_from = set()
         for p in pkts:
             t = p[TCP]
             flags = int(t.flags)
             syn, ack = bool(flags & 0x02), bool(flags & 0x10)
             opts = ets_opts(p)
+            if flags & 0x01:
+                fin_from.add(t.sport)
+            # The ACK of the last FIN may come from a TIME_WAIT socket
+            # (an orphaned FIN_WAIT2 socket becomes one at once), which
+            # runs no sockops: the one segment that may lack the option.
+            if not opts and len(fin_from) == 2 and t.sport in fin_from and \
+                    not len(t.payload) and not flags & 0x07:
+                print("the last ACK, from TIME_WAIT, without ETS:", t.summary())
+                continue
             assert len(opts) == 1, f"{t.summary()}: {len(opts)} ETS options"
             o = check_option(opts[0], syn, ack)
             skbs.add((t.sport, o["tsval"]))
@@ -430,13 +448,20 @@ def test_ets_malformed_options_counted_and_ignored(tmp_path):
             stop_capture(cap)
     d_parse = [b - a for a, b in zip(st0["rej_parse"], st1["rej_parse"])]
     d_sample = [b - a for a, b in zip(st0["rej_sample"], st1["rej_sample"])]
+    assert bytes.fromhex(variants["kind254_len0"].split(",")[0]).find(
+        bytes([ETS_KIND, 0, 1, 1])) > 0, "length 0 must be in the bytes sent"
     print("injected:", list(variants), "rej_parse delta [ok,short,kind,exid,len]:",
           d_parse, "rej_sample delta [ok,noack,tsecr0,future,old,unit,del>rtt]:", d_sample)
     print("client before:", before, "after:", after)
-    # An option running past the header is copied by the kernel with its
-    # length byte, so ets_parse() rejects it by length like the short one;
-    # either counter may take it (docs/ets.md).
-    assert d_parse[4] >= 3, "wrong length and kind 254 of length 0 / 2 counted as ETS_ERR_LEN"
+    # The bytes on the wire are the variants' own (bbrtest.ets builds them
+    # without a packet library), so a length of 0 arrives as 0. The
+    # kernel's option walk stops at a length below 2 as at an option
+    # running past the header: both are short (ETS_ERR_SHORT); a kind-254
+    # option of length 2 (no room for the ExID) or a wrong length is a
+    # length error, another ExID an ExID error (docs/ets.md).
+    assert d_parse[3] == 1, "another experiment's ExID counted as an ExID error"
+    assert d_parse[4] >= 2, "wrong length and kind 254 of length 2 counted as ETS_ERR_LEN"
+    assert d_parse[1] >= 1, "kind 254 of length 0 counted as ETS_ERR_SHORT"
     assert d_parse[1] + d_parse[4] == 4, \
         "wrong length, truncated, length 0 and 2: four parse rejections"
     assert d_sample[3] == 1, "TSecr from the future counted"
@@ -447,4 +472,238 @@ def test_ets_malformed_options_counted_and_ignored(tmp_path):
     assert st1["missing"] == st0["missing"] == 0, "malformed is not missing"
     assert after["net"] == before["net"] and after["samples"] == before["samples"]
     assert after["flags"] & 0x04 and not after["flags"] & 0x08, "ETS still enabled"
-    assert after["rejected"] - before["rejected"] >= 8
+    assert after["rejected"] - before["rejected"] >= 9
+
+
+SILENT_MSGS = 60
+SILENT_GAP_S = 0.05
+SILENT_MSG_BYTES = 3000         # three segments at the veth MTU, each ACKed
+SILENT_DETACH_AFTER = 15        # messages sent before the receiver's ETS goes
+# Messages after the detach by which the sender must have noticed: 3 MSS
+# (ETS_MISSING_LIMIT full segments, 4344 bytes) is 1.5 messages of ACKs
+# without the option; the check runs at the next write, and a row is read a
+# gap after its message, so the detach itself lands up to a message late.
+SILENT_OFF_WITHIN = 4
+
+
+def test_ets_turns_off_when_the_peer_goes_silent():
+    """The receiver's ETS program is detached mid-transfer: its ACKs carry
+    the RFC 7323 timestamp only, match the kernel's header prediction and
+    take the fast path, where no parse callback runs. The sender must still
+    notice (ETS_MISSING_LIMIT segments' worth acknowledged past the last
+    ACK with the option, checked when it writes) and turn ETS off: flags
+    ENABLED cleared, DISABLED set, `missing` counted. Before, it stayed
+    enabled for good and bbr_swift saw a stale signal forever."""
+    with EtsAttached("sc") as cli_att, EtsAttached("ss") as srv_att, VethPair() as vp:
+        srv = bbrtest.python_in(vp.b, SERVER, ADDR_B, PORT, 0.0, cgroup=srv_att.cg)
+        cli = None
+        try:
+            assert "LISTEN" in srv.stdout.readline()
+            cli = bbrtest.python_in(vp.a, CLIENT, ADDR_B, PORT, cli_att.pins, SILENT_MSGS,
+                                    SILENT_GAP_S, SILENT_MSG_BYTES, cgroup=cli_att.cg)
+            rows = []
+            for line in cli.stdout:
+                rows.append(json.loads(line))
+                if len(rows) == SILENT_DETACH_AFTER:
+                    st0 = cli_att.stats()
+                    (srv_att.pins / "link").unlink()    # the receiver's ETS goes
+            cli.wait(timeout=CMD_TIMEOUT_S)
+        finally:
+            if cli and cli.poll() is None:
+                cli.kill()
+                cli.wait()
+            srv.kill()
+            srv.wait()
+        st1 = cli_att.stats()
+    flags = [r.get("flags") for r in rows]
+    print("sender's ets_sk flags per message:", flags)
+    print("missing before/after the detach:", st0["missing"], st1["missing"],
+          "samples:", st0["samples"], st1["samples"])
+    assert len(rows) == SILENT_MSGS
+    before = flags[:SILENT_DETACH_AFTER]
+    assert all(f & 0x04 and not f & 0x08 for f in before), "ETS on before the detach"
+    off_at = next((i for i, f in enumerate(flags) if f & 0x08), None)
+    assert off_at is not None, "the sender never noticed the silent peer"
+    assert off_at < SILENT_DETACH_AFTER + SILENT_OFF_WITHIN, \
+        f"noticed {off_at - SILENT_DETACH_AFTER} messages after the detach"
+    assert all(f & 0x08 and not f & 0x04 for f in flags[off_at:]), "off for good"
+    assert st1["missing"] - st0["missing"] == 1
+
+
+SYN_SPORT = 40123
+SYN_ISN = 1000
+
+
+def crafted_syn(ets_opt):
+    """A SYN from ADDR_A to the server: MSS 1460 and ets_opt, padded with
+    NOPs to a 4-byte boundary; bytes as sent (checksums: the injector)."""
+    opts = bytes([2, 4, 0x05, 0xB4]) + ets_opt
+    opts += bytes([1]) * (-len(opts) % 4)
+    tcp = (SYN_SPORT.to_bytes(2, "big") + PORT.to_bytes(2, "big") +
+           SYN_ISN.to_bytes(4, "big") + bytes(4) +
+           bytes([(5 + len(opts) // 4) << 4, 0x02]) + (64240).to_bytes(2, "big") +
+           bytes(4) + opts)
+    ip = (bytes([0x45, 0]) + (20 + len(tcp)).to_bytes(2, "big") + bytes(4) +
+          bytes([64, 6, 0, 0]) + bytes(map(int, ADDR_A.split("."))) +
+          bytes(map(int, ADDR_B.split("."))))
+    return (ip + tcp).hex()
+
+
+def synack_options(pcap):
+    """The TCP option bytes of the server's SYN-ACK to SYN_SPORT."""
+    from scapy.all import IP, TCP
+    for p in read_pcap(pcap):
+        if TCP in p and p[TCP].dport == SYN_SPORT and int(p[TCP].flags) & 0x12 == 0x12:
+            raw = bytes(p[IP])
+            ihl = (raw[0] & 0xF) * 4
+            return raw[ihl + 20: ihl + (raw[ihl + 12] >> 4) * 4]
+    return None
+
+
+def test_ets_synack_answers_only_a_well_formed_offer(tmp_path):
+    """A SYN whose ETS option has the data segments' length (14, not 16)
+    is no offer: its SYN-ACK must carry no ETS and no room reserved for it
+    (before, 16 bytes of NOPs: reserved, then nothing written). A SYN with a
+    well-formed 16-byte offer, the control, gets ETS on its SYN-ACK."""
+    good = bytes([ETS_KIND, 16, ETS_EXID >> 8, ETS_EXID & 0xFF]) + bytes(8) + \
+        bytes(2) + (8000).to_bytes(2, "big")
+    bad = bytes([ETS_KIND, 14, ETS_EXID >> 8, ETS_EXID & 0xFF]) + bytes(10)
+    got = {}
+    with EtsAttached("syn") as att, VethPair() as vp:
+        srv = bbrtest.python_in(vp.b, SERVER, ADDR_B, PORT, 0.0, cgroup=att.cg)
+        try:
+            assert "LISTEN" in srv.stdout.readline()
+            for name, opt in (("len14", bad), ("len16", good)):
+                pcap = tmp_path / f"{name}.pcap"
+                cap = capture(vp.a, "eta", pcap)
+                try:
+                    ets.inject(vp.a, [crafted_syn(opt)])
+                    time.sleep(0.3)
+                finally:
+                    stop_capture(cap)
+                got[name] = synack_options(pcap)
+        finally:
+            srv.kill()
+            srv.wait()
+    for name, o in got.items():
+        print(f"SYN with a {name} ETS option: SYN-ACK options {o.hex() if o else None}")
+    assert got["len16"] is not None and got["len14"] is not None, "no SYN-ACK captured"
+    assert bytes([ETS_KIND, 16]) in got["len16"], "control: a good offer is answered"
+    assert ETS_KIND not in got["len14"], "ETS answered to a malformed offer"
+    assert got["len14"].count(1) < 4, f"NOP padding where nothing was written: {got['len14'].hex()}"
+    assert len(got["len14"]) == 4, "the SYN-ACK carries MSS only, as the SYN offered"
+
+
+def test_ets_malformed_option_resets_the_missing_run(tmp_path):
+    """Segments without ETS turn it off after ETS_MISSING_LIMIT (3) in a
+    row; a malformed ETS option in between resets the run (docs/ets.md).
+    Injected: two copies of an ACK with the option removed, one with a
+    kind-254 option of length 2, two more without: at most two in a row,
+    so ETS stays on. Before, the malformed one did not reset the run and
+    the fourth missing segment turned ETS off."""
+    from scapy.all import TCP
+    with EtsAttached("run") as att, VethPair() as vp:
+        pcap = tmp_path / "run.pcap"
+        cap = capture(vp.a, "eta", pcap)
+        srv = bbrtest.python_in(vp.b, SERVER, ADDR_B, PORT, 0.0, cgroup=att.cg)
+        cli = None
+        try:
+            assert "LISTEN" in srv.stdout.readline()
+            cli = bbrtest.python_in(vp.a, CLIENT, ADDR_B, PORT, att.pins, 3, 0.2, 500, "hold",
+                                    cgroup=att.cg, stdin=subprocess.PIPE)
+            while "held" not in json.loads(cli.stdout.readline() or '{"held": 0}'):
+                pass
+            st0 = att.stats()
+            time.sleep(0.3)
+            acks = [p for p in read_pcap(pcap) if TCP in p and p[TCP].sport == PORT
+                    and not len(p[TCP].payload) and int(p[TCP].flags) & 0x10]
+            assert acks, "no pure ACK from the server to copy"
+            gone = ets.without_option(acks[-1])
+            bad = ets.malformed_variants(acks[-1])["kind254_len2"]
+            ets.inject(vp.b, [gone, gone, bad, gone, gone])
+            time.sleep(0.3)
+            st1 = att.stats()
+            cli.stdin.write("go\n")
+            cli.stdin.flush()
+            after = json.loads(cli.stdout.readline())
+        finally:
+            if cli:
+                cli.kill()
+                cli.wait()
+            srv.kill()
+            srv.wait()
+            stop_capture(cap)
+    d_len = st1["rej_parse"][4] - st0["rej_parse"][4]
+    print("injected: 2 without ETS, kind 254 of length 2, 2 without; missing",
+          st0["missing"], "->", st1["missing"], "length errors +", d_len,
+          "client flags", after["flags"])
+    assert d_len == 1, "the malformed option counted as a length error"
+    assert st1["missing"] == st0["missing"] == 0, "the run was not reset"
+    assert after["flags"] & 0x04 and not after["flags"] & 0x08, "ETS still enabled"
+
+
+SWIFT_OBJ = REPO / "bpf" / "bbr_swift.bpf.o"
+BBRCTL = REPO / "loader" / "bbrctl"
+SWIFT_TARGET_US = 1_000_000     # far above the veth RTT: the target is in force
+
+
+def swift_status(name, dport):
+    """`bbrctl stat NAME --json`: the swift status of the socket to dport."""
+    cp = run([str(BBRCTL), "stat", name, "--json"])
+    recs = [r for r in json.loads(cp.stdout) if r.get("dport") == dport]
+    return recs[0]["swift"]["status"] if recs else None
+
+
+def test_swift_reports_no_ets_once_the_peer_goes_silent():
+    """bbr_swift on both ends through `bbrctl attach` (with ETS); the
+    receiver's cgroup is detached mid-transfer. Once the sender's ETS
+    program turns ETS off (the silent peer), `bbrctl stat` must say
+    no_ets: ETS is off for the connection. Before, it said stale (a signal
+    only late) for good, and an operator could not tell the two apart."""
+    name = bbrtest.own_cc_name("esi")
+    make_cg = lambda tag: bbrtest.Cgroup(f"{NS_PREFIX}-{tag}", kill=True)  # noqa: E731
+    statuses = {}
+    with bbrtest.register_cc(SWIFT_OBJ, loader="bbrctl", as_name=name), \
+            make_cg("swc") as ccg, make_cg("sws") as scg, VethPair() as vp:
+        attached = []
+        try:
+            for cg in (ccg, scg):
+                run([str(BBRCTL), "attach", "--cgroup", str(cg.path), "--cc", name])
+                attached.append(cg)
+            run([str(BBRCTL), "set", "--cgroup", str(ccg.path), name,
+                 f"target_rtt_us={SWIFT_TARGET_US}"])
+            srv = bbrtest.python_in(vp.b, SERVER, ADDR_B, PORT, 0.0, cgroup=scg.path)
+            cli = None
+            try:
+                assert "LISTEN" in srv.stdout.readline()
+                cli = bbrtest.python_in(vp.a, CLIENT, ADDR_B, PORT,
+                                        bbrtest.cc.pin_layout()["PIN_SHARED"], SILENT_MSGS,
+                                        SILENT_GAP_S, SILENT_MSG_BYTES, cgroup=ccg.path)
+                n = 0
+                for line in cli.stdout:
+                    n += 1
+                    if n == SILENT_DETACH_AFTER:
+                        statuses["before"] = swift_status(name, PORT)
+                        run([str(BBRCTL), "detach", "--cgroup", str(scg.path)])
+                        attached.remove(scg)
+                    if n == SILENT_MSGS - 5:
+                        statuses["after"] = swift_status(name, PORT)
+                        flags = json.loads(line).get("flags")
+                cli.wait(timeout=CMD_TIMEOUT_S)
+            finally:
+                if cli and cli.poll() is None:
+                    cli.kill()
+                    cli.wait()
+                srv.kill()
+                srv.wait()
+        finally:
+            for cg in attached:
+                subprocess.run([str(BBRCTL), "detach", "--cgroup", str(cg.path)],
+                               capture_output=True, timeout=CMD_TIMEOUT_S)
+            subprocess.run([str(BBRCTL), "set", "--cgroup", str(ccg.path), name, "--reset"],
+                           capture_output=True, timeout=CMD_TIMEOUT_S)
+    print("bbr_swift status before/after the receiver's detach:", statuses,
+          "sender's ets_sk flags at the end:", flags)
+    assert statuses["before"] == "active", statuses
+    assert flags & 0x08, "the sender's ETS noticed the silent peer"
+    assert statuses["after"] == "no_ets", statuses

@@ -18,26 +18,26 @@ client: connects; sends MSGS messages of MSG_BYTES, GAP_S apart (so the
         waits for the server's close and prints {"bytes_sent": N, "ets": E}.
 
 E is the client socket's struct ets_sk (include/ets_shared.h) read from
-the pinned shared map by its fd. Standard library only; every failure is
-one JSON line with "error" and exit 1.
+the pinned shared map by its fd, laid out as selftests/tools/layouts says
+(built from the same header; no copy of the layout here). Standard library
+only; every failure is one JSON line with "error" and exit 1.
 """
 
 import ctypes
 import json
+import os
 import socket
 import struct
+import subprocess
 import sys
 import time
 
 NR_BPF = 321                    # x86_64
 BPF_MAP_LOOKUP_ELEM, BPF_OBJ_GET = 1, 7
 BPF_ATTR_BYTES = 128
-# struct ets_sk, up to flags (include/ets_shared.h): 80 bytes in all
-ETS_SK_FMT = "=QIIIIQIIQIIII16x"
-ETS_SK_FIELDS = ("last_sample_ns", "network_rtt_us", "total_rtt_us", "rcv_ack_delay_us",
-                 "min_network_rtt_us", "min_stamp_ns", "samples", "rejected",
-                 "ts_latest_clock_ns", "ts_latest_us", "ts_recent_us",
-                 "peer_max_ack_delay_us", "flags")
+# the struct layouts as the C headers give them (selftests/tools/layouts.c)
+LAYOUTS_BIN = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "tools", "layouts")
+INT_FORMATS = {1: "B", 2: "H", 4: "I", 8: "Q"}
 CONNECT_TIMEOUT_S = 10.0
 IO_TIMEOUT_S = 60.0
 
@@ -62,15 +62,24 @@ def map_get(pin):
     return bpf(BPF_OBJ_GET, struct.pack("=QII", ctypes.addressof(path), 0, 0))
 
 
+def ets_sk_layout():
+    out = subprocess.run([LAYOUTS_BIN], capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["ets_sk"]
+
+
+ETS_SK = ets_sk_layout()
+
+
 def ets_state(mfd, sock):
     key = ctypes.c_int(sock.fileno())
-    val = ctypes.create_string_buffer(struct.calcsize(ETS_SK_FMT))
+    val = ctypes.create_string_buffer(ETS_SK["size"])
     try:
         bpf(BPF_MAP_LOOKUP_ELEM, struct.pack("=IIQQQ", mfd, 0, ctypes.addressof(key),
                                              ctypes.addressof(val), 0))
     except OSError as e:
         return {"lookup_error": e.strerror or str(e)}
-    return dict(zip(ETS_SK_FIELDS, struct.unpack(ETS_SK_FMT, val.raw)))
+    return {name: struct.unpack_from("=" + INT_FORMATS[size], val.raw, off)[0]
+            for name, (off, size) in ETS_SK["fields"].items()}
 
 
 def server(addr, port):

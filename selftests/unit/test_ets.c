@@ -9,6 +9,7 @@
 
 #include "unit.h"
 #include "core/ets_opt.h"
+#include "ets_shared.h"
 
 TEST(ets_encode_syn_bytes)
 {
@@ -209,6 +210,49 @@ TEST(ets_kind254_found_whatever_its_length)
 	ASSERT_FALSE(ets_has_kind254(&none));
 	ASSERT_FALSE(ets_has_kind254(&eol_first));
 	ASSERT_FALSE(ets_has_kind254(&bad_len_first));
+}
+
+/* What is wrong with the kind-254 option found: too short for an ExID
+ * (length 2, 3; or running past the options) is a length error, another
+ * experiment's ExID (RFC 6994) an ExID error. */
+TEST(ets_kind254_verdict_len_or_exid)
+{
+	struct ets_opt_walk len2 = { { 1, 1, 254, 2 }, 4 };
+	struct ets_opt_walk len3 = { { 254, 3, 0x45 }, 3 };
+	struct ets_opt_walk other_exid = { { 254, 14, 0x45, 0x55, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, 14 };
+	struct ets_opt_walk exid_past_end = { { 254, 14, 0x45, 0x55 }, 4 };
+
+	ASSERT_TRUE(ets_has_kind254(&len2));
+	ASSERT_EQ(len2.err, ETS_ERR_LEN);
+	ASSERT_TRUE(ets_has_kind254(&len3));
+	ASSERT_EQ(len3.err, ETS_ERR_LEN);
+	ASSERT_TRUE(ets_has_kind254(&other_exid));
+	ASSERT_EQ(other_exid.err, ETS_ERR_EXID);
+	ASSERT_TRUE(ets_has_kind254(&exid_past_end));
+	ASSERT_EQ(exid_past_end.err, ETS_ERR_LEN);
+}
+
+/* A peer gone silent: ETS_MISSING_LIMIT segments' worth of ACKs or data
+ * past the marks, wrap-safe; segments behind the marks (old duplicates)
+ * never count, and the marks only move forward. */
+TEST(ets_peer_silent_by_sequence)
+{
+	const u32 mss = 1448, lim = ETS_MISSING_LIMIT;
+	u32 una = 0xfffff000u, rcv = 1000, mark;
+
+	ASSERT_FALSE(ets_peer_silent(una, rcv, una, rcv, mss, lim));
+	ASSERT_FALSE(ets_peer_silent(una + lim * mss - 1, rcv, una, rcv, mss, lim));
+	ASSERT_TRUE(ets_peer_silent(una + lim * mss, rcv, una, rcv, mss, lim));
+	ASSERT_TRUE(ets_peer_silent(una, rcv + lim * mss, una, rcv, mss, lim));
+	/* behind the mark: an old segment, not silence */
+	ASSERT_FALSE(ets_peer_silent(una - 10 * mss, rcv - 10 * mss, una, rcv, mss, lim));
+	/* no MSS yet: counted in the least segments (536 bytes) */
+	ASSERT_TRUE(ets_peer_silent(una + lim * ETS_MSS_MIN_BYTES, rcv, una, rcv, 0, lim));
+	mark = una;
+	ets_mark_advance(&mark, una - mss);
+	ASSERT_EQ(mark, una);
+	ets_mark_advance(&mark, una + 2 * mss);	/* across the wrap */
+	ASSERT_EQ(mark, una + 2 * mss);
 }
 
 /* Hardware RX path with injected stamps: the PHC runs 1e12 ns ahead of
