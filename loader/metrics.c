@@ -374,13 +374,16 @@ static void groups_out(FILE *f, const struct groups *gs, const char **cgl)
 /* The ETS program's counters, summed over network namespaces and CPUs. */
 static void ets_out(FILE *f)
 {
-	char p[PATH_MAX];
-	int ncpu = libbpf_num_possible_cpus(), fd;
+	int ncpu = libbpf_num_possible_cpus(), fd = -1, dfd;
 	struct ets_stats *v, sum = {};
 	uint64_t key, next, *cur = NULL;
 
-	snprintf(p, sizeof(p), PIN_SHARED "/%s", ETS_STATS_MAP_NAME);
-	fd = bpf_obj_get(p);
+	/* through the verified PIN_SHARED (pintree.c), never its path */
+	dfd = pt_dir(PIN_SHARED_DIR, PT_QUIET);
+	if (dfd >= 0) {
+		fd = pt_obj_get(dfd, ETS_STATS_MAP_NAME);
+		close(dfd);
+	}
 	if (fd < 0 || ncpu <= 0) {
 		if (fd >= 0)
 			close(fd);
@@ -544,10 +547,12 @@ static int metrics_write(FILE *f)
 	family(f, "bbrbpf_metrics_read_failed", "gauge",
 	       "1 for each congestion control whose state iterator this run could not read.");
 	for (int i = 0; i < n; i++) {
-		char p[PATH_MAX];
+		int dfd = pt_dir(names[i], PT_QUIET | PT_SILENT);
+		bool has_iter = dfd >= 0 && pt_exists(dfd, PIN_ITER);
 
-		snprintf(p, sizeof(p), PIN_CC_FMT "/" PIN_ITER, names[i]);
-		if (access(p, F_OK))
+		if (dfd >= 0)
+			close(dfd);
+		if (!has_iter)
 			continue;	/* no state iterator */
 		fprintf(f, "bbrbpf_metrics_read_failed{cc=\"%s\"} %d\n", names[i],
 			state_for_each(names[i], add_rec, &gs) < 0);
