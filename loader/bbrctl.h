@@ -244,11 +244,16 @@ void trace_unpin_maps(int dfd);
 int attachments_of(const char *cc, bool detach);
 /* ---- safe pin directories and the lock (sys.c) ---- */
 #define BBRCTL_RUN_DIR		"/run/bbr-bpf"
-#define BBRCTL_LOCK		BBRCTL_RUN_DIR "/bbrctl.lock"
+#define BBRCTL_LOCK_NAME	"bbrctl.lock"
+#define BBRCTL_LOCK		BBRCTL_RUN_DIR "/" BBRCTL_LOCK_NAME
 #define BBRCTL_LOCK_WAIT_S	60
 /* Pin paths of the object's maps that are shared (PIN_SHARED_MAPS). */
 int shared_map_pins(struct bpf_object *obj);
 int bbrctl_lock(const char *cmd);
+/* BBRCTL_RUN_DIR, opened with O_NOFOLLOW and verified (a directory root
+ * owns that nobody else may write): an fd, or -errno after a message
+ * (missing and !create: -ENOENT, quietly). */
+int run_dir_open(bool create);
 
 /* ---- the pin tree (pintree.c): the only code that touches PIN_ROOT ---- */
 #define PT_CREATE	0x1	/* create missing directories (mode 0700) */
@@ -336,7 +341,8 @@ void metrics_cgroup_label(const char *path, uint64_t id, char *out, size_t len);
 /* Count one run of a command that changes something, in BBRCTL_COUNTERS
  * (under BBRCTL_LOCK). */
 void events_count(const char *cmd, bool ok);
-#define BBRCTL_COUNTERS		BBRCTL_RUN_DIR "/events"
+#define BBRCTL_COUNTERS_NAME	"events"
+#define BBRCTL_COUNTERS		BBRCTL_RUN_DIR "/" BBRCTL_COUNTERS_NAME
 
 /* ---- state records for other readers (state.c) ---- */
 struct bbr3_state_rec;

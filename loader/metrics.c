@@ -447,13 +447,18 @@ struct event_line {
 	unsigned long long n;
 };
 
-static int events_read(struct event_line *ev, int max)
+/* The counters in the verified run directory rfd (none there: 0). */
+static int events_read(int rfd, struct event_line *ev, int max)
 {
-	FILE *in = fopen(BBRCTL_COUNTERS, "r");
+	int fd = openat(rfd, BBRCTL_COUNTERS_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	FILE *in = fd >= 0 ? fdopen(fd, "r") : NULL;
 	int n = 0;
 
-	if (!in)
+	if (!in) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	while (n < max && fscanf(in, "%31s %15s %llu", ev[n].cmd, ev[n].result,
 				 &ev[n].n) == 3)
 		n++;
@@ -465,42 +470,58 @@ void events_count(const char *cmd, bool ok)
 {
 	struct event_line ev[EVENTS_MAX];
 	const char *res = ok ? "ok" : "failed";
-	char tmp[PATH_MAX];
-	int n = events_read(ev, EVENTS_MAX), i, fd;
+	char tmp[NAME_MAX + 1];
+	int rfd, n, i, fd;
 	FILE *out;
 
+	/* under BBRCTL_LOCK, which verified the directory first */
+	rfd = run_dir_open(false);
+	if (rfd < 0)
+		return;
+	n = events_read(rfd, ev, EVENTS_MAX);
 	for (i = 0; i < n; i++)
 		if (!strcmp(ev[i].cmd, cmd) && !strcmp(ev[i].result, res))
 			break;
 	if (i == n) {
-		if (n == EVENTS_MAX)
+		if (n == EVENTS_MAX) {
+			close(rfd);
 			return;
+		}
 		snprintf(ev[n].cmd, sizeof(ev[n].cmd), "%s", cmd);
 		snprintf(ev[n].result, sizeof(ev[n].result), "%s", res);
 		ev[n++].n = 0;
 	}
 	ev[i].n++;
-	snprintf(tmp, sizeof(tmp), "%s.%d", BBRCTL_COUNTERS, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+	/* a new file beside it (a leftover of a killed run removed first),
+	 * renamed over it */
+	snprintf(tmp, sizeof(tmp), "%s.%d", BBRCTL_COUNTERS_NAME, (int)getpid());
+	unlinkat(rfd, tmp, 0);
+	fd = openat(rfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 || !(out = fdopen(fd, "w"))) {
 		if (fd >= 0)
 			close(fd);
 		dbg("cannot count the event in %s: %s", BBRCTL_COUNTERS, strerror(errno));
+		close(rfd);
 		return;
 	}
 	for (int k = 0; k < n; k++)
 		fprintf(out, "%s %s %llu\n", ev[k].cmd, ev[k].result, ev[k].n);
-	if (fclose(out) || rename(tmp, BBRCTL_COUNTERS)) {
+	if (fclose(out) || renameat(rfd, tmp, rfd, BBRCTL_COUNTERS_NAME)) {
 		dbg("cannot count the event in %s: %s", BBRCTL_COUNTERS, strerror(errno));
-		unlink(tmp);
+		unlinkat(rfd, tmp, 0);
 	}
+	close(rfd);
 }
 
 static void events_out(FILE *f)
 {
 	struct event_line ev[EVENTS_MAX];
-	int n = events_read(ev, EVENTS_MAX);
+	int rfd = run_dir_open(false), n = 0;
 
+	if (rfd >= 0) {	/* missing: no run yet; refused: said why */
+		n = events_read(rfd, ev, EVENTS_MAX);
+		close(rfd);
+	}
 	family(f, "bbrbpf_bbrctl_runs_total", "counter",
 	       "Runs of the bbrctl commands that change something (load, unload, attach, "
 	       "detach, swap, set, params), by result, since boot.");

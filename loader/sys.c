@@ -533,6 +533,42 @@ int enter_netns(const char *cmd, const char *name)
 	return 0;
 }
 
+/*
+ * BBRCTL_RUN_DIR holds the lock and bbrctl's event counters, which root
+ * writes: like the pin tree, it is used only if it is a real directory
+ * that root owns and nobody else may write, and its entries are opened
+ * relative to that fd, never following a symbolic link.
+ */
+int run_dir_open(bool create)
+{
+	struct stat st;
+	int fd;
+
+	if (create && mkdir(BBRCTL_RUN_DIR, 0755) && errno != EEXIST) {
+		int e = errno;
+
+		err("cannot create %s: %s", BBRCTL_RUN_DIR, strerror(e));
+		return -e;
+	}
+	fd = open(BBRCTL_RUN_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		if (e != ENOENT || create)
+			err("cannot open %s: %s%s", BBRCTL_RUN_DIR, strerror(e),
+			    e == ENOTDIR || e == ELOOP ? " (a symbolic link or "
+			    "not a directory: refused)" : "");
+		return -e;
+	}
+	if (fstat(fd, &st) || st.st_uid != 0 || (st.st_mode & 022)) {
+		err("refusing to use %s: it is not a directory root owns and only "
+		    "root may write (remove it and run bbrctl again)", BBRCTL_RUN_DIR);
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
 /* ---- the lock ------------------------------------------------------------------ */
 
 /*
@@ -544,11 +580,15 @@ int bbrctl_lock(const char *cmd)
 {
 	struct timespec t0, t;
 	bool told = false;
-	int fd;
+	int fd, rfd;
 
-	if ((mkdir(BBRCTL_RUN_DIR, 0755) && errno != EEXIST) ||
-	    (fd = open(BBRCTL_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-		       0600)) < 0) {
+	rfd = run_dir_open(true);
+	if (rfd < 0)
+		return -1;
+	fd = openat(rfd, BBRCTL_LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+		    0600);
+	close(rfd);
+	if (fd < 0) {
 		err("%s: cannot open the lock %s: %s", cmd, BBRCTL_LOCK,
 		    strerror(errno));
 		return -1;
