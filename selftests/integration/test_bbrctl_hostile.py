@@ -13,7 +13,10 @@ docs/security.md lists each threat and names the test here that performs it.
 - `swap --obj` with another CC's object;
 - `load --name all`, duplicate options and keys, an overlong --cgroup,
   files that are not BPF objects;
-- attach, rmdir the cgroup, unload: the unload goes through.
+- attach, rmdir the cgroup, unload: the unload goes through;
+- an A/B split (`attach --cc A:50,B:50`, `ab report`, `metrics`, `detach`,
+  `unload --force`) in a tree with planted split pins or a cgroup/ID
+  symbolic link: nothing outside bpffs is touched.
 
 The trees are built in a mount namespace of its own with a fresh bpffs on
 /sys/fs/bpf (PrivateBpffs), so the machine's pin root, which an installed
@@ -33,8 +36,12 @@ from test_bbrctl import PIN_ROOT, PrivateBpffs, bbrctl, list_json, pin_dir
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
 # what bbrctl would unlink in a CC's directory, a cgroup attachment, shared/
+# (and an A/B split's link and maps: PIN_AB, PIN_AB_MAPS)
+SPLIT_PINS = [PINS["PIN_AB"], "ab_cfg", "ab_stats", "ab_conns", "ab_ring"]
 BAIT_FILES = ["link", "state_iter", "trace_rb", "trace_ctl", "select", "ets",
-              "ets_sk_stor", "ets_stats", "keep"]
+              "ets_sk_stor", "ets_stats", "keep"] + SPLIT_PINS
+# two arms every kernel has built in: the split needs no BPF CC loaded
+SPLIT_SPEC = "reno:50,cubic:50"
 FAKE_CGROUP_ID = "4242"
 LONG_CGROUP_CHARS = 5000
 
@@ -72,6 +79,13 @@ def survivors(d):
     return sorted(p.name for p in d.iterdir())
 
 
+def intact(d):
+    """Every bait file there, and with its own content (nothing pinned over
+    it, truncated or written)."""
+    return survivors(d) == sorted(BAIT_FILES) and all(
+        (d / f).read_text() == f"{f} must survive\n" for f in BAIT_FILES)
+
+
 def ns_as_nobody(ns, *argv):
     return ns.run(*NOBODY, *argv)
 
@@ -100,6 +114,9 @@ HOSTILE_RUNS = {
     "list": lambda cc, obj, cg: ("list",),
     "stat": lambda cc, obj, cg: ("stat", cc),
     "trace": lambda cc, obj, cg: ("trace", cc, "--duration", "0.1"),
+    "attach_split": lambda cc, obj, cg: ("attach", "--cgroup", cg, "--cc", SPLIT_SPEC),
+    "ab_report": lambda cc, obj, cg: ("ab", "report", "--cgroup", cg),
+    "metrics": lambda cc, obj, cg: ("metrics",),
 }
 
 
@@ -111,7 +128,7 @@ def test_untrusted_pin_tree_is_refused_and_nothing_outside_is_touched(test_cc, s
     NAME`", and that unload (or unload all, or attach) unlinked the files in
     the links' target. Now every command refuses the tree."""
     cc, obj = test_cc("u")
-    with bbrtest.Cgroup(f"bh{os.getpid()}{cmd[:6]}") as cg, PrivateBpffs() as ns:
+    with bbrtest.Cgroup(f"bh{os.getpid()}{cmd}") as cg, PrivateBpffs() as ns:
         build_hostile_tree(ns, scratch, cc)
         cp = ns.bbrctl(*HOSTILE_RUNS[cmd](cc, obj, cg.path))
         print(f"bbrctl {cmd}: exit {cp.returncode}\n{cp.stderr.strip()}")
@@ -268,3 +285,137 @@ def test_unload_after_the_attached_cgroup_is_removed(test_cc):
     finally:
         if pin_dir(cc).exists():
             bbrctl("unload", "--force", cc)
+
+
+def cgroup_sockops_progs(cg):
+    out = subprocess.run(["bpftool", "cgroup", "show", str(cg)],
+                         capture_output=True, text=True).stdout
+    return out
+
+
+def run_split_commands(ns, cg, cc):
+    """ab report and metrics on the planted tree, then attach a split, ab
+    report again, detach, unload --force: {name: (exit code, stdout,
+    stderr)}, each printed with its stderr; "progs": the cgroup's programs
+    right after the attach."""
+    runs = [("report_before", ("ab", "report", "--cgroup", cg)),
+            ("metrics_before", ("metrics",)),
+            ("attach", ("attach", "--cgroup", cg, "--cc", SPLIT_SPEC)),
+            ("report", ("ab", "report", "--cgroup", cg)),
+            ("detach", ("detach", "--cgroup", cg)),
+            ("unload_force", ("unload", "--force", cc))]
+    res = {}
+    for name, argv in runs:
+        cp = ns.bbrctl(*argv)
+        print(f"bbrctl {name}: exit {cp.returncode}: {cp.stderr.strip()[:300]}")
+        res[name] = (cp.returncode, cp.stdout, cp.stderr)
+        if name == "attach":
+            res["progs"] = cgroup_sockops_progs(cg)
+    return res
+
+
+@pytest.mark.parametrize("plant", ["split_pins", "cgroup_id_link"])
+def test_split_with_planted_pins_touches_nothing_outside(test_cc, scratch, plant):
+    """A root-owned tree where the split's attachment directory of a real
+    cgroup holds symbolic links named like its pins (ab, ab_cfg, ..., ets)
+    to a root-owned scratch directory, or where PIN_CGROUP/ID itself is
+    such a link. A split is never read through a link: ab report and
+    metrics see none; attach removes the planted pins as a stale
+    attachment (unlinking the links, not their targets) and makes a real
+    split, or refuses the linked directory; detach and unload --force
+    follow no link. The scratch files keep their names and contents."""
+    cc, obj = test_cc("s")
+    cgdir = PIN_ROOT / PINS["PIN_CGROUP_DIR"]
+    with bbrtest.Cgroup(f"bh{os.getpid()}{plant[:5]}") as cg, PrivateBpffs() as ns:
+        att = cgdir / str(os.stat(cg.path).st_ino)
+        ns.run("mkdir", "-m", "700", PIN_ROOT, cgdir, check=0)
+        if plant == "split_pins":
+            ns.run("mkdir", "-m", "700", att, check=0)
+            for f in SPLIT_PINS + [PINS["PIN_ETS"]]:
+                ns.run("ln", "-s", scratch / f, att / f, check=0)
+        else:
+            ns.run("ln", "-s", scratch, att, check=0)
+        ns.bbrctl("load", "--obj", obj, check=0)
+        try:
+            res = run_split_commands(ns, cg.path, cc)
+        finally:
+            ns.bbrctl("detach", "--cgroup", cg.path)
+            ns.bbrctl("unload", "--force", cc)
+        print("scratch:", survivors(scratch))
+        assert intact(scratch), "bbrctl touched files outside bpffs"
+        progs_attached = res.pop("progs")
+        rcs = {k: v[0] for k, v in res.items()}
+        assert rcs["report_before"] == 1, rcs
+        assert rcs["metrics_before"] == 0 and "bbrbpf_ab_" not in res["metrics_before"][1]
+        assert rcs["unload_force"] == 0, rcs
+        if plant == "split_pins":
+            # the planted pins were a stale attachment: replaced by a split
+            assert rcs["attach"] == 0 and "cc_ab" in progs_attached, (rcs, progs_attached)
+            assert rcs["report"] == 0 and rcs["detach"] == 0, rcs
+        else:
+            assert rcs["attach"] == 1 and "it is a symbolic link" in res["attach"][2]
+            assert rcs["report"] == 1 and rcs["detach"] == 1, rcs
+        progs = cgroup_sockops_progs(cg.path)
+        assert "cc_ab" not in progs and "cc_select" not in progs, progs
+        assert cc not in bbrtest.available_ccs()
+
+
+def test_split_in_a_private_bpffs_works_and_leaves_the_scratch_alone(test_cc, scratch):
+    """The split's commands on a clean tree in the private bpffs: attached,
+    reported, exported (both arms at weight 0.5) and removed, so the
+    refusals above are about the planted tree, not a split that cannot
+    work here."""
+    cc, obj = test_cc("p")
+    with bbrtest.Cgroup(f"bh{os.getpid()}p") as cg, PrivateBpffs() as ns:
+        ns.bbrctl("load", "--obj", obj, check=0)
+        try:
+            ns.bbrctl("attach", "--cgroup", cg.path, "--cc", SPLIT_SPEC, check=0)
+            progs = cgroup_sockops_progs(cg.path)
+            print(progs)
+            assert "cc_ab" in progs
+            cp = ns.bbrctl("ab", "report", "--cgroup", cg.path, check=0)
+            print(cp.stdout)
+            cp = ns.bbrctl("metrics", check=0)
+            weights = [ln for ln in cp.stdout.splitlines()
+                       if ln.startswith("bbrbpf_ab_weight_ratio{")]
+            print(weights)
+            assert len(weights) == 2 and all(ln.endswith(" 0.5") for ln in weights)
+            ns.bbrctl("detach", "--cgroup", cg.path, check=0)
+            assert "cc_ab" not in cgroup_sockops_progs(cg.path)
+        finally:
+            ns.bbrctl("detach", "--cgroup", cg.path)
+            ns.bbrctl("unload", "--force", cc)
+        assert intact(scratch)
+
+
+RUN_DIR = Path("/run/bbr-bpf")     # BBRCTL_RUN_DIR: the lock, the event counters
+
+
+@pytest.mark.parametrize("plant", ["symlink", "user_dir"])
+def test_run_dir_someone_else_made_is_refused(test_cc, scratch, plant):
+    """bbrctl writes its lock and its event counters in /run/bbr-bpf. A
+    symbolic link there (to a root-owned directory), or a directory a user
+    made and may write, is refused: the command that changes something
+    stops before its lock, metrics reports no events, and no file appears
+    in or disappears from the link's target. On a tmpfs of the test's own
+    on /run, in its private mount namespace."""
+    with PrivateBpffs() as ns:
+        ns.run("mount", "-t", "tmpfs", "bbrbpf-test-run", "/run", check=0)
+        if plant == "symlink":
+            ns.run("ln", "-s", scratch, RUN_DIR, check=0)
+        else:
+            ns.run("mkdir", "-m", "777", RUN_DIR, check=0)
+            ns.run("chown", "65534:65534", RUN_DIR, check=0)
+        cp = ns.bbrctl("unload", name_of("r"))
+        print("unload:", cp.returncode, cp.stderr.strip())
+        assert cp.returncode == 1 and str(RUN_DIR) in cp.stderr
+        assert "refus" in cp.stderr, "a run directory someone else made was used"
+        cp = ns.bbrctl("metrics")
+        events = [ln for ln in cp.stdout.splitlines()
+                  if ln.startswith("bbrbpf_bbrctl_runs_total{")]
+        print("metrics:", cp.returncode, events, cp.stderr.strip())
+        assert events == []
+        listing = ns.run("ls", "-A", RUN_DIR if plant == "user_dir" else scratch).stdout.split()
+        print("left there:", listing)
+        assert "bbrctl.lock" not in listing and not any(f.startswith("events") for f in listing)
+        assert intact(scratch)
