@@ -12,7 +12,6 @@
  * (not PIN_SELECT) and its maps beside it (PIN_AB_MAPS), so that weights
  * can be changed and the report read by any later bbrctl.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
