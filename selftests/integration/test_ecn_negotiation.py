@@ -158,6 +158,7 @@ def flags_of(p):
     return {"ae": bool(f.N), "cwr": bool(f.C), "ece": bool(f.E)}
 
 
+@pytest.mark.kernel_matrix
 def test_accecn_copy_negotiates_accecn_and_marks_ect1(tmp_path, copy_of_bbr3):
     cc = copy_of_bbr3("l4s", "accecn")
     syn, synack, data, seen = capture(tmp_path, cc)
@@ -314,6 +315,7 @@ def l4s_transfer(cc, ect1=False, ect1_only=False):
     return recs[-1], marks, res
 
 
+@pytest.mark.kernel_matrix
 def test_l4s_mode_needs_accecn_and_counts_every_mark(copy_of_bbr3):
     """bbrctl set profile=l4s on an AccECN copy: stat shows the mode in
     force, and the sender's CE count (tp->delivered_ce, which the mode's
