@@ -89,6 +89,31 @@ const struct btf_type *btf_st_ops_map_struct(const struct btf *btf,
 	return NULL;
 }
 
+int cong_control_nargs(const struct btf *vmlinux)
+{
+	const struct btf_member *m;
+	const struct btf_type *t;
+	int id, i;
+
+	id = btf__find_by_name_kind(vmlinux, "tcp_congestion_ops", BTF_KIND_STRUCT);
+	if (id <= 0)
+		return -1;
+	t = btf__type_by_id(vmlinux, id);
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(vmlinux, m->name_off);
+		const struct btf_type *fp;
+
+		if (!n || strcmp(n, "cong_control") != 0)
+			continue;
+		fp = btf__type_by_id(vmlinux, btf__resolve_type(vmlinux, m->type));
+		if (fp && btf_is_ptr(fp))
+			fp = btf__type_by_id(vmlinux, btf__resolve_type(vmlinux, fp->type));
+		return fp && btf_is_func_proto(fp) ? btf_vlen(fp) : -1;
+	}
+	return -1;
+}
+
 enum cc_build cc_build_for(const struct btf *vmlinux)
 {
 	return btf_struct_has_member(vmlinux, "tcp_congestion_ops",

@@ -50,6 +50,14 @@ bool btf_name_is_flavour_of(const char *name, const char *base);
 const struct btf_type *btf_st_ops_map_struct(const struct btf *btf,
 					     const char *map_name);
 
+/*
+ * The number of arguments tcp_congestion_ops.cong_control takes in this
+ * vmlinux BTF, -1 if there is no such member. 4 since Linux 6.10 (sk, ack,
+ * flag, rs), the form every bbr-bpf CC implements; 2 before (sk, rs).
+ */
+#define CONG_CONTROL_ARGS	4
+int cong_control_nargs(const struct btf *vmlinux);
+
 /* The build a kernel with this vmlinux BTF takes. */
 enum cc_build cc_build_for(const struct btf *vmlinux);
 

@@ -131,3 +131,39 @@ TEST(tx_start_struct_ops_map_is_a_congestion_control)
 	ASSERT_TRUE(btf_name_is_flavour_of(tname, "tcp_congestion_ops"));
 	btf__free(btf);
 }
+
+/* cong_control's arity: 2 (sk, rs) before Linux 6.10, 4 (sk, ack, flag, rs)
+ * since; bbrctl refuses a kernel without the 4-argument form. */
+static struct btf *fake_cong_control(int nargs)
+{
+	struct btf *btf = btf__new_empty();
+	int sock, psock, proto, pfn, i;
+
+	sock = btf__add_struct(btf, "sock", 8);
+	psock = btf__add_ptr(btf, sock);
+	proto = btf__add_func_proto(btf, 0);
+	for (i = 0; i < nargs; i++)
+		btf__add_func_param(btf, i ? "x" : "sk", psock);
+	pfn = btf__add_ptr(btf, proto);
+	btf__add_struct(btf, "tcp_congestion_ops", 16);
+	btf__add_field(btf, "ssthresh", pfn, 0, 0);
+	btf__add_field(btf, "cong_control", pfn, 64, 0);
+	return btf;
+}
+
+TEST(cong_control_arity_read_from_btf)
+{
+	struct btf *v61 = fake_cong_control(2), *v610 = fake_cong_control(4);
+	struct btf *none = btf__new_empty();
+
+	ASSERT_TRUE(v61 && v610 && none);
+	UNIT_REPORT("cong_control: %d arguments (6.1-like), %d (6.10-like), %d (absent)",
+		    cong_control_nargs(v61), cong_control_nargs(v610),
+		    cong_control_nargs(none));
+	ASSERT_EQ(cong_control_nargs(v61), 2);
+	ASSERT_EQ(cong_control_nargs(v610), CONG_CONTROL_ARGS);
+	ASSERT_EQ(cong_control_nargs(none), -1);
+	btf__free(v61);
+	btf__free(v610);
+	btf__free(none);
+}
