@@ -64,7 +64,8 @@ fi
 
 # From bookworm itself.
 base_pkgs=(clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev pkg-config make gcc
-	   iperf3 ethtool tcpdump libcap-dev libjansson-dev)
+	   iperf3 ethtool tcpdump libcap-dev libjansson-dev
+	   qemu-system-x86 busybox-static kmod cpio xz-utils)  # make kernels
 # From backports: libbpf >= 1.4 (struct_ops links), bpftool 7.5, iproute2 6.x.
 bp_pkgs=(libbpf-dev bpftool iproute2)
 
