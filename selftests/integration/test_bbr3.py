@@ -194,8 +194,9 @@ def test_idle_restart_seen_on_this_kernel():
     port, bursts = 5303, 8
     obj = TX_START_OBJ if _kernel_has_tx_start_op() else BBR3_OBJ
     print(f"bbr3 build: {obj.relative_to(REPO)}")
-    with bbrtest.BbrctlRegistration(obj, as_name=CC), \
-            bbrtest.Topology(rate_mbit=RATE_MBIT) as topo:
+    # unshaped: the gaps are idle whatever the rate, and a kernel without
+    # the tbf module (the matrix's 6.19-7.1 guests) runs it too
+    with bbrtest.BbrctlRegistration(obj, as_name=CC), bbrtest.Topology() as topo:
         sink = bbrtest.python_in(topo.rcv_ns, IDLE_SINK, topo.rcv_addr, port,
                                  stdout=None, stderr=None)
         sender = None

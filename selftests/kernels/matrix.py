@@ -64,7 +64,7 @@ STDLIB_SKIP = {"site-packages", "test", "idlelib", "tkinter", "ensurepip",
 PY_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py.py",
                "pyroute2", "scapy", "exceptiongroup", "tomli", "numpy", "numpy.libs")
 # This tree's build that the guest uses.
-BUILT = ("bpf/*.bpf.o", "bpf/tx_start/*.bpf.o", "selftests/progs/*.bpf.o",
+BUILT = ("bpf/vmlinux.h", "bpf/*.bpf.o", "bpf/tx_start/*.bpf.o", "selftests/progs/*.bpf.o",
          "loader/bbrctl", "selftests/tools/verifier_stats", "selftests/tools/hostdelay",
          "selftests/integration/ets_attach", "selftests/lab/linkem/linkem")
 
