@@ -146,6 +146,7 @@ def test_load_on_a_kernel_before_6_10_names_cong_control(fake_v61_btf):
 
 
 @pytest.mark.kernel_matrix
+@pytest.mark.any_kernel
 def test_this_kernel_runs_bbr_bpf_or_is_refused_by_name():
     """On this kernel: bbrctl loads bbr3 where cong_control has 4 arguments
     (6.10+), and refuses with the missing feature named where it has not
