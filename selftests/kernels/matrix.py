@@ -52,7 +52,7 @@ GUEST_MEM = "2G"
 # tbf shaping, cls/act bpf for ect1 and the ETS tests, the kernel's own CCs).
 MODULES = ("veth", "sch_tbf", "sch_netem", "sch_ingress", "sch_prio", "sch_htb",
            "sch_fq", "sch_red", "cls_bpf", "act_bpf", "cls_u32", "act_mirred",
-           "ifb", "dummy", "tcp_bbr", "tcp_dctcp", "sch_dualpi2")
+           "ifb", "dummy", "tun", "tcp_bbr", "tcp_dctcp", "sch_dualpi2")
 # Host programs the tests run, copied with their libraries.
 TOOLS = ("ip", "tc", "ss", "bpftool", "ethtool", "nsenter", "unshare", "setpriv",
          "sysctl", "mount", "umount", "tcpdump", "capsh", "make", "stat")
