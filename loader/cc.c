@@ -28,39 +28,6 @@
 #define CC_STRUCT	"tcp_congestion_ops"
 
 /*
- * The struct type behind a struct_ops map, from the object's BTF: the map
- * is the variable of the same name in the .struct_ops[.link] DATASEC.
- */
-static const struct btf_type *st_ops_struct(const struct btf *btf,
-					    const char *map_name)
-{
-	static const char *const secs[] = { ST_OPS_LINK_SEC, ST_OPS_SEC };
-
-	for (size_t s = 0; s < sizeof(secs) / sizeof(secs[0]); s++) {
-		int sec_id = btf__find_by_name_kind(btf, secs[s], BTF_KIND_DATASEC);
-		const struct btf_type *sec;
-		const struct btf_var_secinfo *vsi;
-
-		if (sec_id < 0)
-			continue;
-		sec = btf__type_by_id(btf, sec_id);
-		vsi = btf_var_secinfos(sec);
-		for (int i = 0; i < btf_vlen(sec); i++, vsi++) {
-			const struct btf_type *var = btf__type_by_id(btf, vsi->type);
-			const char *vname;
-
-			if (!var || !btf_is_var(var))
-				continue;
-			vname = btf__name_by_offset(btf, var->name_off);
-			if (!vname || strcmp(vname, map_name) != 0)
-				continue;
-			return btf__type_by_id(btf, btf__resolve_type(btf, var->type));
-		}
-	}
-	return NULL;
-}
-
-/*
  * The .name of the tcp_congestion_ops a struct_ops map will register: its
  * bytes in the map's initial value (which libbpf copies into the kernel's
  * at load, so a write before loading renames the CC). NULL after a message.
@@ -79,14 +46,16 @@ static char *st_ops_member(struct cc_target *t, const char *member, size_t len)
 		err("%s: object has no BTF", t->path);
 		return NULL;
 	}
-	st = st_ops_struct(btf, map_name);
+	st = btf_st_ops_map_struct(btf, map_name);
 	if (!st || !btf_is_struct(st)) {
 		err("%s: cannot find the type of struct_ops map %s in the "
 		    "object's BTF", t->path, map_name);
 		return NULL;
 	}
+	/* a flavour (tcp_congestion_ops___tx_start) is the same struct to
+	 * libbpf and the kernel: kfeat.h */
 	tname = btf__name_by_offset(btf, st->name_off);
-	if (!tname || strcmp(tname, CC_STRUCT) != 0) {
+	if (!tname || !btf_name_is_flavour_of(tname, CC_STRUCT)) {
 		err("%s: struct_ops map %s is a struct %s, not a congestion "
 		    "control (struct " CC_STRUCT ")", t->path, map_name,
 		    tname ? tname : "?");

@@ -31,6 +31,33 @@ int btf_member_offset(const struct btf *btf, const char *type,
 bool btf_struct_has_member(const struct btf *btf, const char *type,
 			   const char *member);
 
+/*
+ * Length of a BTF type name without libbpf's flavour suffix: in "X___Y"
+ * (X and Y not ending/starting with '_') everything from the last "___"
+ * on is a flavour, which CO-RE and struct_ops matching ignore; so
+ * tcp_congestion_ops___tx_start is a tcp_congestion_ops to the kernel.
+ */
+size_t btf_essential_name_len(const char *name);
+
+/* Is type name `name`, flavour suffix aside, `base`? */
+bool btf_name_is_flavour_of(const char *name, const char *base);
+
+/*
+ * The struct type behind struct_ops map `map_name` of an object's BTF:
+ * the variable of that name in the .struct_ops.link or .struct_ops
+ * DATASEC, typedefs and modifiers resolved. NULL if there is none.
+ */
+const struct btf_type *btf_st_ops_map_struct(const struct btf *btf,
+					     const char *map_name);
+
+/*
+ * The number of arguments tcp_congestion_ops.cong_control takes in this
+ * vmlinux BTF, -1 if there is no such member. 4 since Linux 6.10 (sk, ack,
+ * flag, rs), the form every bbr-bpf CC implements; 2 before (sk, rs).
+ */
+#define CONG_CONTROL_ARGS	4
+int cong_control_nargs(const struct btf *vmlinux);
+
 /* The build a kernel with this vmlinux BTF takes. */
 enum cc_build cc_build_for(const struct btf *vmlinux);
 

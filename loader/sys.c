@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #include "bbrctl.h"
+#include "kfeat.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON	38
@@ -153,7 +154,7 @@ int check_kernel_btf(void)
 int check_struct_ops_cc(void)
 {
 	struct btf *btf;
-	int id, e;
+	int id, e, nargs;
 
 	btf = btf__parse(VMLINUX_BTF, NULL);
 	if (!btf) {
@@ -164,7 +165,16 @@ int check_struct_ops_cc(void)
 		return -1;
 	}
 	id = btf__find_by_name_kind(btf, STRUCT_OPS_CC_TYPE, BTF_KIND_STRUCT);
+	nargs = cong_control_nargs(btf);
 	btf__free(btf);
+	if (id > 0 && nargs != CONG_CONTROL_ARGS) {
+		/* e.g. Linux 6.1: cong_control(sk, rs), no ack and flag */
+		err("this kernel cannot run bbr-bpf's congestion controls: its "
+		    "tcp_congestion_ops.cong_control takes %d arguments, they need "
+		    "the %d-argument cong_control(sk, ack, flag, rs) of Linux 6.10 "
+		    "and later", nargs, CONG_CONTROL_ARGS);
+		return -1;
+	}
 	if (id > 0)
 		return 0;
 	err("this kernel cannot register BPF congestion controls: no struct_ops "

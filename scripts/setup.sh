@@ -64,7 +64,8 @@ fi
 
 # From bookworm itself.
 base_pkgs=(clang-19 llvm-19 libclang-rt-19-dev libelf-dev zlib1g-dev pkg-config make gcc
-	   iperf3 ethtool tcpdump libcap-dev libjansson-dev)
+	   iperf3 ethtool tcpdump libcap-dev libjansson-dev
+	   qemu-system-x86 busybox-static kmod cpio xz-utils)  # make kernels
 # `make deb` and its test: debhelper (with dpkg-dev), lintian; the man page:
 # scdoc to build it, man-db and groff-base to check it (`man --warnings`).
 base_pkgs+=(debhelper lintian scdoc man-db groff-base)

@@ -204,6 +204,7 @@ def test_usage_errors(args):
 
 # ---- load / list / unload ---------------------------------------------------------------
 
+@pytest.mark.kernel_matrix
 def test_load_list_unload(cc_objs):
     name, obj = cc_objs("a")
     assert name not in bbrtest.available_ccs()
@@ -234,6 +235,7 @@ def test_load_list_unload(cc_objs):
     assert name not in [x["name"] for x in list_json()]
 
 
+@pytest.mark.kernel_matrix
 def test_load_by_name_from_objdir_and_all(cc_objs, tmp_path):
     names = []
     for tag in ("b", "c"):
@@ -367,6 +369,7 @@ def test_shared_pin_of_another_layout():
     assert name not in bbrtest.available_ccs()
 
 
+@pytest.mark.kernel_matrix
 def test_unload_all(cc_objs):
     """`unload all` removes every CC bbrctl has pinned, and nothing else.
 
@@ -575,6 +578,7 @@ def bbr3_loaded():
     assert_gone(B3, [e["struct_ops_map_id"]])
 
 
+@pytest.mark.kernel_matrix
 def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
     assert bbr3_loaded["state_iter"], "bbr3.bpf.o has no state iterator"
     assert sorted(p.name for p in pin_dir(B3).iterdir()) == \
@@ -626,6 +630,7 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
     assert any(r["full_bw_reached"] for r in ours)
 
 
+@pytest.mark.kernel_matrix
 def test_bbr3_params(bbr3_loaded):
     doc = json.loads(bbrctl("params", "--json", B3, check=0).stdout)
     assert doc["cc"] == B3

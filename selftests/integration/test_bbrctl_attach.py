@@ -107,6 +107,7 @@ def built():
 
 # ---- attach / detach --------------------------------------------------------------
 
+@pytest.mark.kernel_matrix
 def test_attach_two_cgroups_different_ccs():
     with cgroup("a") as cga, cgroup("b") as cgb, netns("n") as ns:
         bbrctl("attach", "--cgroup", cga.name, "--cc", "reno", check=0)   # relative path
@@ -166,6 +167,7 @@ def swap(ns, frm, to, port=PORT, rc=0):
     return json.loads(cp.stdout)
 
 
+@pytest.mark.kernel_matrix
 def test_swap_live_sockets_and_back():
     with netns("s") as ns, peer(ns) as p:
         # sockets start with the netns default (the init netns default)

@@ -112,3 +112,55 @@ def test_attach_without_btf_or_struct_ops(fake_btf):
     finally:
         bbrctl("detach", "--cgroup", cg)
         cg.rmdir()
+
+
+OLD_CONG_CONTROL = ("this kernel cannot run bbr-bpf's congestion controls: its "
+                    "tcp_congestion_ops.cong_control takes 2 arguments, they need the "
+                    "4-argument cong_control(sk, ack, flag, rs) of Linux 6.10 and later")
+FAKE_V61_BTF_OBJ = "selftests/progs/fake_vmlinux_btf_v61.bpf.o"
+
+
+@pytest.fixture(scope="module")
+def fake_v61_btf():
+    """Raw BTF of a 6.1-like kernel: struct_ops for CCs, a 2-argument cong_control."""
+    objcopy = shutil.which("llvm-objcopy-19") or shutil.which("llvm-objcopy")
+    if not objcopy:
+        pytest.fail("llvm-objcopy(-19) is needed to build a fake vmlinux BTF")
+    make_target(FAKE_V61_BTF_OBJ)
+    with tempfile.TemporaryDirectory(prefix="cts") as d:
+        btf = Path(d, "vmlinux")
+        subprocess.run([objcopy, f"--dump-section=.BTF={btf}", str(REPO / FAKE_V61_BTF_OBJ)],
+                       check=True)
+        yield btf
+
+
+def test_load_on_a_kernel_before_6_10_names_cong_control(fake_v61_btf):
+    """Debian bookworm's own kernel (6.1) has BPF CCs but the old cong_control:
+    bbrctl says so instead of failing inside libbpf (the kernel matrix boots
+    6.1 and runs this test on its real BTF too: test_this_kernel_...)."""
+    cp = in_fake_kernel(fake_btf_setup(fake_v61_btf), "load", "--name", B3, "bbr3")
+    print(cp.stderr.strip())
+    assert cp.returncode == 1, cp
+    assert OLD_CONG_CONTROL in cp.stderr, cp.stderr
+    assert_nothing_left()
+
+
+@pytest.mark.kernel_matrix
+@pytest.mark.any_kernel
+def test_this_kernel_runs_bbr_bpf_or_is_refused_by_name():
+    """On this kernel: bbrctl loads bbr3 where cong_control has 4 arguments
+    (6.10+), and refuses with the missing feature named where it has not
+    (6.1): the check every kernel of the matrix runs."""
+    btf = Path("/sys/kernel/btf/vmlinux").read_bytes()
+    cp = subprocess.run([str(BBRCTL), "load", "--name", B3, "bbr3"], capture_output=True,
+                        text=True, timeout=120)
+    try:
+        print(f"bbrctl load: exit {cp.returncode}: {cp.stderr.strip() or cp.stdout.strip()}")
+        if OLD_CONG_CONTROL.split(":")[0] in cp.stderr:
+            assert cp.returncode == 1 and OLD_CONG_CONTROL in cp.stderr, cp.stderr
+            assert_nothing_left()
+        else:
+            assert cp.returncode == 0, cp.stderr
+            assert b"bpf_struct_ops_tcp_congestion_ops" in btf
+    finally:
+        subprocess.run([str(BBRCTL), "unload", B3], capture_output=True, timeout=60)

@@ -150,6 +150,7 @@ def set_json(*args):
 
 # ---- two cgroups at once ----------------------------------------------------------
 
+@pytest.mark.kernel_matrix
 def test_two_cgroups_run_different_parameters(bbr3):
     with cgroup("a") as cga, cgroup("b") as cgb, netns() as ns:
         sa = set_json("--cgroup", cga, B3, "ecn_enable=1")

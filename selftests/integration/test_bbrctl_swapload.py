@@ -246,6 +246,7 @@ def assert_kernel_clean(maps_before, dmesg_before):
     assert not bad, f"kernel warnings during the run: {bad[:5]}"
 
 
+@pytest.mark.kernel_matrix
 def test_swap_under_load():
     maps_before, dmesg_before = set(struct_ops_maps()), dmesg()
     windows = [(at, at) for at, _ in SWAPS]

@@ -264,6 +264,7 @@ def check_option(opt, syn, ack):
     return dict(tsval=tsval, tsecr=tsecr, unit=unit, ecrdel=ecrdel, mad=mad)
 
 
+@pytest.mark.kernel_matrix
 def test_ets_wire_format_and_negotiation(tmp_path):
     from scapy.layers.inet import TCP
     with EtsAttached("wire") as att, VethPair() as vp:
