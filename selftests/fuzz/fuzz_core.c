@@ -33,9 +33,12 @@ static u32 fuzz_prandom(void)
 
 #define BBR_CFG			fuzz_param_sets
 #define BBR_PRANDOM_U32()	fuzz_prandom()
-#include "core/bbr3.h"
+#define BBR_EXT			struct bbr_delay
 #include "bbr_swift.h"
+#include "core/bbr3.h"
+#include "core/l4s.h"
 #include "core/swift.h"
+#include "core/bbr3_hooks.h"
 
 /* The byte stream the script is read from. */
 struct reader {
