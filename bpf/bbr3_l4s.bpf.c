@@ -48,6 +48,7 @@
 #include "lib/tcp_cc.h"
 #pragma clang diagnostic pop
 #include "core/l4s.h"
+#include "core/bbr3_2023.h"
 #include "core/bbr3_hooks.h"
 
 char _license[] SEC("license") = "Dual BSD/GPL";

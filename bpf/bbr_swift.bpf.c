@@ -27,6 +27,7 @@
 #define BBR_EXT			struct bbr_delay
 #include "lib/tcp_cc.h"
 #include "core/swift.h"
+#include "core/bbr3_2023.h"
 #include "core/bbr3_hooks.h"
 #include "ets_shared.h"
 #include "core/ets_opt.h"

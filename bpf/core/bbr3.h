@@ -50,9 +50,11 @@
  * rebuilds are core/reconstruct.h; the tunables and profiles are
  * core/bbr3_params.h; variants (the L4S mode: core/l4s.h, BBR.Swift:
  * core/swift.h) are hook sets an object includes after this file, never
- * the other way round (see "Hooks" below). The 2023 reference generation
- * (key `generation`) and the "beyond v3" keys (v3plus) are runtime keys of
- * every socket: cheap compares on the per-ACK path.
+ * the other way round (see "Hooks" below), and so is the 2023 reference
+ * generation (core/bbr3_2023.h), whose hooks every object includes and
+ * which a socket selects with the key `generation`. The "beyond v3" keys
+ * (v3plus) are runtime keys of every socket: cheap compares on the
+ * per-ACK path.
  *
  * The includer must, before including this file:
  *   - define u8..u64 (vmlinux.h, or core/types.h natively);
@@ -127,14 +129,8 @@
 #define BBR_U16_MAX			0xFFFFu
 /* GSO_LEGACY_MAX_SIZE: the TSO goal used for cwnd budgeting. */
 #define BBR_GSO_LEGACY_MAX_SIZE_BYTES	65536u
-/* MAX_TCP_HEADER on x86-64 distribution kernels: L1_CACHE_ALIGN(128 +
- * MAX_HEADER) with MAX_HEADER = 128 + 48. Only caps the 2023 generation's
- * TSO goal (gso_max_size - 1 - MAX_TCP_HEADER); the 2026 one caps at
- * gso_max_size. */
-#define BBR_MAX_TCP_HEADER_BYTES	320u
-/* DRAIN pacing gain per generation: 1/2.885 (256*1000/2885 = 88, ~0.344)
- * in 2023, 0.5 in 2026 (drain_gain = 0 picks the generation's). */
-#define BBR_DRAIN_GAIN_2023		(BBR_UNIT * 1000 / 2885)
+/* DRAIN pacing gain: 0.5 (the key drain_gain = 0 picks this, or the 2023
+ * generation's: core/bbr3_2023.h). */
 #define BBR_DRAIN_GAIN_2026		(BBR_UNIT / 2)
 /* 2026: DRAIN ends after more than this many round starts even if in
  * flight is still above the BDP (a DRAIN that could stick cannot). */
@@ -307,6 +303,16 @@ struct bbr_lost_skb {
  *   bbr_hook_probe_rtt_allowed(b)   false: no PROBE_RTT.
  * Glue (bpf/lib/trace.h):
  *   bbr_hook_trace(ev, x)           the variant's fields of a trace event.
+ * The reference generation (core/bbr3_2023.h, per socket by the key
+ * generation; this file is the 2026 one):
+ *   bbr_hook_tso_max_bytes(b, gso)  the cap of a TSO burst's bytes.
+ *   bbr_hook_drain_gain(b)          DRAIN's pacing gain when drain_gain is 0.
+ *   bbr_hook_drain_rounds(b)        true: DRAIN ends after
+ *                                   BBR_MAX_DRAIN_ROUNDS rounds.
+ *   bbr_hook_startup_loss_too_high(b, rs)  the test of STARTUP's loss exit.
+ *   bbr_hook_loss_undo(b)           true: the undo state is saved at the
+ *                                   first lost packet, and undo returns to
+ *                                   the phase a spurious loss ended.
  *
  * BBR_EXT is the type of the variant's per-socket state that signal, cap
  * and trace receive (`x`; struct bbr_delay for Swift); an includer without
@@ -342,6 +348,12 @@ static inline bool bbr_hook_cycle_owns_bw_filter(const struct bbr3 *b);
 static inline void bbr_hook_round_start(struct bbr3 *b);
 static inline bool bbr_hook_probe_rtt_allowed(const struct bbr3 *b);
 static inline void bbr_hook_trace(struct bbr_trace_ev *ev, const BBR_EXT *x);
+static inline u32 bbr_hook_tso_max_bytes(const struct bbr3 *b, u32 gso_max_size);
+static inline u32 bbr_hook_drain_gain(const struct bbr3 *b);
+static inline bool bbr_hook_drain_rounds(const struct bbr3 *b);
+static inline bool bbr_hook_startup_loss_too_high(const struct bbr3 *b,
+						  const struct bbr_rs *rs);
+static inline bool bbr_hook_loss_undo(const struct bbr3 *b);
 
 /* The reconstruction's entry points (core/reconstruct.h, included at the
  * end of this file), called by the ops below. */
@@ -367,12 +379,6 @@ static inline u16 bbr_extra_acked(const struct bbr3 *b)
 {
 	return b->extra_acked[0] > b->extra_acked[1] ?
 	       b->extra_acked[0] : b->extra_acked[1];
-}
-
-/* Which reference generation this socket follows (docs/bbr3.md). */
-static inline bool bbr_gen_2026(const struct bbr3 *b)
-{
-	return BBR_P(b).generation != BBR_GEN_2023;
 }
 
 static inline bool bbr_can_use_ecn(const struct bbr3 *b,
@@ -470,8 +476,7 @@ static inline u32 bbr_tso_segs_generic(const struct bbr3 *b,
 
 	if (r < 32)
 		bytes += gso_max_size >> r;
-	bytes = bbr_min_u64(bytes, bbr_gen_2026(b) ? gso_max_size :
-			    gso_max_size - 1 - BBR_MAX_TCP_HEADER_BYTES);
+	bytes = bbr_min_u64(bytes, bbr_hook_tso_max_bytes(b, gso_max_size));
 	if (!mss)
 		return BBR_MIN_TSO_SEGS;
 	return bbr_max_u32((u32)(bytes / mss), BBR_MIN_TSO_SEGS);
@@ -998,7 +1003,7 @@ static inline void bbr_handle_inflight_too_high(struct bbr3 *b,
 	}
 	if (b->mode == BBR_PROBE_BW && b->cycle_idx == BBR_BW_PROBE_UP) {
 		/* 2026: remember that loss ended this probe, for undo. */
-		if (bbr_gen_2026(b) && bbr_is_loss_too_high(b, rs))
+		if (bbr_hook_loss_undo(b) && bbr_is_loss_too_high(b, rs))
 			b->undo_state = BBR_UNDO_PROBE_BW_UP;
 		bbr_start_bw_probe_down(b, sk);
 	}
@@ -1301,10 +1306,12 @@ static inline void bbr_update_ack_aggregation(struct bbr3 *b,
 /* ---- STARTUP and DRAIN ---------------------------------------------------------------- */
 
 /* STARTUP ends on too much loss: >= full_loss_cnt loss events in a loss
- * round, in Recovery, with a loss rate above loss_thresh. */
-static inline void bbr_check_loss_too_high_in_startup(struct bbr3 *b,
-						      const struct bbr_sock *sk,
-						      const struct bbr_rs *rs)
+ * round, in Recovery, with a loss rate above loss_thresh. A frame of its
+ * own in BPF: inlined, it grew bbr_update_model()'s, and bbr_swift's
+ * deepest per-ACK call chain passed the 512-byte stack limit. */
+static BBR_NOINLINE void
+bbr_check_loss_too_high_in_startup(struct bbr3 *b, const struct bbr_sock *sk,
+				   const struct bbr_rs *rs)
 {
 	if (b->full_bw_reached)
 		return;
@@ -1314,9 +1321,8 @@ static inline void bbr_check_loss_too_high_in_startup(struct bbr3 *b,
 	if (BBR_P(b).full_loss_cnt && b->loss_round_start &&
 	    sk->ca_state == BBR_CA_RECOVERY &&
 	    b->loss_events_in_round >= BBR_P(b).full_loss_cnt &&
-	    (bbr_gen_2026(b) ? bbr_is_loss_too_high(b, rs) :
-			       bbr_is_inflight_too_high(b, rs))) {
-		if (bbr_gen_2026(b))
+	    bbr_hook_startup_loss_too_high(b, rs)) {
+		if (bbr_hook_loss_undo(b))
 			b->undo_state = BBR_UNDO_STARTUP;
 		bbr_handle_queue_too_high_in_startup(b, sk);
 		return;
@@ -1353,7 +1359,7 @@ static inline void bbr_check_full_bw_reached(struct bbr3 *b,
  * DRAIN whose in-flight never falls to the BDP cannot stick. */
 static inline bool bbr_drain_rounds_exceeded(struct bbr3 *b)
 {
-	if (!bbr_gen_2026(b))
+	if (!bbr_hook_drain_rounds(b))
 		return false;
 	if (b->round_start && b->drain_rounds < BBR_DRAIN_ROUNDS_MAX)
 		b->drain_rounds++;
@@ -1481,8 +1487,7 @@ static inline void bbr_update_gains(struct bbr3 *b)
 		break;
 	case BBR_DRAIN:
 		b->pacing_gain = (u16)(BBR_P(b).drain_gain ? :
-				       bbr_gen_2026(b) ? BBR_DRAIN_GAIN_2026 :
-							 BBR_DRAIN_GAIN_2023);
+				       bbr_hook_drain_gain(b));
 		b->cwnd_gain = (u16)BBR_P(b).startup_cwnd_gain;
 		break;
 	case BBR_PROBE_BW:
@@ -1694,7 +1699,7 @@ static inline void bbr_save_for_undo(struct bbr3 *b, const struct bbr_sock *sk)
 static inline void bbr_save_at_first_loss(struct bbr3 *b,
 					  const struct bbr_sock *sk)
 {
-	if (!bbr_gen_2026(b) || b->loss_yet_in_recovery)
+	if (!bbr_hook_loss_undo(b) || b->loss_yet_in_recovery)
 		return;
 	b->loss_yet_in_recovery = 1;
 	bbr_save_for_undo(b, sk);
@@ -1969,7 +1974,7 @@ BBR_API u32 bbr_core_ssthresh(struct bbr3 *b, struct bbr_sock *sk)
 {
 	if (!b || !sk)
 		return 0;
-	if (!bbr_gen_2026(b))
+	if (!bbr_hook_loss_undo(b))
 		bbr_save_for_undo(b, sk);
 	else if (sk->lost != b->last_lost)
 		bbr_save_at_first_loss(b, sk);
@@ -2012,7 +2017,7 @@ BBR_API u32 bbr_core_undo_cwnd(struct bbr3 *b, struct bbr_sock *sk)
 	b->inflight_lo = bbr_max_u32(b->inflight_lo, b->undo_inflight_lo);
 	b->inflight_hi = bbr_max_u32(b->inflight_hi, b->undo_inflight_hi);
 	b->try_fast_path = 0;
-	if (!bbr_gen_2026(b) || !b->initialized)
+	if (!bbr_hook_loss_undo(b) || !b->initialized)
 		return b->prior_cwnd;
 
 	b->loss_events_in_round = 0;

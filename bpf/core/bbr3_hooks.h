@@ -109,4 +109,41 @@ static inline void bbr_hook_trace(struct bbr_trace_ev *ev, const BBR_EXT *x)
 }
 #endif
 
+/* The 2026 reference generation (the 2023 one: core/bbr3_2023.h). */
+#ifndef BBR_HOOK_TSO_MAX_BYTES
+static inline u32 bbr_hook_tso_max_bytes(const struct bbr3 *b, u32 gso_max_size)
+{
+	return gso_max_size;
+}
+#endif
+
+#ifndef BBR_HOOK_DRAIN_GAIN
+static inline u32 bbr_hook_drain_gain(const struct bbr3 *b)
+{
+	return BBR_DRAIN_GAIN_2026;
+}
+#endif
+
+#ifndef BBR_HOOK_DRAIN_ROUNDS
+static inline bool bbr_hook_drain_rounds(const struct bbr3 *b)
+{
+	return true;
+}
+#endif
+
+#ifndef BBR_HOOK_STARTUP_LOSS_TOO_HIGH
+static inline bool bbr_hook_startup_loss_too_high(const struct bbr3 *b,
+						  const struct bbr_rs *rs)
+{
+	return bbr_is_loss_too_high(b, rs);
+}
+#endif
+
+#ifndef BBR_HOOK_LOSS_UNDO
+static inline bool bbr_hook_loss_undo(const struct bbr3 *b)
+{
+	return true;
+}
+#endif
+
 #endif /* BBR3_HOOKS_H */

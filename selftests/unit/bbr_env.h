@@ -32,6 +32,7 @@ extern struct bbr_params bbr_test_param_sets[BBR_PARAM_SLOTS];
 #include "core/bbr3.h"
 #include "core/l4s.h"
 #include "core/swift.h"
+#include "core/bbr3_2023.h"
 #include "core/bbr3_hooks.h"
 
 #define ENV_MSS_BYTES		1448u
