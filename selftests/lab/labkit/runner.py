@@ -399,7 +399,7 @@ def run_one(sc, spec, outdir, progress=None, registered=False):
 
 
 def sender_summary(flows, bins, last, first, warmup_s):
-    """Per sender namespace, as the seed's table reports per sender machine:
+    """Per sender namespace, as the BBR.Swift talk's table reports per sender machine:
     goodput (sum of its bulk flows' mean after warm-up), retransmit rate
     (total_retrans / data_segs_out of its flows, over the run and after
     warm-up: `first` holds each flow's first sample after it) and Jain's

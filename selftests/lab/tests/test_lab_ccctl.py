@@ -332,7 +332,7 @@ def test_params_profile_first_and_reset_after_failure(monkeypatch, tmp_path):
 
 
 def test_sender_summary_and_table():
-    """The per-sender table of swift_dc (the seed reports per sender machine):
+    """The per-sender table of swift_dc (the BBR.Swift talk reports per sender machine):
     goodput and Jain over each sender's bulk flows after warm-up, retransmits
     of all its flows over the run and after warm-up, joined with the ETS RTT
     means."""
