@@ -33,9 +33,13 @@ static u32 fuzz_prandom(void)
 
 #define BBR_CFG			fuzz_param_sets
 #define BBR_PRANDOM_U32()	fuzz_prandom()
-#include "core/bbr3.h"
+#define BBR_EXT			struct bbr_delay
 #include "bbr_swift.h"
+#include "core/bbr3.h"
+#include "core/l4s.h"
 #include "core/swift.h"
+#include "core/bbr3_2023.h"
+#include "core/bbr3_hooks.h"
 
 /* The byte stream the script is read from. */
 struct reader {
@@ -70,7 +74,7 @@ static bool gain_is_configured(const struct bbr3 *b)
 		       b->cwnd_gain == (u16)p->startup_cwnd_gain;
 	case BBR_DRAIN:		/* drain_gain 0: the generation's */
 		return b->pacing_gain == (u16)(p->drain_gain ? :
-					       bbr_gen_2026(b) ? BBR_DRAIN_GAIN_2026 :
+					       BBR_P(b).generation != BBR_GEN_2023 ? BBR_DRAIN_GAIN_2026 :
 								 BBR_DRAIN_GAIN_2023) &&
 		       b->cwnd_gain == (u16)p->startup_cwnd_gain;
 	case BBR_PROBE_RTT:
