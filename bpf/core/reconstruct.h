@@ -157,6 +157,9 @@ static inline void bbr_tx_reset(struct bbr3_sk *sks, const struct bbr_sock *sk)
  * no longer reaches back to the send).
  */
 /* bbr_tx_find(): the record's index, and whether it matched. */
+/* bbr_tx_lost_before_oldest() moves a send's tp->lost back by at most
+ * this: a bound on the loop-free arithmetic, far above any round's loss. */
+#define BBR_TX_LOST_EXTRAP_MAX	(1u << 20)
 #define BBR_TX_FIND_IDX		0xFF
 #define BBR_TX_FIND_MATCH	0x100
 
@@ -187,15 +190,41 @@ BBR_API int bbr_tx_find(struct bbr3_sk *sks, u32 key, u32 by_delivered)
 	return (int)(head + 1 < BBR_TX_RECS ? head + 1 : 0);	/* the oldest */
 }
 
-static inline int bbr_tx_lookup(struct bbr3_sk *sks, const struct bbr_sock *sk,
-				u32 end_seq, u32 tx_delivered, bool is_retrans,
-				u32 lost_now, u32 *tx_in_flight, s32 *lost)
+/*
+ * tp->lost at a send older than every record, from the oldest record `r`:
+ * losses keep the pace they had over the ring's span (r to now, per packet
+ * delivered), so the send `back` deliveries before r saw that many fewer.
+ * Taking r's count as it is would leave out every loss marked between the
+ * send and r: with many losses per round trip the ring spans less than a
+ * round, and every sample's loss rate would be understated by the share of
+ * the round the ring does not reach.
+ */
+static inline u32 bbr_tx_lost_before_oldest(const struct bbr_tx_rec *r,
+					    const struct bbr_sock *sk,
+					    u32 tx_delivered, u32 lost_now)
+{
+	u32 span = sk->delivered - r->delivered, back = r->delivered - tx_delivered;
+	u32 span_lost = lost_now - r->lost;
+	u64 earlier;
+
+	if ((s32)span <= 0 || (s32)back <= 0 || (s32)span_lost <= 0)
+		return r->lost;
+	earlier = bbr_min_u64((u64)span_lost * back / span, BBR_TX_LOST_EXTRAP_MAX);
+	return r->lost - (u32)earlier;
+}
+
+/* Always inlined: BPF passes at most 5 arguments to a call. */
+BBR_INLINE int bbr_tx_lookup(struct bbr3_sk *sks, const struct bbr_sock *sk,
+			     u32 end_seq, u32 tx_delivered, bool is_retrans,
+			     u32 lost_now, u32 *tx_in_flight, s32 *lost)
 {
 	int found = bbr_tx_find(sks, is_retrans ? tx_delivered : end_seq,
 				is_retrans);
 	u32 idx = (u32)found & BBR_TX_FIND_IDX;
 	struct bbr_tx_rec *r = &sks->rec[idx < BBR_TX_RECS ? idx : 0];
 	s32 pending = bbr_tx_rec_pending(r);
+	bool match = found & BBR_TX_FIND_MATCH;
+	u32 tx_lost = r->lost;
 	s64 est;
 
 	if (is_retrans) {
@@ -204,6 +233,13 @@ static inline int bbr_tx_lookup(struct bbr3_sk *sks, const struct bbr_sock *sk,
 		pending -= (s32)(tx_delivered - r->delivered);
 		est = (s64)(s32)(bbr_tx_rec_pkt_index(r, r->snd_nxt, sk->mss) -
 				 tx_delivered) - (pending > 0 ? pending : 0) + 1;
+	} else if (!match && bbr_before(end_seq, r->snd_nxt)) {
+		/* sent before the oldest record opened: A then was A at the
+		 * record less the new data sent in between */
+		est = (s64)(s32)(bbr_tx_rec_pkt_index(r, r->snd_nxt, sk->mss) -
+				 tx_delivered) -
+		      bbr_tx_pkts(end_seq, r->snd_nxt, sk->mss) -
+		      (pending < 0 ? pending : 0);
 	} else {
 		/* what was still to retransmit went out first; a TLP
 		 * retransmit in flight (pending < 0) stays */
@@ -211,8 +247,15 @@ static inline int bbr_tx_lookup(struct bbr3_sk *sks, const struct bbr_sock *sk,
 				 tx_delivered) - (pending < 0 ? pending : 0);
 	}
 	*tx_in_flight = est > 1 ? (u32)est : 1;
-	*lost = (s32)(lost_now - r->lost) > 0 ? (s32)(lost_now - r->lost) : 0;
-	return !!(found & BBR_TX_FIND_MATCH);
+	if (!match) {
+		/* losses marked after a send are of packets in flight at it
+		 * (later ones are marked only after it is delivered) */
+		tx_lost = bbr_tx_lost_before_oldest(r, sk, tx_delivered, lost_now);
+		if ((s32)(lost_now - tx_lost) > (s32)*tx_in_flight)
+			tx_lost = lost_now - *tx_in_flight;
+	}
+	*lost = (s32)(lost_now - tx_lost) > 0 ? (s32)(lost_now - tx_lost) : 0;
+	return match;
 }
 
 /* The rate sample's tx_in_flight and lost, unless the caller gave them. */
