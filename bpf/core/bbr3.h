@@ -1912,6 +1912,9 @@ BBR_API int bbr_core_main(struct bbr3_sk *sks, struct bbr_sock *sk,
 	bbr_main_pipeline(b, sk, rs);
 	bbr_hook_cap(b, x, sk);
 	bbr_tx_note(sks, sk);
+	/* this ACK's losses are accounted: the ended episode is closed */
+	if (b->loss_yet_in_recovery == BBR_LOSS_EPISODE_ENDING)
+		b->loss_yet_in_recovery = 0;
 	return 0;
 }
 

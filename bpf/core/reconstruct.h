@@ -304,8 +304,13 @@ BBR_INLINE void bbr_skb_lost(struct bbr3_sk *sks, struct bbr_sock *sk,
 BBR_API int bbr_core_skb_lost(struct bbr3_sk *sks, struct bbr_sock *sk,
 			      struct bbr_lost_skb *l)
 {
-	if (sks && sk && l)
-		bbr_skb_lost(sks, sk, l);
+	if (!sks || !sk || !l)
+		return 0;
+	/* the hook runs as the stack marks: a loss it reports after the
+	 * state fell below Recovery opens a new episode */
+	if (sks->st.loss_yet_in_recovery == BBR_LOSS_EPISODE_ENDING)
+		sks->st.loss_yet_in_recovery = 0;
+	bbr_skb_lost(sks, sk, l);
 	return 0;
 }
 
