@@ -258,16 +258,20 @@ BBR_INLINE int bbr_tx_lookup(struct bbr3_sk *sks, const struct bbr_sock *sk,
 	return match;
 }
 
-/* The rate sample's tx_in_flight and lost, unless the caller gave them. */
-static inline void bbr_tx_sample(struct bbr3_sk *sks, const struct bbr_sock *sk,
-				 struct bbr_rs *rs)
+/* The rate sample's tx_in_flight and lost, unless the caller gave them.
+ * A function of its own in BPF: inlined, the lookup's frame grew
+ * bbr_core_main()'s, and bbr_swift's deepest per-ACK call chain passed
+ * the 512-byte stack limit. */
+BBR_API int bbr_tx_sample(struct bbr3_sk *sks, const struct bbr_sock *sk,
+			  struct bbr_rs *rs)
 {
-	if (rs->has_tx)
-		return;
+	if (!sks || !sk || !rs || rs->has_tx)
+		return 0;
 	if (rs->prior_delivered || rs->last_end_seq)
 		bbr_tx_lookup(sks, sk, rs->last_end_seq, rs->prior_delivered,
 			      rs->is_retrans, sk->lost, &rs->tx_in_flight,
 			      &rs->lost);
+	return 0;
 }
 
 
