@@ -40,7 +40,7 @@ JANSSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 BPF_SRCS  := $(wildcard bpf/*.bpf.c selftests/progs/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:.bpf.c=.bpf.o)
 # lib/tcp_cc.h CCs built again for Linux 7.1+ (see the rule below)
-TX_START_OBJS := bpf/tx_start/bbr3.bpf.o bpf/tx_start/bbr_swift.bpf.o
+TX_START_OBJS := bpf/tx_start/bbr3.bpf.o bpf/tx_start/bbr3_l4s.bpf.o bpf/tx_start/bbr_swift.bpf.o
 CORE_HDRS := $(wildcard bpf/core/*.h bpf/lib/*.h include/*.h)
 
 UNIT_SRCS := $(wildcard selftests/unit/*.c)

@@ -13,6 +13,8 @@
  * (on Linux 7.1+, bpf/tx_start/bbr3.bpf.o: docs/bbr3.md, "Builds").
  */
 #include "lib/tcp_cc.h"
+#include "core/bbr3_2023.h"	/* the 2023 generation, by the key */
+#include "core/bbr3_hooks.h"	/* BBRv3: every other hook at its default */
 
 char _license[] SEC("license") = "Dual BSD/GPL";
 

@@ -19,8 +19,16 @@
  */
 /* bbr_swift reads the core's parameters and its own (bbrctl takes both). */
 #define BBR_GLUE_PARAM_GROUPS	(BBR_PARAM_GROUP_CORE | BBR_PARAM_GROUP_SWIFT)
-#include "lib/tcp_cc.h"
+/* The core's variant state (core/bbr3.h, "Hooks"): Swift's window and
+ * sample, which its hooks receive. */
+#include "vmlinux.h"
+#include "bbr3_state.h"
 #include "bbr_swift.h"
+#define BBR_EXT			struct bbr_delay
+#include "lib/tcp_cc.h"
+#include "core/swift.h"
+#include "core/bbr3_2023.h"
+#include "core/bbr3_hooks.h"
 #include "ets_shared.h"
 #include "core/ets_opt.h"
 

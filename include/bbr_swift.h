@@ -32,7 +32,8 @@
 #define SWIFT_TARGET_NONE		0u
 /* Default target when nothing is configured: 0 = none. A CC that silently
  * slowed flows down to a made-up target would surprise; the operator sets
- * one per cgroup (the seed's datacenter runs used ~100 us targets). */
+ * one per cgroup (the datacenter runs of Google's BBR.Swift talk, IETF 109,
+ * used ~100 us targets). */
 #define SWIFT_TARGET_RTT_DEFAULT_US	SWIFT_TARGET_NONE
 /* A Network_RTT sample older than this is stale: fall back to BBRv3. 0 in
  * stale_us means this default. 100 ms: many datacenter RTTs, and about one

@@ -198,6 +198,24 @@ static int check_object_file(const char *path)
 	return 0;
 }
 
+/*
+ * An object whose own .flags ask for AccECN (bbr3_l4s) loads only where the
+ * kernel has the AccECN congestion-control flags (Linux 6.18): elsewhere
+ * the kernel would refuse .flags with a bare EINVAL. -EOPNOTSUPP after a
+ * message; `load all` passes over such an object.
+ */
+static int check_object_accecn(struct cc_target *t)
+{
+	uint32_t *f = (uint32_t *)st_ops_member(t, "flags", sizeof(*f));
+
+	if (!f || !(*f & TCP_CONG_NEEDS_ACCECN) || kernel_has_accecn())
+		return 0;
+	err("%s: %s asks for AccECN (.flags 0x%x), which this kernel does not "
+	    "have (struct tcp_sock has no received_ce in its BTF; AccECN came "
+	    "with Linux 6.18): not loaded", t->path, t->obj_name, *f);
+	return -EOPNOTSUPP;
+}
+
 int cc_open(struct cc_target *t, const char *path, const char *want_name,
 	    const char *as_name)
 {
@@ -271,6 +289,9 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name,
 		goto fail;
 	}
 	ret = st_ops_cc_name(t, as_name);
+	if (ret)
+		goto fail;
+	ret = check_object_accecn(t);
 	if (ret)
 		goto fail;
 	if (!valid_cc_name(t->name)) {
@@ -930,8 +951,11 @@ int cmd_load(const struct cmd_opts *o, char **args, int nargs)
 				hint_objdir();
 				goto out;
 			}
-			if (cc_open(&t[nt], path, name, o->name) ||
-			    (o->ecn_flags && cc_add_ecn_flags(&t[nt], o->ecn_flags)))
+			int e = cc_open(&t[nt], path, name, o->name);
+
+			if (all && e == -EOPNOTSUPP)
+				continue;	/* said why; load the others */
+			if (e || (o->ecn_flags && cc_add_ecn_flags(&t[nt], o->ecn_flags)))
 				goto out;
 			nt++;
 		}

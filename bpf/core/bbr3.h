@@ -35,33 +35,41 @@
  *             one round, to let queues drain and re-measure min_rtt.
  *
  * This file is plain C that compiles both with `clang -target bpf` and
- * natively: the BPF glue (bbr3.bpf.c) reads the kernel's inputs into a
+ * natively: the BPF glue (lib/tcp_cc.h) reads the kernel's inputs into a
  * struct bbr_sock and a struct bbr_rs, calls bbr_core_main(), and writes back
  * cwnd and pacing rate; the unit tests drive the same functions with
  * synthetic inputs. Names of states, variables and constants follow the
  * reference implementation (google/bbr v3, net/ipv4/tcp_bbr.c) so the two
- * can be compared side by side; the code is our own. Where mainline Linux
- * lacks an input the reference uses, the glue reconstructs it: see the
- * "reconstruction" section below and docs/bbr3.md.
+ * can be compared side by side; the code is our own. The sections follow
+ * the order of the IETF BBR draft (draft-ietf-ccwg-bbr): pacing rate and
+ * cwnd helpers, the delivery rate and rounds, congestion signals, the
+ * PROBE_BW cycle, lower bounds, STARTUP and DRAIN, PROBE_RTT, the control
+ * (gains, cwnd), losses, then the entry points.
+ *
+ * What this file is not: the inputs mainline Linux lacks and the glue
+ * rebuilds are core/reconstruct.h; the tunables and profiles are
+ * core/bbr3_params.h; variants (the L4S mode: core/l4s.h, BBR.Swift:
+ * core/swift.h) are hook sets an object includes after this file, never
+ * the other way round (see "Hooks" below), and so is the 2023 reference
+ * generation (core/bbr3_2023.h), whose hooks every object includes and
+ * which a socket selects with the key `generation`. The "beyond v3" keys
+ * (v3plus) are runtime keys of every socket: cheap compares on the
+ * per-ACK path.
  *
  * The includer must, before including this file:
  *   - define u8..u64 (vmlinux.h, or core/types.h natively);
  *   - define BBR_PRANDOM_U32() returning a random u32;
  *   - define BBR_CFG as the name of a global array
- *     struct bbr_params BBR_CFG[BBR_PARAM_SLOTS] (the parameter sets).
- *
- * Parameter sets: each socket runs with one of BBR_PARAM_SLOTS sets of
- * tunables, named by b->param_slot (slot 0 is the default set). The glue
- * picks the slot from the socket's cgroup (bbrctl set --cgroup) when the
- * socket is initialised and at every round start, so the per-ACK cost is
- * one masked index into an array, not a map lookup.
+ *     struct bbr_params BBR_CFG[BBR_PARAM_SLOTS] (the parameter sets);
+ *   - optionally define BBR_EXT, the type of its variant's per-socket state;
+ * and after it: define the hooks its variant provides (each with
+ * BBR_HOOK_<NAME> defined), then include core/bbr3_hooks.h for the rest.
  */
 #ifndef BBR3_CORE_H
 #define BBR3_CORE_H
 
 #include "core/types.h"
 #include "bbr3_state.h"
-#include "bbr_swift.h"
 
 /* ---- Fixed-point scales ---------------------------------------------- */
 
@@ -117,26 +125,12 @@
 #define BBR_LOSS_EVENTS_MAX		15u
 #define BBR_EXTRA_ACKED_WIN_RTTS_MAX	31u
 #define BBR_STARTUP_ECN_ROUNDS_MAX	3u
-/* The L4S gain cycle (bbr_update_l4s_cycle()): the round numbers of its up
- * and down rounds (the rest cruise), and its least length. */
-#define BBR_L4S_CYCLE_UP		0
-#define BBR_L4S_CYCLE_DOWN		1
-#define BBR_L4S_CYCLE_MIN_ROUNDS	2
-/* startup_ecn_rounds counts the L4S mode's rounds with CE up to the
- * startup_ce_rounds parameter's maximum. */
-#define BBR_L4S_STARTUP_CE_ROUNDS_MAX	15u
 #define BBR_INIT_CWND_MAX_PKTS		127u
 #define BBR_U16_MAX			0xFFFFu
 /* GSO_LEGACY_MAX_SIZE: the TSO goal used for cwnd budgeting. */
 #define BBR_GSO_LEGACY_MAX_SIZE_BYTES	65536u
-/* MAX_TCP_HEADER on x86-64 distribution kernels: L1_CACHE_ALIGN(128 +
- * MAX_HEADER) with MAX_HEADER = 128 + 48. Only caps the 2023 generation's
- * TSO goal (gso_max_size - 1 - MAX_TCP_HEADER); the 2026 one caps at
- * gso_max_size. */
-#define BBR_MAX_TCP_HEADER_BYTES	320u
-/* DRAIN pacing gain per generation: 1/2.885 (256*1000/2885 = 88, ~0.344)
- * in 2023, 0.5 in 2026 (drain_gain = 0 picks the generation's). */
-#define BBR_DRAIN_GAIN_2023		(BBR_UNIT * 1000 / 2885)
+/* DRAIN pacing gain: 0.5 (the key drain_gain = 0 picks this, or the 2023
+ * generation's: core/bbr3_2023.h). */
 #define BBR_DRAIN_GAIN_2026		(BBR_UNIT / 2)
 /* 2026: DRAIN ends after more than this many round starts even if in
  * flight is still above the BDP (a DRAIN that could stick cannot). */
@@ -170,48 +164,10 @@
 #define BBR_CA_RECOVERY		3
 #define BBR_CA_LOSS		4
 
-/* The tunables (include/bbr_params.h: names, ranges, defaults) come in
- * BBR_PARAM_SLOTS sets, an array the includer defines (BPF: in the section
- * .data.params, so bbrctl can rewrite a set at run time). */
+/* The tunables: core/bbr3_params.h. */
 _Static_assert(BBR_PARAM_UNIT == BBR_UNIT, "bbr_params.h's unit is BBR_UNIT");
 
-/*
- * "Beyond v3" (docs/bbr3.md): the reference plus two mechanisms, each off
- * (0) in the table's defaults:
- *   - random-loss tolerance: a loss round whose RTT samples never rose
- *     1/8 min_rtt above min_rtt, with at most 15 % loss, did not overflow
- *     a queue: it cuts neither the lower bounds nor inflight_hi, nor ends
- *     STARTUP or a probe (bbr_loss_looks_random);
- *   - a time-based queue allowance: PROBE_BW cwnd is 1.0 x BDP plus
- *     bw x 10 ms (plus 20 ms more in PROBE_UP, capped at the reference's
- *     2 / 2.25 x BDP), instead of 2 x BDP (2.25 in UP) (bbr_time_headroom_cwnd).
- * The profile `v3plus` of include/bbr_params.h sets them; `v3` resets them.
- */
-static inline void bbr_params_set_profile(struct bbr_params *p, u32 profile)
-{
-	const struct bbr_params ref = BBR_PARAMS_DEFAULT;
-
-#define BBR_PROFILE_APPLY(prof, key, val)				\
-	p->key = profile == BBR_PROFILE_##prof ? (val) : ref.key;
-	BBR_PROFILE_TABLE(BBR_PROFILE_APPLY)
-#undef BBR_PROFILE_APPLY
-}
-
-extern struct bbr_params BBR_CFG[BBR_PARAM_SLOTS];
-
-/* The parameter set a socket runs with. */
-static inline const struct bbr_params *bbr_params_of(const struct bbr3 *b)
-{
-	return &BBR_CFG[b->param_slot & (BBR_PARAM_SLOTS - 1)];
-}
-#define BBR_P(b)		(*bbr_params_of(b))
-
-/* Select parameter set `slot` for this socket (out-of-range: default). */
-static inline void bbr_core_set_param_slot(struct bbr3 *b, u32 slot)
-{
-	b->param_slot = slot < BBR_PARAM_SLOTS ? (u8)slot :
-						 BBR_PARAM_SLOT_DEFAULT;
-}
+#include "core/bbr3_params.h"
 
 /* ---- Inputs ------------------------------------------------------------ */
 
@@ -303,6 +259,109 @@ struct bbr_lost_skb {
 	s32 lost;			/* tp->lost now (counting it) - at its send */
 };
 
+/* ---- Hooks: where a variant's behaviour enters ----------------------------------------- */
+
+/*
+ * The core is plain BBRv3. A variant (an object that includes it: bbr3_l4s,
+ * bbr_swift) changes it only at the points below, each a function the
+ * includer defines after including this file; core/bbr3_hooks.h, included
+ * last, gives every hook the includer did not define (by defining
+ * BBR_HOOK_<NAME>) BBRv3's own behaviour, which is to do nothing. The
+ * hooks are static inline: a hook left at its default costs nothing.
+ *
+ * Per socket, per ACK:
+ *   bbr_hook_mode(b, sk)            at the start of the pipeline: whether
+ *                                   the variant's mode is in force for this
+ *                                   connection (L4S: AccECN negotiated).
+ *   bbr_hook_signal(b, x, sk, rs)   before the model: a congestion signal
+ *                                   of the variant's own (Swift: the delay),
+ *                                   acting through bbr_signal_*() below.
+ *   bbr_hook_cap(b, x, sk)          after the control: caps on cwnd and
+ *                                   pacing rate (Swift's window).
+ * Bandwidth sample:
+ *   bbr_hook_bw_sample(b, rs, &pkts, &scale)
+ *                                   the packets the sample counts, in
+ *                                   1/scale packet (L4S: CE discount).
+ * STARTUP exit:
+ *   bbr_hook_reads_ce(b)            true: the round's CE ratio is read even
+ *                                   without BBRv3's ECN response.
+ *   bbr_hook_startup_ce(b, sk, ce)  at a round start in STARTUP, ce the
+ *                                   round's CE-marked packets: true if the
+ *                                   variant's rule replaces BBRv3's ECN rule.
+ *   bbr_hook_skip_drain(b)          true: STARTUP ended with no queue to
+ *                                   drain, go straight to PROBE_BW.
+ *   bbr_hook_undo_startup(b)        a spurious loss's undo returns to STARTUP.
+ * PROBE_BW cycle policy:
+ *   bbr_hook_cycle(b, sk)           true: the variant ran its own cycle
+ *                                   instead of BBRv3's phases on this ACK.
+ *   bbr_hook_cycle_gains(b)         true: it set PROBE_BW's gains itself.
+ *   bbr_hook_cycle_down(b)          a probe ended (DOWN starts).
+ *   bbr_hook_cycle_owns_bw_filter(b) true: the variant ages the max-bw
+ *                                   filter, not the end of a probe.
+ *   bbr_hook_round_start(b)         at every round start.
+ * PROBE_RTT policy:
+ *   bbr_hook_probe_rtt_allowed(b)   false: no PROBE_RTT.
+ * Glue (bpf/lib/trace.h):
+ *   bbr_hook_trace(ev, x)           the variant's fields of a trace event.
+ * The reference generation (core/bbr3_2023.h, per socket by the key
+ * generation; this file is the 2026 one):
+ *   bbr_hook_tso_max_bytes(b, gso)  the cap of a TSO burst's bytes.
+ *   bbr_hook_drain_gain(b)          DRAIN's pacing gain when drain_gain is 0.
+ *   bbr_hook_drain_rounds(b)        true: DRAIN ends after
+ *                                   BBR_MAX_DRAIN_ROUNDS rounds.
+ *   bbr_hook_startup_loss_too_high(b, rs)  the test of STARTUP's loss exit.
+ *   bbr_hook_loss_undo(b)           true: the undo state is saved at the
+ *                                   first lost packet, and undo returns to
+ *                                   the phase a spurious loss ended.
+ *
+ * BBR_EXT is the type of the variant's per-socket state that signal, cap
+ * and trace receive (`x`; struct bbr_delay for Swift); an includer without
+ * one leaves it to the default. Which socket runs a variant is decided per
+ * object (the CC name the socket uses); within an object the variant's
+ * hooks may still test per-socket conditions (L4S: AccECN).
+ */
+#ifndef BBR_EXT
+struct bbr_ext_none {
+	u8 unused;
+};
+#define BBR_EXT			struct bbr_ext_none
+#endif
+
+struct bbr_trace_ev;
+
+static inline void bbr_hook_mode(struct bbr3 *b, const struct bbr_sock *sk);
+static inline void bbr_hook_signal(struct bbr3 *b, BBR_EXT *x, struct bbr_sock *sk,
+				   const struct bbr_rs *rs);
+static inline void bbr_hook_cap(const struct bbr3 *b, BBR_EXT *x,
+				struct bbr_sock *sk);
+static inline void bbr_hook_bw_sample(const struct bbr3 *b, const struct bbr_rs *rs,
+				      u64 *pkts, u64 *scale);
+static inline bool bbr_hook_reads_ce(const struct bbr3 *b);
+static inline bool bbr_hook_startup_ce(struct bbr3 *b, const struct bbr_sock *sk,
+				       u32 delivered_ce);
+static inline bool bbr_hook_skip_drain(const struct bbr3 *b);
+static inline void bbr_hook_undo_startup(struct bbr3 *b);
+static inline bool bbr_hook_cycle(struct bbr3 *b, const struct bbr_sock *sk);
+static inline bool bbr_hook_cycle_gains(struct bbr3 *b);
+static inline void bbr_hook_cycle_down(struct bbr3 *b);
+static inline bool bbr_hook_cycle_owns_bw_filter(const struct bbr3 *b);
+static inline void bbr_hook_round_start(struct bbr3 *b);
+static inline bool bbr_hook_probe_rtt_allowed(const struct bbr3 *b);
+static inline void bbr_hook_trace(struct bbr_trace_ev *ev, const BBR_EXT *x);
+static inline u32 bbr_hook_tso_max_bytes(const struct bbr3 *b, u32 gso_max_size);
+static inline u32 bbr_hook_drain_gain(const struct bbr3 *b);
+static inline bool bbr_hook_drain_rounds(const struct bbr3 *b);
+static inline bool bbr_hook_startup_loss_too_high(const struct bbr3 *b,
+						  const struct bbr_rs *rs);
+static inline bool bbr_hook_loss_undo(const struct bbr3 *b);
+
+/* The reconstruction's entry points (core/reconstruct.h, included at the
+ * end of this file), called by the ops below. */
+static inline void bbr_reconstruct_inputs(struct bbr3_sk *sks,
+					  struct bbr_sock *sk, struct bbr_rs *rs);
+static inline void bbr_tx_note(struct bbr3_sk *sks, const struct bbr_sock *sk);
+static inline void bbr_tx_reset(struct bbr3_sk *sks, const struct bbr_sock *sk);
+
 /* ---- Small accessors ---------------------------------------------------- */
 
 static inline u32 bbr_max_bw(const struct bbr3 *b)
@@ -322,12 +381,6 @@ static inline u16 bbr_extra_acked(const struct bbr3 *b)
 	       b->extra_acked[0] : b->extra_acked[1];
 }
 
-/* Which reference generation this socket follows (docs/bbr3.md). */
-static inline bool bbr_gen_2026(const struct bbr3 *b)
-{
-	return BBR_P(b).generation != BBR_GEN_2023;
-}
-
 static inline bool bbr_can_use_ecn(const struct bbr3 *b,
 				   const struct bbr_sock *sk)
 {
@@ -336,35 +389,6 @@ static inline bool bbr_can_use_ecn(const struct bbr3 *b,
 	 * 2026 generation removed ECN from the algorithm; with ecn_enable
 	 * (default off) bbr3 keeps the 2023 generation's ECN response. */
 	return BBR_P(b).ecn_enable && sk->ecn_ok;
-}
-
-/*
- * The L4S mode (docs/l4s.md): BBR-evo's modifications (Ericsson, "BBR with
- * L4S support", simulations), each a parameter that applies only while the
- * mode is in force: the l4s key set and the connection's handshake
- * negotiated AccECN, whose per-ACK CE counts the mode reads
- * (tp->delivered_ce). A connection that got classic ECN, or none, runs as
- * with l4s = 0 (stat: l4s_mode "fallback"). b->l4s is decided per ACK.
- */
-static inline bool bbr_l4s_cycle(const struct bbr3 *b)
-{
-	return b->l4s && BBR_P(b).cycle_rounds;
-}
-
-/* The L4S mode's STARTUP has seen its startup_ce_rounds rounds with CE:
- * under an L4S AQM a CE mark is the queue at its shallow threshold already,
- * there is little to drain, and the cycle's down round follows at once. */
-static inline bool bbr_l4s_startup_ce(const struct bbr3 *b)
-{
-	return b->l4s && BBR_P(b).startup_ce_rounds &&
-	       b->startup_ecn_rounds >= BBR_P(b).startup_ce_rounds;
-}
-
-/* The L4S mode moves the max-bw filter itself (per cycle or per
- * bw_slot_rounds), not at the end of a BBRv3 probe. */
-static inline bool bbr_l4s_own_bw_filter(const struct bbr3 *b)
-{
-	return b->l4s && (BBR_P(b).cycle_rounds || BBR_P(b).bw_slot_rounds);
 }
 
 static inline bool bbr_is_probing_bandwidth(const struct bbr3 *b)
@@ -452,8 +476,7 @@ static inline u32 bbr_tso_segs_generic(const struct bbr3 *b,
 
 	if (r < 32)
 		bytes += gso_max_size >> r;
-	bytes = bbr_min_u64(bytes, bbr_gen_2026(b) ? gso_max_size :
-			    gso_max_size - 1 - BBR_MAX_TCP_HEADER_BYTES);
+	bytes = bbr_min_u64(bytes, bbr_hook_tso_max_bytes(b, gso_max_size));
 	if (!mss)
 		return BBR_MIN_TSO_SEGS;
 	return bbr_max_u32((u32)(bytes / mss), BBR_MIN_TSO_SEGS);
@@ -612,25 +635,15 @@ static inline void bbr_update_round_start(struct bbr3 *b,
 	}
 }
 
-/*
- * The rate sample's bandwidth. With ce_discount_k = K (an L4S mode; the
- * BBR-evo modification of seed 001), the CE-marked packets of the sample
- * count 1/K less: bw = (delivered - delivered_ce / K) / interval, so a flow
- * whose packets an L4S AQM marks sees its bandwidth estimate shrink with
- * the marking rate instead of waiting for a lower bound to be cut. K = 0:
- * the reference's sample.
- */
+/* The rate sample's bandwidth: delivered over interval, rounded up (a
+ * variant may count the delivered packets otherwise: bbr_hook_bw_sample()). */
 static inline void bbr_calculate_bw_sample(const struct bbr3 *b, struct bbr_rs *rs)
 {
-	u32 k = b->l4s ? BBR_P(b).ce_discount_k : 0;
 	u64 bw = 0, pkts, scale = 1;
 
 	if (rs->interval_us > 0 && rs->delivered >= 0) {
 		pkts = (u64)rs->delivered;
-		if (k && rs->delivered_ce > 0 && rs->delivered_ce <= rs->delivered) {
-			pkts = pkts * k - (u64)rs->delivered_ce;	/* in 1/K packets */
-			scale = k;
-		}
+		bbr_hook_bw_sample(b, rs, &pkts, &scale);
 		bw = bbr_div_round_up_u64(pkts * BW_UNIT, (u64)rs->interval_us * scale);
 		bw = bbr_min_u64(bw, 0xFFFFFFFFu);
 	}
@@ -726,16 +739,8 @@ static inline void bbr_check_ecn_too_high_in_startup(struct bbr3 *b,
 {
 	if (b->full_bw_reached)
 		return;
-	if (b->l4s && BBR_P(b).startup_ce_rounds) {
-		/* L4S: startup_ce_rounds rounds with any CE, in a row or not,
-		 * end STARTUP, and bbr_check_drain() goes straight to
-		 * PROBE_BW (BBR-evo: more than one round) */
-		if (delivered_ce && b->startup_ecn_rounds < BBR_L4S_STARTUP_CE_ROUNDS_MAX)
-			b->startup_ecn_rounds++;
-		if (bbr_l4s_startup_ce(b))
-			bbr_handle_queue_too_high_in_startup(b, sk);
-		return;
-	}
+	if (bbr_hook_startup_ce(b, sk, delivered_ce))
+		return;		/* the variant's own rule */
 	if (!b->ecn_eligible || !BBR_P(b).ecn_thresh)
 		return;
 	if (ce_ratio >= BBR_P(b).ecn_thresh) {
@@ -758,9 +763,7 @@ static inline s32 bbr_update_ecn_alpha(struct bbr3 *b, const struct bbr_sock *sk
 	if (!b->ecn_eligible && bbr_can_use_ecn(b, sk) && BBR_P(b).ecn_factor &&
 	    (b->min_rtt_us <= BBR_P(b).ecn_max_rtt_us || !BBR_P(b).ecn_max_rtt_us))
 		b->ecn_eligible = 1;
-	/* the L4S mode reads the round's CE ratio with or without BBRv3's
-	 * ECN response */
-	if (!b->ecn_eligible && !b->l4s)
+	if (!b->ecn_eligible && !bbr_hook_reads_ce(b))
 		return -1;
 
 	delivered = sk->delivered - b->alpha_last_delivered;
@@ -784,6 +787,19 @@ static inline s32 bbr_update_ecn_alpha(struct bbr3 *b, const struct bbr_sock *sk
 }
 
 /* ---- Loss / ECN "too high" tests ------------------------------------------- */
+
+/*
+ * "Beyond v3" (docs/bbr3.md): the reference plus two mechanisms, runtime
+ * keys of every socket, each off (0) in the table's defaults:
+ *   - random-loss tolerance: a loss round whose RTT samples never rose
+ *     1/8 min_rtt above min_rtt, with at most 15 % loss, did not overflow
+ *     a queue: it cuts neither the lower bounds nor inflight_hi, nor ends
+ *     STARTUP or a probe (bbr_loss_looks_random);
+ *   - a time-based queue allowance: PROBE_BW cwnd is 1.0 x BDP plus
+ *     bw x 10 ms (plus 20 ms more in PROBE_UP, capped at the reference's
+ *     2 / 2.25 x BDP), instead of 2 x BDP (2.25 in UP) (bbr_time_headroom_cwnd).
+ * The profile `v3plus` of include/bbr_params.h sets them; `v3` resets them.
+ */
 
 /*
  * Beyond the reference (loss_queue_thresh, 0 = off): do `lost` packets out
@@ -961,8 +977,7 @@ static inline void bbr_start_bw_probe_down(struct bbr3 *b,
 	b->ack_phase = BBR_ACKS_PROBE_STOPPING;
 	bbr_start_round(b, sk);
 	bbr_set_cycle_idx(b, BBR_BW_PROBE_DOWN);
-	if (bbr_l4s_cycle(b))	/* an L4S cycle goes on from its down round */
-		b->rounds_since_probe = BBR_L4S_CYCLE_DOWN;
+	bbr_hook_cycle_down(b);
 }
 
 static inline void bbr_start_bw_probe_cruise(struct bbr3 *b)
@@ -970,73 +985,6 @@ static inline void bbr_start_bw_probe_cruise(struct bbr3 *b)
 	if (b->inflight_lo != BBR_UNSET)
 		b->inflight_lo = bbr_min_u32(b->inflight_lo, b->inflight_hi);
 	bbr_set_cycle_idx(b, BBR_BW_PROBE_CRUISE);
-}
-
-/*
- * The L4S gain cycle (cycle_rounds, BBR-evo: 3), in place of BBRv3's
- * PROBE_BW phases: a round at cycle_up_gain (9/8), a round at
- * cycle_down_gain (7/8), the rest at 1.0, round after round. BBR-evo cut
- * BBRv1's 8-round [5/4, 3/4, 1 x 6] to this: a smaller swing (less queue
- * jitter under an L4S AQM's shallow marking) probed three times as often.
- * The up round lifts the lower bounds as REFILL does and counts as a
- * probe: loss or CE too high in its ACKs lowers inflight_hi and goes to
- * the down round (bbr_handle_inflight_too_high()). Those ACKs are of the
- * round before it, sent at 1.0; the probe's own packets are ACKed in the
- * down round, and the growth slope of inflight_hi is not restarted. Both
- * differ from BBRv3's probe; aligned with it, the lab's RTT fairness was
- * worse (docs/l4s.md, "Known issues"). Without bw_slot_rounds the max-bw
- * filter moves one slot per cycle.
- *
- * Beyond BBR-evo, cycle_min_us makes the cycle last at least that long,
- * the extra rounds cruising: a flow with a short RTT otherwise probes (and
- * lifts its lower bounds) as many times more often as its RTT is shorter,
- * one reason it takes the larger share of a shared L4S queue. An
- * experiment, off by default: the lab has not shown a value that helps in
- * every run (docs/l4s.md).
- */
-
-static inline void bbr_update_l4s_cycle(struct bbr3 *b,
-					 const struct bbr_sock *sk)
-{
-	u32 n = bbr_max_u32(BBR_P(b).cycle_rounds, BBR_L4S_CYCLE_MIN_ROUNDS);
-	bool long_enough = (s64)(sk->now_us - (b->cycle_mstamp_us +
-					       BBR_P(b).cycle_min_us)) >= 0;
-
-	/* rounds_since_probe, counted at each round start, is the round of
-	 * the cycle here: 0 the up round, 1 the down round */
-	if (!b->round_start)
-		return;
-	if (b->rounds_since_probe >= n && long_enough)
-		b->rounds_since_probe = BBR_L4S_CYCLE_UP;
-	switch (b->rounds_since_probe) {
-	case BBR_L4S_CYCLE_UP:
-		/* a probe, as BBRv3's REFILL and UP: the lower bounds lifted;
-		 * its feedback is this round's ACKs (see above) */
-		b->cycle_mstamp_us = sk->now_us;
-		bbr_reset_lower_bounds(b);
-		b->bw_probe_samples = 1;
-		if (!BBR_P(b).bw_slot_rounds)
-			bbr_advance_max_bw_filter(b);
-		bbr_set_cycle_idx(b, BBR_BW_PROBE_UP);
-		break;
-	case BBR_L4S_CYCLE_DOWN:
-		b->bw_probe_samples = 0;
-		bbr_set_cycle_idx(b, BBR_BW_PROBE_DOWN);
-		break;
-	default:
-		bbr_set_cycle_idx(b, BBR_BW_PROBE_CRUISE);
-		break;
-	}
-}
-
-/* At a round start: the L4S mode's max-bw filter moves a slot every
- * bw_slot_rounds rounds (BBR-evo's 2-round window: 1). */
-static inline void bbr_l4s_advance_bw_slot(struct bbr3 *b)
-{
-	u32 n = BBR_P(b).bw_slot_rounds;
-
-	if (b->l4s && n && b->mode == BBR_PROBE_BW && !(b->round_count % n))
-		bbr_advance_max_bw_filter(b);
 }
 
 /* Loss or ECN during a probe: lower inflight_hi and stop probing. */
@@ -1055,7 +1003,7 @@ static inline void bbr_handle_inflight_too_high(struct bbr3 *b,
 	}
 	if (b->mode == BBR_PROBE_BW && b->cycle_idx == BBR_BW_PROBE_UP) {
 		/* 2026: remember that loss ended this probe, for undo. */
-		if (bbr_gen_2026(b) && bbr_is_loss_too_high(b, rs))
+		if (bbr_hook_loss_undo(b) && bbr_is_loss_too_high(b, rs))
 			b->undo_state = BBR_UNDO_PROBE_BW_UP;
 		bbr_start_bw_probe_down(b, sk);
 	}
@@ -1099,7 +1047,7 @@ static inline bool bbr_adapt_upper_bounds(struct bbr3 *b,
 		b->bw_probe_samples = 0;
 		b->ack_phase = BBR_ACKS_INIT;
 		if (b->mode == BBR_PROBE_BW && !rs->is_app_limited &&
-		    !bbr_l4s_own_bw_filter(b))
+		    !bbr_hook_cycle_owns_bw_filter(b))
 			bbr_advance_max_bw_filter(b);
 		/* A probe stopped before loss at a level that was too high
 		 * last time: probe again soon (REFILL now). */
@@ -1182,10 +1130,8 @@ BBR_API int bbr_update_cycle_phase(struct bbr3 *b, struct bbr_sock *sk,
 		return 0;		/* already decided the phase */
 	if (b->mode != BBR_PROBE_BW)
 		return 0;
-	if (bbr_l4s_cycle(b)) {
-		bbr_update_l4s_cycle(b, sk);
-		return 0;
-	}
+	if (bbr_hook_cycle(b, sk))
+		return 0;		/* the variant's own cycle */
 
 	inflight = bbr_packets_in_net_at_edt(b, sk, rs->prior_in_flight);
 	bw = bbr_max_bw(b);
@@ -1360,10 +1306,12 @@ static inline void bbr_update_ack_aggregation(struct bbr3 *b,
 /* ---- STARTUP and DRAIN ---------------------------------------------------------------- */
 
 /* STARTUP ends on too much loss: >= full_loss_cnt loss events in a loss
- * round, in Recovery, with a loss rate above loss_thresh. */
-static inline void bbr_check_loss_too_high_in_startup(struct bbr3 *b,
-						      const struct bbr_sock *sk,
-						      const struct bbr_rs *rs)
+ * round, in Recovery, with a loss rate above loss_thresh. A frame of its
+ * own in BPF: inlined, it grew bbr_update_model()'s, and bbr_swift's
+ * deepest per-ACK call chain passed the 512-byte stack limit. */
+static BBR_NOINLINE void
+bbr_check_loss_too_high_in_startup(struct bbr3 *b, const struct bbr_sock *sk,
+				   const struct bbr_rs *rs)
 {
 	if (b->full_bw_reached)
 		return;
@@ -1373,9 +1321,8 @@ static inline void bbr_check_loss_too_high_in_startup(struct bbr3 *b,
 	if (BBR_P(b).full_loss_cnt && b->loss_round_start &&
 	    sk->ca_state == BBR_CA_RECOVERY &&
 	    b->loss_events_in_round >= BBR_P(b).full_loss_cnt &&
-	    (bbr_gen_2026(b) ? bbr_is_loss_too_high(b, rs) :
-			       bbr_is_inflight_too_high(b, rs))) {
-		if (bbr_gen_2026(b))
+	    bbr_hook_startup_loss_too_high(b, rs)) {
+		if (bbr_hook_loss_undo(b))
 			b->undo_state = BBR_UNDO_STARTUP;
 		bbr_handle_queue_too_high_in_startup(b, sk);
 		return;
@@ -1412,7 +1359,7 @@ static inline void bbr_check_full_bw_reached(struct bbr3 *b,
  * DRAIN whose in-flight never falls to the BDP cannot stick. */
 static inline bool bbr_drain_rounds_exceeded(struct bbr3 *b)
 {
-	if (!bbr_gen_2026(b))
+	if (!bbr_hook_drain_rounds(b))
 		return false;
 	if (b->round_start && b->drain_rounds < BBR_DRAIN_ROUNDS_MAX)
 		b->drain_rounds++;
@@ -1430,10 +1377,9 @@ static inline void bbr_check_drain(struct bbr3 *b, struct bbr_sock *sk)
 	}
 	if (b->mode != BBR_DRAIN)
 		return;
-	/* Same ACK may also end DRAIN: the queue STARTUP built is gone, or
-	 * (L4S) CE ended STARTUP: the queue is at the AQM's step, there is
-	 * nothing to drain (bbr_check_ecn_too_high_in_startup()). */
-	if (bbr_l4s_startup_ce(b) || bbr_drain_rounds_exceeded(b) ||
+	/* Same ACK may also end DRAIN: the queue STARTUP built is gone (or a
+	 * variant's STARTUP rule says there is none to drain). */
+	if (bbr_hook_skip_drain(b) || bbr_drain_rounds_exceeded(b) ||
 	    bbr_packets_in_net_at_edt(b, sk, sk->inflight) <=
 	    bbr_inflight(b, sk, bbr_max_bw(b), BBR_UNIT)) {
 		b->mode = BBR_PROBE_BW;
@@ -1499,7 +1445,7 @@ BBR_API int bbr_update_min_rtt(struct bbr3 *b, struct bbr_sock *sk,
 	}
 
 	if (BBR_P(b).probe_rtt_mode_ms && probe_rtt_expired &&
-	    !(b->l4s && BBR_P(b).l4s_no_probe_rtt) &&
+	    bbr_hook_probe_rtt_allowed(b) &&
 	    !b->idle_restart && b->mode != BBR_PROBE_RTT) {
 		b->mode = BBR_PROBE_RTT;
 		bbr_save_cwnd(b, sk);
@@ -1541,26 +1487,25 @@ static inline void bbr_update_gains(struct bbr3 *b)
 		break;
 	case BBR_DRAIN:
 		b->pacing_gain = (u16)(BBR_P(b).drain_gain ? :
-				       bbr_gen_2026(b) ? BBR_DRAIN_GAIN_2026 :
-							 BBR_DRAIN_GAIN_2023);
+				       bbr_hook_drain_gain(b));
 		b->cwnd_gain = (u16)BBR_P(b).startup_cwnd_gain;
 		break;
 	case BBR_PROBE_BW:
+		if (bbr_hook_cycle_gains(b))
+			break;		/* the variant's own cycle */
 		switch (b->cycle_idx) {
 		case BBR_BW_PROBE_UP:
-			b->pacing_gain = (u16)(bbr_l4s_cycle(b) ? BBR_P(b).cycle_up_gain :
-					       BBR_P(b).probe_up_pacing_gain);
+			b->pacing_gain = (u16)BBR_P(b).probe_up_pacing_gain;
 			break;
 		case BBR_BW_PROBE_DOWN:
-			b->pacing_gain = (u16)(bbr_l4s_cycle(b) ? BBR_P(b).cycle_down_gain :
-					       BBR_P(b).probe_down_pacing_gain);
+			b->pacing_gain = (u16)BBR_P(b).probe_down_pacing_gain;
 			break;
 		default:	/* CRUISE, REFILL */
 			b->pacing_gain = BBR_UNIT;
 			break;
 		}
 		b->cwnd_gain = (u16)BBR_P(b).cwnd_gain;
-		if (b->cycle_idx == BBR_BW_PROBE_UP && !bbr_l4s_cycle(b))
+		if (b->cycle_idx == BBR_BW_PROBE_UP)
 			b->cwnd_gain += (u16)(BBR_P(b).bw_probe_cwnd_gain *
 					      BBR_UNIT / 4);
 		break;
@@ -1698,247 +1643,6 @@ static inline void bbr_bound_cwnd_for_inflight_model(struct bbr3 *b,
 	sk->snd_cwnd = bbr_min_u32(sk->snd_cwnd, cap);
 }
 
-/* ---- Send records: the per-packet inputs mainline does not keep ----------------------- */
-
-/*
- * A BBRv3 kernel stores in every skb it transmits (new data and
- * retransmits alike) the packets in flight right after that transmission
- * (tx.in_flight = tcp_packets_in_flight() + pcount, taken before
- * packets_out or retrans_out count it) and tp->lost at that moment
- * (tx.lost). The rate sample hands them back for the most recently sent
- * packet an ACK delivered (rs->tx_in_flight, rs->lost = tp->lost -
- * tx.lost), and the per-lost-packet hook for each packet the stack marks
- * lost. Mainline keeps neither, but both follow from counters it does
- * keep, given a record (struct bbr_tx_rec) at the right moments:
- *
- *   A = packets_out - sacked_out + delivered
- *
- * is left unchanged by every ACK (a packet leaves packets_out or
- * sacked_out as it enters delivered), by marking losses and by
- * retransmitting; sending new data raises it by the packets sent. So for
- * new data ending at end_seq, sent after record r while tp->delivered was
- * D (the rate sample's prior_delivered, or the lost skb's tx.delivered):
- *
- *   tx_in_flight = r.inflight + pending + pkts(r.snd_nxt, end_seq) - (D - r.delivered)
- *
- * where pending = r's lost_out - retrans_out: packets marked lost and not
- * yet retransmitted, which the stack retransmits before any new data (so
- * they are back in flight by then; a TLP retransmit in flight makes it
- * negative, and stays). And tx.lost = r.lost. A retransmission sent while
- * tp->delivered == r.delivered went out right after the ACK that opened r:
- * tx_in_flight = r.inflight + 1 (exact for the first of a burst; the k-th
- * is k - 1 low), tx.lost = r.lost.
- *
- * A record opens (bbr_tx_note) whenever the last one would predict wrong:
- * tp->lost changed, A is not what the last record predicts for snd_nxt (a
- * DSACK counted as delivered, SACK reneging, a segment shorter than mss),
- * or retransmits are pending. It is taken where the state changes: at the
- * end of cong_control (before the sends that ACK triggers), in set_state
- * (RTO marking), and by the lost-packet hook when one is attached (RACK
- * reorder timer). In bulk transfer without loss one record lasts forever;
- * each loss opens one or two. What stays approximate: the k-th retransmit
- * of a burst, and losses marked by a timer with no CC callback after them
- * (RACK reorder timer in Recovery) when the lost-packet hook is absent.
- */
-
-/* Packets from sequence `from` up to `to`, counting a partial one; 0 if
- * `to` is not after `from`. */
-static inline u32 bbr_tx_pkts(u32 from, u32 to, u32 mss)
-{
-	if (!mss || !bbr_after(to, from))
-		return 0;
-	return (to - from + mss - 1) / mss;
-}
-
-/* The i-th newest record (i < BBR_TX_RECS). */
-static inline struct bbr_tx_rec *bbr_tx_rec_at(struct bbr3_sk *sks, u32 i)
-{
-	u32 head = sks->st.tx_rec_head, idx;
-
-	idx = head >= i ? head - i : head + BBR_TX_RECS - i;
-	if (idx >= BBR_TX_RECS)
-		idx = 0;	/* unreachable; bounds the index for the verifier */
-	return &sks->rec[idx];
-}
-
-static inline s32 bbr_tx_rec_pending(const struct bbr_tx_rec *r)
-{
-	return (s8)r->rtx_pending;
-}
-
-static inline s32 bbr_sk_rtx_pending(const struct bbr_sock *sk)
-{
-	s32 pending = (s32)(sk->lost_out - sk->retrans_out);
-
-	if (pending > BBR_TX_PENDING_MAX)
-		return BBR_TX_PENDING_MAX;
-	return pending < -BBR_TX_PENDING_MAX ? -BBR_TX_PENDING_MAX : pending;
-}
-
-static inline void bbr_tx_rec_fill(struct bbr_tx_rec *r,
-				   const struct bbr_sock *sk)
-{
-	r->snd_nxt = sk->snd_nxt;
-	r->delivered = sk->delivered;
-	r->lost = sk->lost;
-	r->inflight_pkts = bbr_min_u32(sk->inflight, (1u << 24) - 1);
-	r->rtx_pending = (u8)(s8)bbr_sk_rtx_pending(sk);
-}
-
-/* A = packets_out - sacked_out + delivered after sending up to end_seq
- * under record r (u32 arithmetic: only differences of it mean anything). */
-static inline u32 bbr_tx_rec_pkt_index(const struct bbr_tx_rec *r, u32 end_seq,
-				       u32 mss)
-{
-	return r->inflight_pkts + r->delivered + bbr_tx_rec_pending(r) +
-	       bbr_tx_pkts(r->snd_nxt, end_seq, mss);
-}
-
-/* Open a record if the newest one no longer describes what is sent next. */
-static inline void bbr_tx_note(struct bbr3_sk *sks, const struct bbr_sock *sk)
-{
-	struct bbr_tx_rec *r = bbr_tx_rec_at(sks, 0);
-	u32 pkt_index = sk->packets_out - sk->sacked_out + sk->delivered, head;
-
-	if (r->lost == sk->lost &&
-	    bbr_tx_rec_pkt_index(r, sk->snd_nxt, sk->mss) == pkt_index)
-		return;
-	head = sks->st.tx_rec_head + 1u;
-	if (head >= BBR_TX_RECS)
-		head = 0;
-	sks->st.tx_rec_head = (u8)head;
-	bbr_tx_rec_fill(&sks->rec[head], sk);
-}
-
-static inline void bbr_tx_reset(struct bbr3_sk *sks, const struct bbr_sock *sk)
-{
-	u32 i;
-
-	for (i = 0; i < BBR_TX_RECS; i++)
-		bbr_tx_rec_fill(&sks->rec[i], sk);
-	sks->st.tx_rec_head = 0;
-}
-
-/*
- * tx_in_flight and lost (tp->lost `lost_now` less tp->lost at its send) of
- * a transmission, from the record in force when it was sent: new data by
- * its end_seq, a retransmit by tp->delivered at its send (`tx_delivered`).
- * Returns 1 if a record matched, 0 if the oldest record stood in (the ring
- * no longer reaches back to the send).
- */
-/* bbr_tx_find(): the record's index, and whether it matched. */
-/* bbr_tx_lost_before_oldest() moves a send's tp->lost back by at most
- * this: a bound on the loop-free arithmetic, far above any round's loss. */
-#define BBR_TX_LOST_EXTRAP_MAX	(1u << 20)
-#define BBR_TX_FIND_IDX		0xFF
-#define BBR_TX_FIND_MATCH	0x100
-
-/*
- * The record in force when a transmission was sent: for new data (`key` =
- * its end_seq) the newest opened before snd_nxt reached it, for a
- * retransmit (`key` = tp->delivered at its send) the newest opened at or
- * before that delivery count. If the ring no longer reaches back that far,
- * the oldest record stands in (no BBR_TX_FIND_MATCH).
- */
-BBR_API int bbr_tx_find(struct bbr3_sk *sks, u32 key, u32 by_delivered)
-{
-	struct bbr_tx_rec *r;
-	u32 i, idx, head;
-
-	if (!sks)
-		return 0;
-	head = sks->st.tx_rec_head;
-	for (i = 0; i < BBR_TX_RECS; i++) {
-		idx = head >= i ? head - i : head + BBR_TX_RECS - i;
-		if (idx >= BBR_TX_RECS)
-			return 0;
-		r = &sks->rec[idx];
-		if (by_delivered ? !bbr_after(r->delivered, key) :
-				   bbr_before(r->snd_nxt, key))
-			return (int)(idx | BBR_TX_FIND_MATCH);
-	}
-	return (int)(head + 1 < BBR_TX_RECS ? head + 1 : 0);	/* the oldest */
-}
-
-/*
- * tp->lost at a send older than every record, from the oldest record `r`:
- * losses keep the pace they had over the ring's span (r to now, per packet
- * delivered), so the send `back` deliveries before r saw that many fewer.
- * Taking r's count as it is would leave out every loss marked between the
- * send and r: with many losses per round trip the ring spans less than a
- * round, and every sample's loss rate would be understated by the share of
- * the round the ring does not reach.
- */
-static inline u32 bbr_tx_lost_before_oldest(const struct bbr_tx_rec *r,
-					    const struct bbr_sock *sk,
-					    u32 tx_delivered, u32 lost_now)
-{
-	u32 span = sk->delivered - r->delivered, back = r->delivered - tx_delivered;
-	u32 span_lost = lost_now - r->lost;
-	u64 earlier;
-
-	if ((s32)span <= 0 || (s32)back <= 0 || (s32)span_lost <= 0)
-		return r->lost;
-	earlier = bbr_min_u64((u64)span_lost * back / span, BBR_TX_LOST_EXTRAP_MAX);
-	return r->lost - (u32)earlier;
-}
-
-BBR_INLINE int bbr_tx_lookup(struct bbr3_sk *sks, const struct bbr_sock *sk,
-				u32 end_seq, u32 tx_delivered, bool is_retrans,
-				u32 lost_now, u32 *tx_in_flight, s32 *lost)
-{
-	int found = bbr_tx_find(sks, is_retrans ? tx_delivered : end_seq,
-				is_retrans);
-	u32 idx = (u32)found & BBR_TX_FIND_IDX;
-	struct bbr_tx_rec *r = &sks->rec[idx < BBR_TX_RECS ? idx : 0];
-	s32 pending = bbr_tx_rec_pending(r);
-	bool match = found & BBR_TX_FIND_MATCH;
-	u32 tx_lost = r->lost;
-	s64 est;
-
-	if (is_retrans) {
-		/* in flight before it: A - delivered - still to retransmit,
-		 * about one retransmit per delivery since the record */
-		pending -= (s32)(tx_delivered - r->delivered);
-		est = (s64)(s32)(bbr_tx_rec_pkt_index(r, r->snd_nxt, sk->mss) -
-				 tx_delivered) - (pending > 0 ? pending : 0) + 1;
-	} else if (!match && bbr_before(end_seq, r->snd_nxt)) {
-		/* sent before the oldest record opened: A then was A at the
-		 * record less the new data sent in between */
-		est = (s64)(s32)(bbr_tx_rec_pkt_index(r, r->snd_nxt, sk->mss) -
-				 tx_delivered) -
-		      bbr_tx_pkts(end_seq, r->snd_nxt, sk->mss) -
-		      (pending < 0 ? pending : 0);
-	} else {
-		/* what was still to retransmit went out first; a TLP
-		 * retransmit in flight (pending < 0) stays */
-		est = (s64)(s32)(bbr_tx_rec_pkt_index(r, end_seq, sk->mss) -
-				 tx_delivered) - (pending < 0 ? pending : 0);
-	}
-	*tx_in_flight = est > 1 ? (u32)est : 1;
-	if (!match) {
-		/* losses marked after a send are of packets in flight at it
-		 * (later ones are marked only after it is delivered) */
-		tx_lost = bbr_tx_lost_before_oldest(r, sk, tx_delivered, lost_now);
-		if ((s32)(lost_now - tx_lost) > (s32)*tx_in_flight)
-			tx_lost = lost_now - *tx_in_flight;
-	}
-	*lost = (s32)(lost_now - tx_lost) > 0 ? (s32)(lost_now - tx_lost) : 0;
-	return match;
-}
-
-/* The rate sample's tx_in_flight and lost, unless the caller gave them. */
-static inline void bbr_tx_sample(struct bbr3_sk *sks, const struct bbr_sock *sk,
-				 struct bbr_rs *rs)
-{
-	if (rs->has_tx)
-		return;
-	if (rs->prior_delivered || rs->last_end_seq)
-		bbr_tx_lookup(sks, sk, rs->last_end_seq, rs->prior_delivered,
-			      rs->is_retrans, sk->lost, &rs->tx_in_flight,
-			      &rs->lost);
-}
-
 /*
  * Warm start. The kernel calls init also when setsockopt(TCP_CONGESTION)
  * switches an established connection (tcp_reinit_congestion_control(), as
@@ -2001,7 +1705,7 @@ static inline void bbr_save_for_undo(struct bbr3 *b, const struct bbr_sock *sk)
 static inline void bbr_save_at_first_loss(struct bbr3 *b,
 					  const struct bbr_sock *sk)
 {
-	if (!bbr_gen_2026(b) || b->loss_yet_in_recovery)
+	if (!bbr_hook_loss_undo(b) || b->loss_yet_in_recovery)
 		return;
 	b->loss_yet_in_recovery = 1;
 	bbr_save_for_undo(b, sk);
@@ -2027,129 +1731,6 @@ BBR_INLINE void bbr_lost_packets(struct bbr3 *b, struct bbr_sock *sk,
 	bbr_handle_inflight_too_high(b, sk, lrs);
 }
 
-/*
- * One lost skb, in the order the stack marked them (the reference's
- * skb_marked_lost). `l` describes it as the glue finds it in the
- * retransmit queue; unless l->has_tx, its send-time values come from the
- * send records. tp->lost as the reference's hook sees it (counting this
- * skb) is what was accounted before it plus its pcount.
- */
-BBR_INLINE void bbr_skb_lost(struct bbr3_sk *sks, struct bbr_sock *sk,
-			     const struct bbr_lost_skb *l)
-{
-	struct bbr3 *b = &sks->st;
-	struct bbr_rs lrs = {};
-	u32 lost_now;
-
-	if (!b->initialized || !l->pcount)
-		return;
-	lost_now = b->last_lost + l->pcount;
-	if (l->has_tx) {
-		lrs.tx_in_flight = l->tx_in_flight;
-		lrs.lost = l->lost;
-	} else {
-		bbr_tx_lookup(sks, sk, l->end_seq, l->tx_delivered,
-			      l->is_retrans, lost_now, &lrs.tx_in_flight,
-			      &lrs.lost);
-	}
-	lrs.is_app_limited = l->is_app_limited;
-	b->last_lost = lost_now;
-	bbr_lost_packets(b, sk, &lrs, l->pcount);
-}
-
-BBR_API int bbr_core_skb_lost(struct bbr3_sk *sks, struct bbr_sock *sk,
-			      struct bbr_lost_skb *l)
-{
-	if (!sks || !sk || !l)
-		return 0;
-	/* the hook runs as the stack marks: a loss it reports after the
-	 * state fell below Recovery opens a new episode */
-	if (sks->st.loss_yet_in_recovery == BBR_LOSS_EPISODE_ENDING)
-		sks->st.loss_yet_in_recovery = 0;
-	bbr_skb_lost(sks, sk, l);
-	return 0;
-}
-
-/*
- * Finding the skbs the stack just marked lost. Mainline calls no CC hook
- * when it marks a packet lost, but when it has (on the ACK that marked them,
- * in ssthresh() and set_state() after an RTO marked them) they are still in
- * the retransmit queue, flagged lost and not yet retransmitted, in sequence
- * order. The glue walks the queue from the stack's retransmit hint and
- * offers each such skb here; packets marked lost before this batch and not
- * yet retransmitted (cwnd-limited recovery) come first and are skipped.
- * Whatever the walk does not reach is judged at cong_control as one skb
- * (bbr_handle_unhooked_losses).
- */
-struct bbr_lost_walk {
-	u32 skip;	/* packets to pass over: marked before this batch */
-	u32 want;	/* packets marked lost in this batch, still to find */
-};
-
-/* skbs the glue visits per walk: SACKed runs are merged into one skb, so
- * a hole or two past the hint is a few skbs away; losses beyond are
- * judged as one skb. */
-#define BBR_LOST_WALK_MAX_SKBS	16u
-
-/* Returns true if the stack marked packets lost that no skb was offered for. */
-static inline bool bbr_lost_walk_start(const struct bbr3 *b,
-				       const struct bbr_sock *sk,
-				       struct bbr_lost_walk *w)
-{
-	u32 newly = sk->lost - b->last_lost;
-	u32 pending = sk->lost_out - sk->retrans_out;
-
-	w->want = (s32)newly > 0 ? newly : 0;
-	w->skip = (s32)pending > (s32)w->want ? pending - w->want : 0;
-	return w->want > 0;
-}
-
-/* One lost, not yet retransmitted skb from the walk; returns true while
- * more are wanted. */
-BBR_API int bbr_core_lost_walk_skb(struct bbr3_sk *sks, struct bbr_sock *sk,
-				   struct bbr_lost_walk *w, struct bbr_lost_skb *l)
-{
-	if (!sks || !sk || !w || !l || !w->want)
-		return 0;
-	if (w->skip >= l->pcount) {
-		w->skip -= l->pcount;
-		return 1;
-	}
-	w->skip = 0;
-	l->pcount = bbr_min_u32(l->pcount, w->want);
-	w->want -= l->pcount;
-	bbr_skb_lost(sks, sk, l);
-	return w->want > 0;
-}
-
-/*
- * Losses no hook reported (no hook attached, or a marking path it does not
- * see): tp->lost grew by `newly_lost` since they were last accounted. They
- * were marked on this ACK because later packets were delivered, so they
- * were sent shortly before the sampled packet: take its send context, as
- * one lost skb of newly_lost packets. Returns that skb's pcount.
- */
-static inline u32 bbr_unhooked_loss_sample(const struct bbr_sock *sk,
-					   const struct bbr_rs *rs,
-					   u32 newly_lost, struct bbr_rs *lrs)
-{
-	lrs->tx_in_flight = rs->tx_in_flight ? : rs->prior_in_flight;
-	lrs->lost = rs->lost > (s32)newly_lost ? rs->lost : (s32)newly_lost;
-	lrs->is_app_limited = sk->app_limited != 0;
-	return bbr_min_u32(newly_lost, lrs->tx_in_flight);
-}
-
-static inline void bbr_handle_unhooked_losses(struct bbr3 *b, struct bbr_sock *sk,
-					      const struct bbr_rs *rs,
-					      u32 newly_lost)
-{
-	struct bbr_rs lrs = {};
-	u32 pcount = bbr_unhooked_loss_sample(sk, rs, newly_lost, &lrs);
-
-	b->last_lost = sk->lost;
-	bbr_lost_packets(b, sk, &lrs, pcount);
-}
-
 /* A loss repaired by a TLP retransmit (google/bbr's CA_EVENT_TLP_RECOVERY):
  * count it as a loss of one packet at the latest delivered volume. */
 static inline void bbr_run_loss_probe_recovery(struct bbr3 *b,
@@ -2165,41 +1746,6 @@ static inline void bbr_run_loss_probe_recovery(struct bbr3 *b,
 	lrs.is_app_limited = sk->app_limited != 0;
 	if (bbr_is_inflight_too_high(b, &lrs))
 		bbr_handle_inflight_too_high(b, sk, &lrs);
-}
-
-/*
- * Per-ACK inputs, before the reference pipeline (where the reference's
- * per-skb hooks would have run during ACK processing): tx_in_flight/lost
- * for the sample, losses no hook reported, the TLP outcome.
- * b->tlp_high_seq/tlp_retrans_seen were recorded by in_ack_event, before
- * the stack processed the TLP state of this ACK.
- */
-static inline void bbr_reconstruct_inputs(struct bbr3_sk *sks,
-					  struct bbr_sock *sk, struct bbr_rs *rs)
-{
-	struct bbr3 *b = &sks->st;
-	u32 tlp_seq = b->tlp_high_seq, newly_lost;
-	bool tlp_was_retrans = b->tlp_retrans_seen;
-
-	bbr_tx_sample(sks, sk, rs);
-
-	rs->is_acking_tlp_retrans_seq = tlp_seq && tlp_was_retrans &&
-					!bbr_before(sk->ack, tlp_seq);
-
-	newly_lost = sk->lost - b->last_lost;
-	if ((s32)newly_lost > 0)
-		bbr_handle_unhooked_losses(b, sk, rs, newly_lost);
-	else
-		b->last_lost = sk->lost;
-
-	/* The stack clears tlp_high_seq when an ACK beyond it shows the TLP
-	 * retransmit repaired a real loss (and not via a DSACK). */
-	if (tlp_seq && tlp_was_retrans && !sk->tlp_high_seq &&
-	    bbr_after(sk->ack, tlp_seq) && !sk->dsack_tlp)
-		bbr_run_loss_probe_recovery(b, sk);
-
-	b->tlp_high_seq = 0;
-	b->tlp_retrans_seen = 0;
 }
 
 /* ---- Entry points ----------------------------------------------------------------------- */
@@ -2242,13 +1788,13 @@ BBR_API int bbr_update_model(struct bbr3 *b, struct bbr_sock *sk,
 	return 0;
 }
 
-/* ---- The delay-signal API (BBR.Swift: core/swift.h) ------------------------------------ */
+/* ---- What a hook may do to the model ---------------------------------------------------- */
 
 /*
- * A delay signal is a congestion signal the core consumes at one point of
- * its per-ACK step (bbr_core_main()): after the loss inputs, before the
- * model, and once more after the control. It reads the model, and changes
- * it only through these functions.
+ * A variant's own congestion signal (bbr_hook_signal(), bbr_hook_cap():
+ * BBR.Swift's delay in core/swift.h) reads the model, and changes it only
+ * through these functions, each the model's own answer to a signal that
+ * is too high.
  */
 
 /* The signal is in force instead of ECN: no ECN response on this ACK and no
@@ -2298,11 +1844,9 @@ static inline void bbr_signal_pace(struct bbr_sock *sk, u32 cwnd, u64 rate_Bps)
 	sk->pacing_rate = bbr_max_u64(bbr_min_u64(rate_Bps, sk->max_pacing_rate), 1);
 }
 
-#include "core/swift.h"
-
 /* The reference's per-ACK pipeline, on a sample whose inputs are complete.
  * A function of its own in BPF: the verifier walks it once, not once per
- * path through the delay signal's code around it. */
+ * path through a variant's signal around it (bbr_core_main()). */
 BBR_API int bbr_main_pipeline(struct bbr3 *b, struct bbr_sock *sk,
 			      struct bbr_rs *rs)
 {
@@ -2311,14 +1855,14 @@ BBR_API int bbr_main_pipeline(struct bbr3 *b, struct bbr_sock *sk,
 
 	if (!b || !sk || !rs)
 		return 0;
-	b->l4s = BBR_P(b).l4s && sk->accecn;
+	bbr_hook_mode(b, sk);
 	bbr_update_round_start(b, sk, rs);
 	if (b->round_start) {
 		b->round_count++;
 		b->rounds_since_probe = (u8)bbr_min_u32(b->rounds_since_probe + 1u,
 							BBR_ROUNDS_SINCE_PROBE_MAX);
 		bbr_update_ecn_alpha(b, sk);
-		bbr_l4s_advance_bw_slot(b);
+		bbr_hook_round_start(b);
 	}
 	b->ecn_in_round |= (b->ecn_eligible && sk->ece);
 
@@ -2343,54 +1887,35 @@ out:
 	return 0;
 }
 
-/* The per-ACK step: see bbr_core_main(). */
-BBR_INLINE void bbr_core_step(struct bbr3_sk *sks, struct bbr_sock *sk,
-			      struct bbr_rs *rs, struct bbr_delay *d)
+/*
+ * cong_control, the one per-ACK entry point: the inputs the reference has
+ * and mainline lacks (core/reconstruct.h), a variant's own signal if it has
+ * one (bbr_hook_signal(); `x` its per-socket state, NULL for none), the
+ * per-ACK pipeline in the reference's order, the variant's cap on its
+ * result (bbr_hook_cap()), then the send record for the packets this ACK
+ * lets out.
+ */
+BBR_API int bbr_core_main(struct bbr3_sk *sks, struct bbr_sock *sk,
+			  struct bbr_rs *rs, BBR_EXT *x)
 {
-	struct bbr3 *b = &sks->st;
+	struct bbr3 *b;
 
-	if (!b->initialized)
-		return;
+	/* Keep x an argument even where every hook ignores it (plain BBRv3):
+	 * the compiler would pass garbage in its place, and the verifier
+	 * checks every argument of a global function. */
+	asm volatile("" : : "r"(x));
+	if (!sks || !sk || !rs || !sks->st.initialized)
+		return 0;
+	b = &sks->st;
 	bbr_reconstruct_inputs(sks, sk, rs);
-	if (d)
-		swift_on_ack(b, &d->w, sk, rs, &d->smp);
+	bbr_hook_signal(b, x, sk, rs);
 	bbr_main_pipeline(b, sk, rs);
-	if (d)
-		swift_after_ack(b, &d->w, sk);
+	bbr_hook_cap(b, x, sk);
 	bbr_tx_note(sks, sk);
 	/* this ACK's losses are accounted: the ended episode is closed */
 	if (b->loss_yet_in_recovery == BBR_LOSS_EPISODE_ENDING)
 		b->loss_yet_in_recovery = 0;
-}
-
-/* The step without and with a delay signal, each verified on its own in
- * BPF: bbr3's object carries no Swift code. Call bbr_core_main(). */
-BBR_API int bbr_core_ack(struct bbr3_sk *sks, struct bbr_sock *sk,
-			 struct bbr_rs *rs)
-{
-	if (sks && sk && rs)
-		bbr_core_step(sks, sk, rs, NULL);
 	return 0;
-}
-
-BBR_API int bbr_core_ack_delay(struct bbr3_sk *sks, struct bbr_sock *sk,
-			       struct bbr_rs *rs, struct bbr_delay *d)
-{
-	if (sks && sk && rs && d)
-		bbr_core_step(sks, sk, rs, d);
-	return 0;
-}
-
-/*
- * cong_control, the one per-ACK entry point: inputs the reference has and
- * mainline lacks, the delay signal if the CC has one (`d`: bbr_swift; NULL
- * for bbr3), the per-ACK pipeline in the reference's order, the delay
- * signal's caps, then the send record for the packets this ACK lets out.
- */
-BBR_INLINE int bbr_core_main(struct bbr3_sk *sks, struct bbr_sock *sk,
-			     struct bbr_rs *rs, struct bbr_delay *d)
-{
-	return d ? bbr_core_ack_delay(sks, sk, rs, d) : bbr_core_ack(sks, sk, rs);
 }
 
 BBR_API int bbr_core_init(struct bbr3_sk *sks, struct bbr_sock *sk)
@@ -2458,7 +1983,7 @@ BBR_API u32 bbr_core_ssthresh(struct bbr3 *b, struct bbr_sock *sk)
 {
 	if (!b || !sk)
 		return 0;
-	if (!bbr_gen_2026(b))
+	if (!bbr_hook_loss_undo(b))
 		bbr_save_for_undo(b, sk);
 	else if (sk->lost != b->last_lost)
 		bbr_save_at_first_loss(b, sk);
@@ -2470,8 +1995,7 @@ static inline void bbr_undo_phase(struct bbr3 *b, const struct bbr_sock *sk)
 {
 	if (b->undo_state == BBR_UNDO_STARTUP && b->mode != BBR_STARTUP) {
 		b->full_bw_reached = 0;
-		if (b->l4s)	/* its count never resets by itself */
-			b->startup_ecn_rounds = 0;
+		bbr_hook_undo_startup(b);
 		if (b->mode != BBR_PROBE_RTT)	/* else it exits to STARTUP */
 			b->mode = BBR_STARTUP;
 	} else if (b->undo_state == BBR_UNDO_PROBE_BW_UP &&
@@ -2502,7 +2026,7 @@ BBR_API u32 bbr_core_undo_cwnd(struct bbr3 *b, struct bbr_sock *sk)
 	b->inflight_lo = bbr_max_u32(b->inflight_lo, b->undo_inflight_lo);
 	b->inflight_hi = bbr_max_u32(b->inflight_hi, b->undo_inflight_hi);
 	b->try_fast_path = 0;
-	if (!bbr_gen_2026(b) || !b->initialized)
+	if (!bbr_hook_loss_undo(b) || !b->initialized)
 		return b->prior_cwnd;
 
 	b->loss_events_in_round = 0;
@@ -2583,5 +2107,8 @@ BBR_API int bbr_core_in_ack_event(struct bbr3 *b, const struct bbr_sock *sk)
 	b->tlp_retrans_seen = sk->tlp_retrans;
 	return 0;
 }
+
+/* The inputs mainline lacks, which the entry points above rebuild. */
+#include "core/reconstruct.h"
 
 #endif /* BBR3_CORE_H */

@@ -81,12 +81,15 @@
  * a flow that lost its signal returns to BBRv3's own rate gradually instead
  * of all at once. The state says which (swift_state.status).
  *
- * A delay signal for the BBRv3 core, which consumes it at one point of its
- * per-ACK step (bbr_core_main(), after the loss inputs, before the model;
- * swift_after_ack() after the control): Swift reads the model and acts on
- * it only through the core's delay-signal API (bbr_signal_*() in
- * core/bbr3.h). Plain C, compiles natively (selftests/unit/test_swift*.c)
- * and as BPF; included by core/bbr3.h. See docs/bbr_swift.md.
+ * A set of hooks of the BBRv3 core (core/bbr3.h, "Hooks"): its signal
+ * (swift_on_ack(), after the loss inputs, before the model) and its cap
+ * (swift_after_ack(), after the control), with the socket's struct
+ * bbr_delay as the variant's state (BBR_EXT). Swift reads the model and
+ * acts on it only through the core's bbr_signal_*() functions. Plain C,
+ * compiles natively (selftests/unit/test_swift*.c) and as BPF; bbr_swift's
+ * object includes it after the core (include/bbr_swift.h first, with
+ * BBR_EXT defined as struct bbr_delay), then core/bbr3_hooks.h. See
+ * docs/bbr_swift.md.
  */
 #ifndef SWIFT_CORE_H
 #define SWIFT_CORE_H
@@ -538,6 +541,43 @@ static inline void swift_apply_cfg(struct swift_state *w,
 static inline bool swift_cfg_due(const struct swift_state *w, u32 round)
 {
 	return round - w->cfg_round >= SWIFT_CFG_REFRESH_ROUNDS;
+}
+
+/* ---- The hooks ---------------------------------------------------------- */
+
+_Static_assert(__builtin_types_compatible_p(BBR_EXT, struct bbr_delay),
+	       "bbr_swift's includer defines BBR_EXT as struct bbr_delay");
+
+/* x: the socket's Swift state and this ACK's sample; NULL runs BBRv3. */
+#define BBR_HOOK_SIGNAL
+static inline void bbr_hook_signal(struct bbr3 *b, struct bbr_delay *x,
+				   struct bbr_sock *sk, const struct bbr_rs *rs)
+{
+	if (x)
+		swift_on_ack(b, &x->w, sk, rs, &x->smp);
+}
+
+#define BBR_HOOK_CAP
+static inline void bbr_hook_cap(const struct bbr3 *b, struct bbr_delay *x,
+				struct bbr_sock *sk)
+{
+	if (x)
+		swift_after_ack(b, &x->w, sk);
+}
+
+/* bbr_swift's trace events: Network_RTT, target and the last decrease. */
+#define BBR_HOOK_TRACE
+static inline void bbr_hook_trace(struct bbr_trace_ev *e,
+				  const struct bbr_delay *x)
+{
+	if (!x)
+		return;
+	e->network_rtt_us = x->w.network_rtt_us;
+	e->decided_rtt_us = x->w.decided_rtt_us;
+	e->target_rtt_us = x->w.target_rtt_us;
+	e->swift_factor = x->w.last_factor;
+	e->swift_decreases = x->w.decreases;
+	e->swift_status = x->w.status;
 }
 
 #endif /* SWIFT_CORE_H */

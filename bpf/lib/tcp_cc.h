@@ -57,10 +57,20 @@
 /*
  * Runtime parameter sets, rewritable through the object's .data.params map
  * (its own section, so bbrctl rewrites them without touching other
- * globals). Every set starts as the defaults; set 0 is the default set.
+ * globals). Every set starts as BBR_GLUE_PARAMS_INIT (the table's
+ * defaults, unless the CC starts from a profile: bbr3_l4s); set 0 is the
+ * default set.
  */
+/* 1 in a CC whose object has the L4S mode's hooks (bbr3_l4s). */
+#ifndef BBR_GLUE_L4S
+#define BBR_GLUE_L4S		0
+#endif
+
+#ifndef BBR_GLUE_PARAMS_INIT
+#define BBR_GLUE_PARAMS_INIT	BBR_PARAMS_DEFAULT
+#endif
 struct bbr_params bbr_param_sets[BBR_PARAM_SLOTS] SEC(".data.params") = {
-	[0 ... BBR_PARAM_SLOTS - 1] = BBR_PARAMS_DEFAULT,
+	[0 ... BBR_PARAM_SLOTS - 1] = BBR_GLUE_PARAMS_INIT,
 };
 
 /* The rows of the table this CC reads (BBR_PARAM_GROUP_*), for bbrctl:
@@ -395,9 +405,9 @@ static __always_inline void bbr_cc_init(struct sock *sk, struct bbr3_sk *sks)
 	bbr_sock_store(sk, &s);
 }
 
-/* cong_control. d: the CC's delay signal (bbr_swift), or NULL. */
+/* cong_control. x: the variant's per-socket state (bbr_swift's), or NULL. */
 static __always_inline void bbr_cc_main(struct sock *sk, struct bbr3_sk *sks,
-					struct bbr_delay *d, u32 ack, int flag,
+					BBR_EXT *x, u32 ack, int flag,
 					const struct rate_sample *rs,
 					void *trace_ctl, void *trace_rb)
 {
@@ -412,11 +422,11 @@ static __always_inline void bbr_cc_main(struct sock *sk, struct bbr3_sk *sks,
 	s.dsack_tlp = !!(flag & TCP_FLAG_DSACK_TLP);
 	bbr_rs_load(&r, rs);
 	bbr_cc_find_lost(sk, sks, &s);
-	bbr_core_main(sks, &s, &r, d);
+	bbr_core_main(sks, &s, &r, x);
 	if (sks->st.round_start)
 		bbr_cc_pick_params(sk, &sks->st);
 	if (tc)
-		bbr_trace_ack(trace_rb, tc, sk, sks, d, &s, &r, prev_mode,
+		bbr_trace_ack(trace_rb, tc, sk, sks, x, &s, &r, prev_mode,
 			      prev_phase);
 	bbr_sock_store(sk, &s);
 }
@@ -546,7 +556,8 @@ static __always_inline void bbr_cc_fill_rec(struct bbr3_state_rec *rec,
 	rec->ca_state = BPF_CORE_READ_BITFIELD(&tp->inet_conn, icsk_ca_state);
 	rec->ecn_mode = bbr_ecn_mode(tp->ecn_flags);
 	rec->cgroup_id = bbr_sk_cgroup_id(sk);
-	rec->l4s_mode = !bbr_params_of(&sks->st)->l4s ? BBR_L4S_OFF :
+	/* the L4S mode exists in bbr3_l4s only (BBR_GLUE_L4S) */
+	rec->l4s_mode = !BBR_GLUE_L4S || !bbr_params_of(&sks->st)->l4s ? BBR_L4S_OFF :
 			rec->ecn_mode == BBR_ECN_MODE_ACCECN ? BBR_L4S_ON :
 							       BBR_L4S_FALLBACK;
 	__builtin_memcpy(&rec->st, &sks->st, sizeof(rec->st));

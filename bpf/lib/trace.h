@@ -42,10 +42,10 @@ static __always_inline u32 bbr_trace_unset0(u32 v)
 }
 
 /* Fill and submit one event; s and r are the ACK's inputs after the core
- * ran; d the delay signal (bbr_swift) or NULL. */
+ * ran; x the variant's state (bbr_swift's) or NULL. */
 static __always_inline void bbr_trace_emit(void *trace_rb, struct bbr_trace_ctl *c,
 					   struct sock *sk, const struct bbr3_sk *sks,
-					   const struct bbr_delay *d,
+					   const BBR_EXT *x,
 					   const struct bbr_sock *s,
 					   const struct bbr_rs *r, u8 ev, u8 flags)
 {
@@ -84,14 +84,7 @@ static __always_inline void bbr_trace_emit(void *trace_rb, struct bbr_trace_ctl 
 	e->phase = b->cycle_idx;
 	e->flags = flags;
 	e->ca_state = s->ca_state;
-	if (d) {	/* bbr_swift: Network_RTT, target and the last decrease */
-		e->network_rtt_us = d->w.network_rtt_us;
-		e->decided_rtt_us = d->w.decided_rtt_us;
-		e->target_rtt_us = d->w.target_rtt_us;
-		e->swift_factor = d->w.last_factor;
-		e->swift_decreases = d->w.decreases;
-		e->swift_status = d->w.status;
-	}
+	bbr_hook_trace(e, x);	/* the variant's fields (bbr_swift's) */
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -99,7 +92,7 @@ static __always_inline void bbr_trace_emit(void *trace_rb, struct bbr_trace_ctl 
  * prev_mode/prev_phase are the model's mode and PROBE_BW phase before. */
 static __always_inline void bbr_trace_ack(void *trace_rb, struct bbr_trace_ctl *c,
 					  struct sock *sk, const struct bbr3_sk *sks,
-					  const struct bbr_delay *d,
+					  const BBR_EXT *x,
 					  const struct bbr_sock *s,
 					  const struct bbr_rs *r,
 					  u8 prev_mode, u8 prev_phase)
@@ -120,7 +113,7 @@ static __always_inline void bbr_trace_ack(void *trace_rb, struct bbr_trace_ctl *
 		ev = BBR_TRACE_EV_ROUND;
 	else
 		return;
-	bbr_trace_emit(trace_rb, c, sk, sks, d, s, r, ev, flags);
+	bbr_trace_emit(trace_rb, c, sk, sks, x, s, r, ev, flags);
 }
 
 #endif /* BBR_LIB_TRACE_H */

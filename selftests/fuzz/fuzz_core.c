@@ -33,9 +33,13 @@ static u32 fuzz_prandom(void)
 
 #define BBR_CFG			fuzz_param_sets
 #define BBR_PRANDOM_U32()	fuzz_prandom()
-#include "core/bbr3.h"
+#define BBR_EXT			struct bbr_delay
 #include "bbr_swift.h"
+#include "core/bbr3.h"
+#include "core/l4s.h"
 #include "core/swift.h"
+#include "core/bbr3_2023.h"
+#include "core/bbr3_hooks.h"
 
 /* The byte stream the script is read from. */
 struct reader {
@@ -70,7 +74,7 @@ static bool gain_is_configured(const struct bbr3 *b)
 		       b->cwnd_gain == (u16)p->startup_cwnd_gain;
 	case BBR_DRAIN:		/* drain_gain 0: the generation's */
 		return b->pacing_gain == (u16)(p->drain_gain ? :
-					       bbr_gen_2026(b) ? BBR_DRAIN_GAIN_2026 :
+					       BBR_P(b).generation != BBR_GEN_2023 ? BBR_DRAIN_GAIN_2026 :
 								 BBR_DRAIN_GAIN_2023) &&
 		       b->cwnd_gain == (u16)p->startup_cwnd_gain;
 	case BBR_PROBE_RTT:
@@ -97,7 +101,8 @@ static void check_invariants(const struct bbr3_sk *sks, const struct bbr_sock *s
 	CHECK(b->tx_rec_head < BBR_TX_RECS);
 	CHECK(b->drain_rounds <= BBR_DRAIN_ROUNDS_MAX);
 	CHECK(b->undo_state <= BBR_UNDO_PROBE_BW_UP);
-	CHECK(b->loss_yet_in_recovery <= 1);
+	/* 2 (ending) only between set_state() and the end of the ACK */
+	CHECK(b->loss_yet_in_recovery <= BBR_LOSS_EPISODE_ENDING);
 	CHECK(b->full_bw_cnt <= BBR_FULL_BW_CNT);
 	CHECK(b->loss_events_in_round <= BBR_LOSS_EVENTS_MAX);
 	CHECK(b->bw_probe_up_rounds <= BBR_BW_PROBE_UP_ROUNDS_MAX);
@@ -260,6 +265,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (swift)
 				fill_sample(&r, &sk, &d.smp);
 			bbr_core_main(&sks, &sk, &rs, swift ? &d : NULL);
+			/* the step closes a loss episode set_state() ended */
+			CHECK(sks.st.loss_yet_in_recovery <= 1);
 			if (swift)
 				check_swift(&sks, &sk, &d.w);
 			/* The app-limited fast path may skip the control step

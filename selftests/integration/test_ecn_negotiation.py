@@ -22,9 +22,10 @@ receiver and read with scapy, one transfer per copy, both ends on the copy:
   * `bbrctl swap` of the accecn copy keeps its flags;
   * `bbrctl stat --json` names the negotiated mode of the sender's socket
     (`ecn`: accecn, rfc3168, off) while the transfer runs;
-  * through the emulator marking at a 1 ms step: CE marks reach the L4S
-    mode one by one (delivered_ce), on ECT(1) data at an ECT(1)-only
-    marker when ect1 is on, and none without it.
+  * through the emulator marking at a 1 ms step: bbr3_l4s (the L4S mode,
+    an object with the AccECN flags of its own) negotiates AccECN, and CE
+    marks reach its mode one by one (delivered_ce), on ECT(1) data at an
+    ECT(1)-only marker when ect1 is on, and none without it.
 """
 
 import contextlib
@@ -63,17 +64,18 @@ def bbrctl(*args, check=0):
 
 @pytest.fixture
 def copy_of_bbr3():
-    """Load bbr3 under a name of this test with the given --ecn (or none).
-    --ecn accecn on a kernel without AccECN (before 6.18: no tcp_sock
+    """Load bbr3 (or obj: bbr3_l4s) under a name of this test with the
+    given --ecn (or none). AccECN (--ecn accecn, or bbr3_l4s whose own flags
+    ask for it) on a kernel without AccECN (before 6.18: no tcp_sock
     received_ce in its BTF, the same probe as bbrctl's) skips the test,
     saying so: bbrctl refuses it there (test_accecn_refused_without_kernel_accecn)."""
     loaded = []
 
-    def load(tag, ecn=None):
-        if ecn == "accecn" and not kernel_has_accecn():
+    def load(tag, ecn=None, obj="bbr3"):
+        if (ecn == "accecn" or obj == "bbr3_l4s") and not kernel_has_accecn():
             pytest.skip("this kernel has no AccECN (no tcp_sock.received_ce in its BTF)")
         name = bbrtest.own_cc_name(tag)
-        bbrctl("load", "--name", name, *(["--ecn", ecn] if ecn else []), "bbr3")
+        bbrctl("load", "--name", name, *(["--ecn", ecn] if ecn else []), obj)
         loaded.append(name)
         return name
     yield load
@@ -313,11 +315,12 @@ def test_ecn_needs_a_name_of_its_own():
 L4S_RATE_MBIT, L4S_RTT_MS, L4S_STEP_US, L4S_TRANSFER_S = 20, 10, 1000, 2.0
 
 
-def l4s_transfer(cc, ect1=False, ect1_only=False):
-    """A transfer on cc (both ends) through a marking bottleneck; the sender
-    socket's last `bbrctl stat` record, and the CE marks linkem put on the
-    data. ect1: `bbrctl ect1` on the sender's (tun) device; ect1_only: the
-    bottleneck marks ECT(1) only, as an L4S AQM's L4S queue does."""
+def l4s_transfer(cc, ect1=False, ect1_only=False, server_cc=None):
+    """A transfer on cc (both ends, or server_cc at the receiver) through a
+    marking bottleneck; the sender socket's last `bbrctl stat` record, and
+    the CE marks linkem put on the data. ect1: `bbrctl ect1` on the sender's
+    (tun) device; ect1_only: the bottleneck marks ECT(1) only, as an L4S
+    AQM's L4S queue does."""
     from labkit.path import TUN_DEV, EmulatedPath
     recs = []
 
@@ -332,7 +335,8 @@ def l4s_transfer(cc, ect1=False, ect1_only=False):
                       ecn=ecn) as path, \
             (ect1_on(path.snd_ns[0], TUN_DEV) if ect1 else contextlib.nullcontext()):
         res = bbrtest.run_transfer(path, cc, seconds=L4S_TRANSFER_S, port=PORT,
-                                   server_cc=cc, sample_cb=sample, sample_interval=0.2)
+                                   server_cc=server_cc or cc, sample_cb=sample,
+                                   sample_interval=0.2)
         marks = path.stats()["fwd"]["ce_marked"]
     assert res["cc"] == cc and recs, res
     return recs[-1], marks, res
@@ -340,15 +344,14 @@ def l4s_transfer(cc, ect1=False, ect1_only=False):
 
 @pytest.mark.kernel_matrix
 def test_l4s_mode_needs_accecn_and_counts_every_mark(copy_of_bbr3):
-    """bbrctl set profile=l4s on an AccECN copy: stat shows the mode in
-    force, and the sender's CE count (tp->delivered_ce, which the mode's
-    CE-discounted samples and CE rounds read) matches what the emulator
-    marked; on a classic-ECN copy the same keys fall back to BBRv3's
-    normal mode, and the count is ECE's coarse one."""
-    l4s = copy_of_bbr3("l4m", "accecn")
+    """bbr3_l4s, loaded with no other command: it negotiates AccECN, stat
+    shows the mode in force, and the sender's CE count (tp->delivered_ce,
+    which the mode's CE-discounted samples and CE rounds read) matches what
+    the emulator marked. Against a receiver with classic ECN only it falls
+    back to BBRv3's normal mode, and the count is ECE's coarse one. bbr3
+    itself has no L4S mode: its l4s key changes nothing (stat: off)."""
+    l4s = copy_of_bbr3("l4m", obj="bbr3_l4s")
     classic = copy_of_bbr3("l4c", "classic")
-    for cc in (l4s, classic):
-        bbrctl("set", "--default", cc, "profile=l4s")
     rec, marks, res = l4s_transfer(l4s)
     print(f"accecn: l4s_mode {rec['l4s_mode']}, ecn {rec['ecn']}, delivered_ce "
           f"{rec['delivered_ce']} of {rec['delivered']}, linkem marked {marks}, "
@@ -358,19 +361,22 @@ def test_l4s_mode_needs_accecn_and_counts_every_mark(copy_of_bbr3):
     # every mark reaches the sender, one by one: the last samples miss
     # only what was marked after them
     assert 0.8 * marks <= rec["delivered_ce"] <= marks
-    rec, marks, _ = l4s_transfer(classic)
-    print(f"classic: l4s_mode {rec['l4s_mode']}, ecn {rec['ecn']}, delivered_ce "
+    rec, marks, _ = l4s_transfer(l4s, server_cc=classic)
+    print(f"classic peer: l4s_mode {rec['l4s_mode']}, ecn {rec['ecn']}, delivered_ce "
           f"{rec['delivered_ce']}, linkem marked {marks}")
     assert rec["ecn"] == "rfc3168" and rec["l4s_mode"] == "fallback" and rec["l4s"] == 0
+    bbrctl("set", "--default", classic, "profile=l4s")
+    rec, _, _ = l4s_transfer(classic)
+    print(f"bbr3 classic copy with profile=l4s: l4s_mode {rec['l4s_mode']}, l4s {rec['l4s']}")
+    assert rec["l4s_mode"] == "off" and rec["l4s"] == 0
 
 
 def test_l4s_mode_on_ect1_through_an_l4s_only_marker(copy_of_bbr3):
-    """The whole L4S path: the AccECN copy with profile=l4s, ect1 on the
-    sender's device, a bottleneck that marks ECT(1) only. Marks happen (so
-    the data is ECT(1) at the AQM) and reach the CC one by one; without
-    ect1 the same bottleneck marks nothing (the data is ECT(0))."""
-    cc = copy_of_bbr3("l4e", "accecn")
-    bbrctl("set", "--default", cc, "profile=l4s")
+    """The whole L4S path: bbr3_l4s, ect1 on the sender's device, a
+    bottleneck that marks ECT(1) only. Marks happen (so the data is ECT(1)
+    at the AQM) and reach the CC one by one; without ect1 the same
+    bottleneck marks nothing (the data is ECT(0))."""
+    cc = copy_of_bbr3("l4e", obj="bbr3_l4s")
     rec, marks, res = l4s_transfer(cc, ect1=True, ect1_only=True)
     print(f"ect1: l4s_mode {rec['l4s_mode']}, delivered_ce {rec['delivered_ce']} "
           f"of {rec['delivered']}, linkem marked {marks}, {res['mbps']:.1f} Mbit/s")

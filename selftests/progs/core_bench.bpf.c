@@ -23,6 +23,8 @@ struct bbr_params bench_param_sets[BBR_PARAM_SLOTS] = {
 #define BBR_CFG			bench_param_sets
 #define BBR_PRANDOM_U32()	bpf_get_prandom_u32()
 #include "core/bbr3.h"
+#include "core/bbr3_2023.h"
+#include "core/bbr3_hooks.h"
 
 #define BENCH_MSS_BYTES		1448u
 #define BENCH_BDP_PKTS		100u

@@ -11,6 +11,7 @@
 
 #include "core/types.h"
 #include "bbr3_state.h"
+#include "bbr_swift.h"
 
 u32 unit_prandom(void);
 void unit_prandom_seed(u64 seed);
@@ -20,9 +21,19 @@ void unit_prandom_seed(u64 seed);
 extern struct bbr_params bbr_test_param_sets[BBR_PARAM_SLOTS];
 #define bbr_test_params		bbr_test_param_sets[0]
 
+/* The core with both variants' hooks: the L4S mode's (in force while the
+ * l4s key is set and the connection has AccECN, as in bbr3_l4s) and
+ * BBR.Swift's (while the env has a delay signal, e->delay, as in
+ * bbr_swift). The objects carry one variant each; the hooks' code is the
+ * same, and with neither in force the core runs as plain bbr3. */
 #define BBR_CFG			bbr_test_param_sets
 #define BBR_PRANDOM_U32()	unit_prandom()
+#define BBR_EXT			struct bbr_delay
 #include "core/bbr3.h"
+#include "core/l4s.h"
+#include "core/swift.h"
+#include "core/bbr3_2023.h"
+#include "core/bbr3_hooks.h"
 
 #define ENV_MSS_BYTES		1448u
 #define ENV_START_US		1000000ull	/* the clock starts at 1 s */

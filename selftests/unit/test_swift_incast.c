@@ -3,7 +3,7 @@
  * BBR.Swift in the packet model (sim.c): flows running bbr_swift's hooks
  * around the BBRv3 core, Network_RTT = each ACK's RTT (ETS without receiver
  * delay). These are the figures docs/bbr_swift.md quotes for the fractional
- * window's AIMD: the seed's datacenter incast scaled to this machine (two
+ * window's AIMD: the BBR.Swift talk's datacenter incast scaled to this machine (two
  * groups of 200 flows, the second 0.2 s later, one 500 Mbit/s bottleneck at
  * 270 us of base RTT, the emulator's floor) and the four-flow target
  * tracking path of test_swift.py.

@@ -44,9 +44,10 @@ BBR_PARAMS_HDR = REPO / "include" / "bbr_params.h"
 PARAM_CCS = ("bbr3", "bbr_swift")
 PROFILE_KEY = "profile"
 VARIANT_SEP = ":"                                # "bbr3:v3plus": bbr3, profile v3plus
-# Profiles whose mode needs the CC to negotiate ECN itself: their variants
-# run on a copy registered with `bbrctl load --ecn MODE` (the ops flags are
-# per registered CC), sender and receiver alike (docs/l4s.md).
+# Profiles that are an object of their own: the variant runs that object,
+# whose ops flags negotiate ECN (PROFILE_ECN) and whose parameter sets
+# start from the profile, sender and receiver alike (docs/l4s.md).
+PROFILE_OBJECT = {"l4s": "bbr3_l4s"}
 PROFILE_ECN = {"l4s": "accecn"}
 
 _counter = itertools.count()
@@ -97,8 +98,15 @@ def split_variant(spec):
 
 
 def variant_ecn(spec):
-    """The `--ecn` mode the variant's CC must be registered with, or None."""
+    """The ECN mode the variant's CC negotiates itself, or None."""
     return PROFILE_ECN.get(split_variant(spec)[1])
+
+
+def variant_object(spec):
+    """The object (bpf/NAME.bpf.o) the variant runs: its profile's own
+    (bbr3:l4s -> bbr3_l4s), else its CC's."""
+    cc, prof = split_variant(spec)
+    return PROFILE_OBJECT.get(prof, cc)
 
 
 def validate_params(cc_params, bad):

@@ -73,8 +73,8 @@ def retx_rows(runs):
 
 def sender_rows(runs):
     """Per sender: goodput, retransmits and Jain (runs with several senders)
-    and mean Total_RTT / Network_RTT (runs with ETS), as the seed's table of
-    BBR.Swift's datacenter experiment. None when no run has either."""
+    and mean Total_RTT / Network_RTT (runs with ETS), as the table of
+    BBR.Swift's datacenter experiment in Google's BBR.Swift talk (IETF 109). None when no run has either."""
     rows = [("point", "cc", "sender", "goodput Mbit/s", "retx %", "retx after warm-up %", "Jain",
              "ETS attached", "Total_RTT mean us", "Network_RTT mean / p50 us",
              "decided p50 us", "Network_RTT samples")]

@@ -62,7 +62,7 @@ _lock_depth = [0]           # kernel_lock is re-entrant within this process
 # Results, reports and scenario keys keep the label.
 _KNAMES = {}
 OWN_NAME_TAGS = {"bbr3": "lb3", "bbr_swift": "lbs", "dctcp_bpf": "lbd"}
-ECN_NAME_TAG = "e"          # + OWN_NAME_TAGS: a copy with --ecn (variant_ecn)
+ECN_NAME_TAG = "e"          # + OWN_NAME_TAGS: a variant's ECN object (variant_ecn)
 
 
 def kname(cc):
@@ -111,8 +111,8 @@ def cc_session(spec):
     """Make the CC of spec (a name, or NAME:PROFILE) usable for one run:
     built-in CCs as they are; project CCs registered (under the kernel lock)
     and unregistered afterwards; under a name of this process (kname())
-    when another loader holds the CC's own name, or when the variant needs
-    the CC to negotiate ECN (ccctl.variant_ecn(): a copy with --ecn)."""
+    when another loader holds the CC's own name, or when the variant is an
+    object of its own (ccctl.variant_object(): bbr3:l4s runs bbr3_l4s)."""
     cc, _ = ccctl.split_variant(spec)
     ecn = ccctl.variant_ecn(spec)
     if cc not in PROJECT_CCS:
@@ -121,7 +121,7 @@ def cc_session(spec):
                            f"({' '.join(bbrtest.available_ccs())}) nor one of {sorted(PROJECT_CCS)}")
         yield None
         return
-    obj = PROJECT_CCS[cc]
+    obj = PROJECT_CCS[cc].with_name(ccctl.variant_object(spec) + ".bpf.o")
     if not obj.is_file():
         raise LabError(f"{obj}: not built; run `make`")
     with kernel_lock():
@@ -129,10 +129,10 @@ def cc_session(spec):
             with bbrtest.register_cc(obj, cc):
                 yield cc
             return
-        # taken by someone else, or needing ECN flags: this tree's build, as
-        # a copy of our own
+        # taken by someone else, or a variant's own object: this tree's
+        # build, as a copy of our own (the object carries its ECN flags)
         tag = OWN_NAME_TAGS[cc] + (ECN_NAME_TAG if ecn else "")
-        with bbrtest.register_cc(obj, as_name=bbrtest.own_cc_name(tag), ecn=ecn) as reg:
+        with bbrtest.register_cc(obj, as_name=bbrtest.own_cc_name(tag)) as reg:
             _KNAMES[cc] = reg.cc_name
             try:
                 yield reg.cc_name
@@ -399,7 +399,7 @@ def run_one(sc, spec, outdir, progress=None, registered=False):
 
 
 def sender_summary(flows, bins, last, first, warmup_s):
-    """Per sender namespace, as the seed's table reports per sender machine:
+    """Per sender namespace, as the BBR.Swift talk's table reports per sender machine:
     goodput (sum of its bulk flows' mean after warm-up), retransmit rate
     (total_retrans / data_segs_out of its flows, over the run and after
     warm-up: `first` holds each flow's first sample after it) and Jain's

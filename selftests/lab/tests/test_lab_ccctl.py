@@ -84,11 +84,13 @@ def test_variants_and_profiles():
 
 
 def test_l4s_variant_negotiates_accecn_and_the_receiver_follows():
-    """bbr3:l4s runs on a copy registered with --ecn accecn; the receivers'
-    listeners run the CC under test where ECN is in play (the link marks or
-    the variant negotiates it), else the namespace's default."""
+    """bbr3:l4s runs the object bbr3_l4s, which negotiates AccECN; the
+    receivers' listeners run the CC under test where ECN is in play (the
+    link marks or the variant negotiates it), else the namespace's default."""
     assert "l4s" in ccctl.profiles()
     assert ccctl.variant_ecn("bbr3:l4s") == "accecn"
+    assert ccctl.variant_object("bbr3:l4s") == "bbr3_l4s"
+    assert ccctl.variant_object("bbr3:v3plus") == "bbr3" == ccctl.variant_object("bbr3")
     assert ccctl.variant_ecn("bbr3:v3plus") is None and ccctl.variant_ecn("cubic") is None
     marking = {"link": {"ecn": {"mode": "sojourn", "k_us": 2000}}}
     plain = {"link": {}}
@@ -330,7 +332,7 @@ def test_params_profile_first_and_reset_after_failure(monkeypatch, tmp_path):
 
 
 def test_sender_summary_and_table():
-    """The per-sender table of swift_dc (the seed reports per sender machine):
+    """The per-sender table of swift_dc (the BBR.Swift talk reports per sender machine):
     goodput and Jain over each sender's bulk flows after warm-up, retransmits
     of all its flows over the run and after warm-up, joined with the ETS RTT
     means."""
