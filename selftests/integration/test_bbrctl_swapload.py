@@ -18,8 +18,7 @@ drown in them. So:
   queue near it and lose nothing; a baseline run without swaps shows no gap
   longer than 2 RTT (checked: otherwise the path, not bbrctl, is at fault),
   and with the swaps no receive gap within SWAP_WINDOW_S of a swap may be
-  longer than 4 RTT (MAX_SWAP_STALL_S), RTT being the path's base RTT plus
-  the marking threshold.
+  as long as the shortest RTO (MAX_SWAP_STALL_S, 0.9 x TCP_RTO_MIN).
 * test_swap_under_load_with_loss: the drop-tail FIFO, so the flows are in
   loss recovery when they are switched (both ways); then bbr3 is unloaded
   while 50 sockets still run it. No reset, every byte, every socket
@@ -53,10 +52,14 @@ PORT = 5401
 SWAP_WINDOW_S = 0.3             # a stall "around" a swap: within this of it
 MAX_STALL_S = 2 * PATH_RTT_MS / 1000   # the path alone, without swaps
 # Around a swap: bbrctl loads and verifies an object on the same 2 CPUs that
-# carry the 50 flows and the emulator, tens of ms of CPU the flows lose
-# (stalls of 56-63 ms seen on a quiet 2-vCPU VM). What a broken swap causes,
-# a stopped ACK clock, ends only in an RTO (>= 200 ms), which 4 RTT catches.
-MAX_SWAP_STALL_S = 4 * PATH_RTT_MS / 1000
+# carry the 50 flows and the emulator, tens of ms of CPU the flows lose.
+# On a quiet 2-vCPU VM most runs stay under 4 RTT (27-81 ms), but about one
+# in five shows 118-144 ms, with this code and with the code before the core
+# split alike. What a broken swap causes, a stopped ACK clock, ends only in
+# an RTO, and the kernel's RTO is never below TCP_RTO_MIN (200 ms): a bound
+# just under that floor catches it and not the machine's noise.
+TCP_RTO_MIN_S = 0.200
+MAX_SWAP_STALL_S = 0.9 * TCP_RTO_MIN_S
 RUN_TIMEOUT_S = 60
 GAP_MIN_S = 0.005               # the receiver records gaps longer than this
 B3 = bbrtest.own_cc_name("b3w")         # bbr3 as this test loads it
@@ -214,9 +217,12 @@ def gap_figures(res, windows):
 
 
 def assert_switched(events, what):
+    """Every flow switched, but for one that had already sent its last
+    byte (in TIME_WAIT, which swap counts apart and cannot switch)."""
     for t, _, w, r in events:
         if w == what:
-            assert r["switched"] == FLOWS and r["failed"] == 0, (w, r)
+            assert r["switched"] + r["time_wait_skipped"] == FLOWS and \
+                r["failed"] == 0, (w, r)
 
 
 def assert_warm_start(r):
@@ -274,7 +280,7 @@ def test_swap_under_load():
           f"median {srtt[len(srtt) // 2] if srtt else float('nan'):.1f} ms")
     print("longest gap per swap window (ms):",
           [round(gap_figures(res, [w])[2] * 1000, 1) for w in windows],
-          f"bound 4 RTT = {MAX_SWAP_STALL_S * 1000:.0f} ms; whole run {worst * 1000:.1f} ms")
+          f"bound {MAX_SWAP_STALL_S * 1000:.0f} ms, under the RTO floor; whole run {worst * 1000:.1f} ms")
     assert_switched(events, "cubic->bbr3")
     assert_switched(events, "bbr3->cubic")
     assert_warm_start(first)
@@ -282,7 +288,7 @@ def test_swap_under_load():
     assert not short, f"flows that lost bytes or did not end: {short[:5]}"
     assert worst_near <= MAX_SWAP_STALL_S, \
         (f"a flow stalled {worst_near * 1000:.1f} ms within {SWAP_WINDOW_S} s of a swap "
-         f"(bound 4 RTT = {MAX_SWAP_STALL_S * 1000:.0f} ms; {b_near * 1000:.1f} ms without swaps)")
+         f"(bound {MAX_SWAP_STALL_S * 1000:.0f} ms, under the RTO floor; {b_near * 1000:.1f} ms without swaps)")
     assert_kernel_clean(maps_before, dmesg_before)
 
 
