@@ -483,7 +483,7 @@ PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
 "\n"
 "IFACE is a device of bbrctl's network namespace, or of /run/netns/NS.\n"
 "Example (the sender's side of a path):\n"
-"  bbrctl load --name bbr3_l4s --ecn accecn bbr3\n"
+"  bbrctl load bbr3_l4s\n"
 "  bbrctl ect1 attach eth0\n",
 	  O(NETNS), true, NULL, cmd_ect1, true },
 	{ "help",

@@ -888,7 +888,7 @@ int cmd_load(const struct cmd_opts *o, char **args, int nargs)
 	}
 	if (o->ecn_flags && !o->name) {
 		err("load: --ecn registers a copy under a name of its own: add "
-		    "--name NEW (e.g. --name bbr3_l4s --ecn accecn bbr3)");
+		    "--name NEW (e.g. --name bbr3_acc --ecn accecn bbr3)");
 		return EXIT_USAGE;
 	}
 	if (o->name && (all || o->nobjs + (o->nobjs ? 0 : nargs) != 1)) {
