@@ -663,14 +663,10 @@ void ab_metrics(FILE *f)
 		char cg[PATH_MAX];
 		struct ab_split *ns2;
 		uint64_t id;
-		char *end;
 		int fd, dfd;
 		bool ok;
 
-		id = strtoull(ids[k], &end, 10);
-		if (*end)
-			continue;
-		dfd = pt_subdir(cgdfd, PIN_CGROUP, ids[k], PT_QUIET);
+		dfd = cg_pin_subdir(cgdfd, ids[k], &id);
 		if (dfd < 0)
 			continue;
 		if (!ab_pinned(dfd)) {

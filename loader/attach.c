@@ -467,6 +467,16 @@ void cgroup_path_of(uint64_t id, char *out, size_t len)
 	nftw(root, path_id_visit, 16, FTW_PHYS | FTW_MOUNT);
 }
 
+int cg_pin_subdir(int cgdfd, const char *idname, uint64_t *id)
+{
+	char *end;
+
+	*id = strtoull(idname, &end, 10);
+	if (*end || !*idname)
+		return -ENOENT;		/* not a cgroup id: not ours */
+	return pt_subdir(cgdfd, PIN_CGROUP, idname, PT_QUIET);
+}
+
 int attachments_of(const char *cc, bool detach)
 {
 	char name[CC_NAME_MAX + 1], cg[PATH_MAX];
@@ -482,14 +492,10 @@ int attachments_of(const char *cc, bool detach)
 	n = pt_list(cgdfd, true, &ids);
 	for (int i = 0; i < n; i++) {
 		uint64_t id;
-		char *end;
 		int dfd, ret;
 		bool arm;
 
-		id = strtoull(ids[i], &end, 10);
-		if (*end)
-			continue;
-		dfd = pt_subdir(cgdfd, PIN_CGROUP, ids[i], PT_QUIET);
+		dfd = cg_pin_subdir(cgdfd, ids[i], &id);
 		if (dfd < 0)
 			continue;
 		if (ab_pinned(dfd)) {	/* a split: is cc one of its arms? */

@@ -294,6 +294,9 @@ int cgroup_resolve(const char *arg, char *out, size_t len, uint64_t *id);
 void cgroup_path_of(uint64_t id, char *out, size_t len);
 /* PIN_CGROUP/ID of cgroup id. */
 int cg_pin_dir(uint64_t id, char *buf, size_t len);
+/* The verified pin directory of cgroup/IDNAME under cgdfd (PT_QUIET), its id
+ * in *id; -ENOENT if IDNAME is not a cgroup id. */
+int cg_pin_subdir(int cgdfd, const char *idname, uint64_t *id);
 
 /* One cgroup sockops attachment: its link and the pin that keeps it. */
 struct bpf_program;
