@@ -47,9 +47,7 @@ LONG_CGROUP_CHARS = 5000
 
 
 def name_of(tag):
-    name = f"bh{os.getpid() % 100000}{tag}"
-    assert len(name) <= 15
-    return name
+    return bbrtest.own_cc_name(f"bh{tag}")
 
 
 @pytest.fixture(scope="module")

@@ -31,9 +31,7 @@ PARALLEL_RUNS = 10
 
 
 def name_of(tag):
-    name = f"bs{os.getpid() % 100000}{tag}"
-    assert len(name) <= 15
-    return name
+    return bbrtest.own_cc_name(f"bs{tag}")
 
 
 @pytest.fixture(scope="module")
