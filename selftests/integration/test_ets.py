@@ -406,10 +406,15 @@ def test_ets_network_rtt_against_emulator():
     assert all(r["net"] <= r["total"] for r in tail)
 
 
-def test_ets_malformed_options_counted_and_ignored(tmp_path):
+def inject_into_held_flow(tmp_path, tag, build):
+    """A client sends 3 messages to the server, both in an ETS cgroup, then
+    holds its connection open; build(ack) turns a copy of the server's last
+    pure ACK into the packets injected towards the client. Returns the
+    client's rows before the injection, the ETS counters before and after
+    it, and the client's state after it as it closes."""
     from scapy.all import TCP
-    with EtsAttached("bad") as att, VethPair() as vp:
-        pcap = tmp_path / "bad.pcap"
+    with EtsAttached(tag) as att, VethPair() as vp:
+        pcap = tmp_path / f"{tag}.pcap"
         cap = capture(vp.a, "eta", pcap)
         srv = bbrtest.python_in(vp.b, SERVER, ADDR_B, PORT, 0.0, cgroup=att.cg)
         cli = None
@@ -425,14 +430,12 @@ def test_ets_malformed_options_counted_and_ignored(tmp_path):
                 if "held" in r:
                     break
                 rows.append(r)
-            before = rows[-1]
             st0 = att.stats()
             time.sleep(0.3)
             acks = [p for p in read_pcap(pcap) if TCP in p and p[TCP].sport == PORT
                     and not len(p[TCP].payload) and int(p[TCP].flags) & 0x10]
             assert acks, "no pure ACK from the server to copy"
-            variants = ets.malformed_variants(acks[-1])
-            ets.inject(vp.b, variants.values())
+            ets.inject(vp.b, build(acks[-1]))
             time.sleep(0.3)
             # Counters before the client goes on and closes: what they
             # count from here on is the close, not the injection.
@@ -447,6 +450,18 @@ def test_ets_malformed_options_counted_and_ignored(tmp_path):
             srv.kill()
             srv.wait()
             stop_capture(cap)
+    return rows, st0, st1, after
+
+
+def test_ets_malformed_options_counted_and_ignored(tmp_path):
+    variants = {}
+
+    def build(ack):
+        variants.update(ets.malformed_variants(ack))
+        return list(variants.values())
+
+    rows, st0, st1, after = inject_into_held_flow(tmp_path, "bad", build)
+    before = rows[-1]
     d_parse = [b - a for a, b in zip(st0["rej_parse"], st1["rej_parse"])]
     d_sample = [b - a for a, b in zip(st0["rej_sample"], st1["rej_sample"])]
     assert bytes.fromhex(variants["kind254_len0"].split(",")[0]).find(
@@ -602,38 +617,12 @@ def test_ets_malformed_option_resets_the_missing_run(tmp_path):
     kind-254 option of length 2, two more without: at most two in a row,
     so ETS stays on. Before, the malformed one did not reset the run and
     the fourth missing segment turned ETS off."""
-    from scapy.all import TCP
-    with EtsAttached("run") as att, VethPair() as vp:
-        pcap = tmp_path / "run.pcap"
-        cap = capture(vp.a, "eta", pcap)
-        srv = bbrtest.python_in(vp.b, SERVER, ADDR_B, PORT, 0.0, cgroup=att.cg)
-        cli = None
-        try:
-            assert "LISTEN" in srv.stdout.readline()
-            cli = bbrtest.python_in(vp.a, CLIENT, ADDR_B, PORT, att.pins, 3, 0.2, 500, "hold",
-                                    cgroup=att.cg, stdin=subprocess.PIPE)
-            while "held" not in json.loads(cli.stdout.readline() or '{"held": 0}'):
-                pass
-            st0 = att.stats()
-            time.sleep(0.3)
-            acks = [p for p in read_pcap(pcap) if TCP in p and p[TCP].sport == PORT
-                    and not len(p[TCP].payload) and int(p[TCP].flags) & 0x10]
-            assert acks, "no pure ACK from the server to copy"
-            gone = ets.without_option(acks[-1])
-            bad = ets.malformed_variants(acks[-1])["kind254_len2"]
-            ets.inject(vp.b, [gone, gone, bad, gone, gone])
-            time.sleep(0.3)
-            st1 = att.stats()
-            cli.stdin.write("go\n")
-            cli.stdin.flush()
-            after = json.loads(cli.stdout.readline())
-        finally:
-            if cli:
-                cli.kill()
-                cli.wait()
-            srv.kill()
-            srv.wait()
-            stop_capture(cap)
+    def build(ack):
+        gone = ets.without_option(ack)
+        bad = ets.malformed_variants(ack)["kind254_len2"]
+        return [gone, gone, bad, gone, gone]
+
+    _, st0, st1, after = inject_into_held_flow(tmp_path, "run", build)
     d_len = st1["rej_parse"][4] - st0["rej_parse"][4]
     print("injected: 2 without ETS, kind 254 of length 2, 2 without; missing",
           st0["missing"], "->", st1["missing"], "length errors +", d_len,
