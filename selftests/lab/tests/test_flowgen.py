@@ -22,7 +22,7 @@ NS_PREFIX = f"lfp{os.getpid()}"
 PORT_LO, PORT_HI = 5201, 5204
 PORTS = f"{PORT_LO}-{PORT_HI}"
 SAMPLE_MS = 100
-SAMPLE_TOL_S = 0.035            # one sample interval may stretch by a busy epoll pass
+SAMPLE_LATE_S = 0.06            # a sample may come late by a busy epoll pass (CI: 37 ms)
 STOP_TOL_S = 0.05               # stop at 1 ms ticks, plus scheduling noise
 KERNEL_CCS = ("cubic", "reno", "bbr")
 BUFFER_BYTES = 4_000_000
@@ -81,23 +81,20 @@ def test_200_mixed_flows(tmp_path):
     by_flow = defaultdict(list)
     for r in rows:
         by_flow[int(r["flow"])].append(r)
-    # Bytes of all flows acked between 0.45 s and 1.45 s (every bulk flow open
-    # then) against the bottleneck: the generator keeps a 200 Mbit/s link busy.
-    # Only a lower bound: bytes_acked is cumulative, so data SACKed during the
-    # start-up losses before 0.45 s is credited when the hole fills, inside
-    # the window (runs show 105-110 % of the ideal 191 Mbit/s here).
-    def acked_at(fid, t):
-        before = [(float(r["t_s"]), int(r["bytes_acked"])) for r in by_flow[fid]
-                  if float(r["t_s"]) <= t]
-        return before[-1] if before else (0.0, 0)
-
-    def rate_bps(fid):
-        (t1, b1), (t2, b2) = acked_at(fid, 0.45), acked_at(fid, 1.45)
-        return (b2 - b1) * 8 / (t2 - t1) if t2 > t1 else 0.0
-    mid_mbit = sum(rate_bps(i) for i in range(200)) / 1e6
+    # Bytes of all flows acked in the first 1.45 s (every bulk flow open)
+    # against the bottleneck: the generator keeps a 200 Mbit/s link busy.
+    # Cumulative from 0, slow start included: a window in mid-run swings with
+    # when SACKed data from the start-up losses is credited (145-208 Mbit/s
+    # over 14 quiet runs), the total from 0 less so (154-182 Mbit/s, ideal
+    # goodput 191). A generator that cannot keep up (a blocking write, a
+    # starved flow set) lands far below the 70 % floor.
+    def acked_by(fid, t):
+        before = [int(r["bytes_acked"]) for r in by_flow[fid] if float(r["t_s"]) <= t]
+        return before[-1] if before else 0
+    early_mbit = sum(acked_by(i, 1.45) for i in range(200)) * 8 / 1.45 / 1e6
     print(f"200 flows in {wall_s:.2f} s wall, {len(rows)} samples, "
-          f"aggregate {mid_mbit:.1f} Mbit/s between 0.45 and 1.45 s (tbf 200 Mbit/s)")
-    assert mid_mbit >= 0.8 * 200 * 0.97, "generator cannot fill the bottleneck"
+          f"{early_mbit:.1f} Mbit/s acked in the first 1.45 s (tbf 200 Mbit/s, goodput 191)")
+    assert early_mbit >= 0.7 * 191, "generator cannot fill the bottleneck"
 
     for spec in flows:
         fid = spec["id"]
@@ -119,9 +116,16 @@ def test_200_mixed_flows(tmp_path):
             expect = int((spec["stop_s"] - spec["start_s"]) * 1000 / SAMPLE_MS)
             assert expect - 2 <= len(ts) <= expect + 1, \
                 f"flow {fid}: {len(ts)} samples, expected ~{expect}"
-            gaps = [b - a for a, b in zip(ts, ts[1:])]
-            assert all(abs(g - SAMPLE_MS / 1000) <= SAMPLE_TOL_S for g in gaps), \
-                f"flow {fid}: sample gaps {min(gaps):.3f}..{max(gaps):.3f} s"
+            # flowgen samples on a fixed grid (t0 + k x sample_ms): a late sample
+            # does not shift the next one. Each sample sits on its own tick, at
+            # most SAMPLE_LATE_S after it, ticks consecutive: none skipped or doubled.
+            period_s = SAMPLE_MS / 1000
+            ticks = [int(t / period_s + 1e-6) for t in ts]
+            late = [t - k * period_s for t, k in zip(ts, ticks)]
+            assert max(late) <= SAMPLE_LATE_S, \
+                f"flow {fid}: a sample {max(late) * 1000:.0f} ms after its tick"
+            assert ticks == list(range(ticks[0], ticks[0] + len(ticks))), \
+                f"flow {fid}: sample ticks {ticks} not consecutive"
         else:
             assert s["t_connect_s"] >= spec["start_s"], f"rr flow {fid} started early"
             assert s["completed"], f"rr flow {fid} did not complete"
