@@ -18,6 +18,9 @@ Modules:
   cc         the kernel's CC list, bpffs, registering a struct_ops object
              (bpftool struct_ops register, or bbrctl load), under its own
              name or one of this process (own_cc_name, as_name=)
+  ctl        bbrctl: its path (BBRCTL), its one runner (bbrctl()), list --json,
+             pin directories, CC names of this process (unique), a cgroup
+             undone with bbrctl detach, a private bpffs (PrivateBpffs)
   transfer   one bulk transfer with a CC, checked end to end (xfer.py)
   flowgen    the many-flow generator with TCP_INFO samples (C, the lab's)
   ets        forged ETS options for live connections (scapy)
@@ -36,19 +39,20 @@ util-linux (nsenter) and bpftool. The lab (selftests/lab/labkit) adds the
 emulated path on top; docs/development.md and docs/lab.md show both.
 """
 
-from . import ets, flowgen
-from .base import POLL_S, REPO, BbrtestError, SetupClose, make, run, wait_for
+from . import ctl, ets, flowgen
+from .base import BBRCTL, POLL_S, REPO, BbrtestError, SetupClose, make, run, wait_for
 from .cc import (BPFFS_ROOT, BbrctlRegistration, RegistrationError, StructOpsRegistration,
                  available_ccs, bbrctl_can_load, cc_name_copy, ensure_bpffs, own_cc_name,
                  register_cc, remove_pin_dir, struct_ops_ids)
 from .cgroup import Cgroup, cgroup2_root
+from .ctl import bbrctl
 from .netns import (ADDR_SPACE, Namespaces, add_netns, delete_netns, list_netns, netns_exec,
                     popen_in, python_in)
 from .topology import Topology, default_buffer_bytes
 from .transfer import Transfer, TransferError, run_transfer
 
 __all__ = [
-    "ets", "flowgen", "POLL_S", "REPO", "BbrtestError", "SetupClose", "make", "run", "wait_for",
+    "ctl", "ets", "flowgen", "BBRCTL", "bbrctl", "POLL_S", "REPO", "BbrtestError", "SetupClose", "make", "run", "wait_for",
     "BPFFS_ROOT", "BbrctlRegistration", "RegistrationError", "StructOpsRegistration",
     "available_ccs", "bbrctl_can_load", "cc_name_copy", "ensure_bpffs", "own_cc_name",
     "register_cc", "remove_pin_dir", "struct_ops_ids",

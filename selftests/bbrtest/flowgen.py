@@ -9,6 +9,8 @@ selftests/lab/flowgen/README.md.
 
     with Server(ns_r, addr_r, "5201-5204"):
         cp, summary, rows = run_client(ns_s, flows, outdir)
+    with topology_server(topo, outdir):        # on a Topology, PORT_LO..PORT_HI
+        ...
 """
 
 import csv
@@ -22,6 +24,10 @@ from .base import REPO, BbrtestError, read_line
 
 FLOWGEN_BIN = REPO / "selftests" / "lab" / "flowgen" / "flowgen"
 SAMPLE_MS = 100
+# The server's ports for the tests' topologies: four listeners, so that
+# flows spread over more than one accept queue.
+PORT_LO, PORT_HI = 5201, 5204
+PORTS = f"{PORT_LO}-{PORT_HI}"
 READY_TIMEOUT_S = 5.0
 STOP_TIMEOUT_S = 5.0
 
@@ -63,6 +69,12 @@ class Server:
             self.proc.kill()
             self.proc.communicate()
         return False
+
+
+def topology_server(topo, errdir, ports=PORTS):
+    """A Server on a Topology's receiver (ports PORT_LO..PORT_HI unless
+    given), its stderr in errdir/server.err."""
+    return Server(topo.rcv_ns, topo.rcv_addr, ports, Path(errdir) / "server.err")
 
 
 def start_client(ns, flows, outdir, tag="", sample_ms=SAMPLE_MS, cgroup=None):

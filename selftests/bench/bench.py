@@ -69,7 +69,6 @@ CORE_BENCH_OBJ = ROOT / "selftests/progs/core_bench.bpf.o"
 CORE_BENCH_ACKS = 1000000       # test-run iterations per repeat
 CORE_BENCH_WARMUP = 100000      # iterations before measuring: past STARTUP
 ETS_ATTACH = ROOT / "selftests/integration/ets_attach"
-BBRCTL = ROOT / "loader/bbrctl"
 DEFAULT_JSON = ROOT / "build/bench/bench.json"
 
 # name -> object; a BPF CC is benchmarked when its object exists.
@@ -361,11 +360,11 @@ def variant_cgroup(variant):
         return
     with bbrtest.Cgroup(f"{NS_PREFIX}{os.getpid()}-ets", kill=True) as cg:
         if cc in SWIFT_CCS:
-            run([str(BBRCTL), "attach", "--cgroup", str(cg.path), "--cc", kname(cc)])
+            bbrtest.bbrctl("attach", "--cgroup", cg.path, "--cc", kname(cc), check=0)
             try:
                 yield cg.path
             finally:
-                run([str(BBRCTL), "detach", "--cgroup", str(cg.path)], check=False)
+                bbrtest.bbrctl("detach", "--cgroup", cg.path)
             return
         pins = bbrtest.BPFFS_ROOT / f"bbrbpf-bench-{os.getpid()}-ets"
         try:
@@ -476,9 +475,9 @@ def sk_storage_map(cc):
 
 def storage_sockets(cc):
     """Sockets that have state in cc's map, from the state iterator (bbrctl stat)."""
-    if not os.access(BBRCTL, os.X_OK):
+    if not bbrtest.ctl.available():
         return None
-    cp = run([str(BBRCTL), "--json", "stat", kname(cc)], check=False, timeout=60)
+    cp = bbrtest.bbrctl("--json", "stat", kname(cc), timeout=60)
     if cp.returncode != 0:
         return None
     with contextlib.suppress(ValueError):

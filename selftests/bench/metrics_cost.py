@@ -22,18 +22,11 @@ from pathlib import Path
 import bbrtest
 from bbrtest.netns import popen_in
 
-REPO = Path(__file__).resolve().parents[2]
-BBRCTL = REPO / "loader" / "bbrctl"
 OPENER = Path(__file__).resolve().with_name("opener.py")
 OPENER_PORT = 5411
 SOMAXCONN = 65535               # accept backlog for 10000 connections
 NS_PREFIX = "bmx"
 OPENER_TIMEOUT_S = 120
-
-
-def bbrctl(*args):
-    return subprocess.run([str(BBRCTL), *map(str, args)], capture_output=True, text=True,
-                          check=True)
 
 
 def timed(argv, runs):
@@ -59,7 +52,7 @@ def expect(proc, key):
 
 def measure(count, runs, cc):
     out = {"sockets_of_cc": count, "runs": runs}
-    out["empty"] = {"metrics": timed([str(BBRCTL), "metrics"], runs)}
+    out["empty"] = {"metrics": timed(bbrtest.ctl.argv("metrics"), runs)}
     with bbrtest.Topology(prefix=NS_PREFIX) as topo:
         bbrtest.netns_exec(topo.rcv_ns, ["sysctl", "-q", "-w", f"net.core.somaxconn={SOMAXCONN}",
                                         f"net.ipv4.tcp_max_syn_backlog={SOMAXCONN}"])
@@ -75,12 +68,12 @@ def measure(count, runs, cc):
                 procs.append(p)
                 expect(p, "listening" if mode == "server" else "open")
             expect(procs[0], "open")
-            text = bbrctl("metrics").stdout
+            text = bbrtest.bbrctl("metrics", check=0).stdout
             read = int(text.split("\nbbrbpf_metrics_sockets_read ")[1].split()[0])
             inside = float(text.split("\nbbrbpf_metrics_duration_seconds ")[1].split()[0])
             out["loaded"] = {"records_read": read, "duration_inside_s": inside,
-                             "metrics": timed([str(BBRCTL), "metrics"], runs),
-                             "stat_json": timed([str(BBRCTL), "stat", "--json", cc], runs)}
+                             "metrics": timed(bbrtest.ctl.argv("metrics"), runs),
+                             "stat_json": timed(bbrtest.ctl.argv("stat", "--json", cc), runs)}
         finally:
             for p in procs:
                 p.kill()
@@ -94,11 +87,11 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=10, help="runs of each command")
     args = ap.parse_args(argv)
     cc = f"bmx{os.getpid()}"[:15]
-    bbrctl("load", "--name", cc, "bbr3")
+    bbrtest.bbrctl("load", "--name", cc, "bbr3", check=0)
     try:
         print(json.dumps(measure(args.count, args.runs, cc), indent=2))
     finally:
-        subprocess.run([str(BBRCTL), "unload", cc], capture_output=True)
+        bbrtest.bbrctl("unload", cc)
     return 0
 
 

@@ -5,6 +5,8 @@
   make_topo     factory: make_topo(rate_mbit=50) -> Topology, closed after the test
   test_cc_obj   path of the built bbrbpf_test object (built on demand)
   test_cc       bbrbpf_test registered for the test (a StructOpsRegistration)
+  cc_objs       factory: cc_objs(tag) -> (name, path) of bbrbpf_test renamed
+                bbrtest.ctl.unique(tag), for bbrctl's tests (module scope)
 
 Every test also gets two checks for free: the session fails (not skips) with
 a clear message when it lacks root, bpffs or a tool; and after each test
@@ -25,6 +27,7 @@ from bbrtest.cc import pin_layout
 
 TEST_CC_NAME = "bbrbpf_test"
 TEST_CC_OBJ = REPO / "selftests" / "progs" / "bbrbpf_test_cc.bpf.o"
+NO_SSTHRESH_OBJ = REPO / "selftests" / "progs" / "bbrbpf_test_nossthresh.bpf.o"
 # struct_ops maps, CCs and namespaces go away asynchronously (RCU, the netns
 # cleanup workqueue, sockets closing): give them this long before calling
 # anything a leak.
@@ -148,6 +151,27 @@ def test_cc(test_cc_obj):
     """bbrbpf_test registered for the duration of the test."""
     with bbrtest.StructOpsRegistration(test_cc_obj, cc_name=TEST_CC_NAME) as reg:
         yield reg
+
+
+@pytest.fixture(scope="module")
+def cc_objs(tmp_path_factory):
+    """named(tag, name=None, no_ssthresh=False) -> (name, path) of a test CC
+    object: the built bbrbpf_test (or its variant without ssthresh) renamed
+    name, by default bbrtest.ctl.unique(tag)."""
+    make_target(*(str(o.relative_to(REPO)) for o in (TEST_CC_OBJ, NO_SSTHRESH_OBJ)))
+    out = tmp_path_factory.mktemp("bbrctl-objs")
+    cache = {}
+
+    def named(tag, name=None, no_ssthresh=False):
+        name = name or bbrtest.ctl.unique(tag)
+        key = (name, no_ssthresh)
+        if key not in cache:
+            obj = bbrtest.cc.renamed_copy(NO_SSTHRESH_OBJ if no_ssthresh else TEST_CC_OBJ,
+                                          TEST_CC_NAME, name, out / f"{tag}.bpf.o")
+            cache[key] = (name, obj)
+        return cache[key]
+
+    return named
 
 
 @pytest.fixture

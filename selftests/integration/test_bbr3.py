@@ -23,7 +23,6 @@ from conftest import REPO, STATE_VERSION, make_target
 
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
 CC = bbrtest.own_cc_name("b3k")         # bbr3 under a name of this process
-BBRCTL = REPO / "loader" / "bbrctl"
 VERIFIER_STATS = REPO / "selftests" / "tools" / "verifier_stats"
 
 RATE_MBIT = 100
@@ -40,10 +39,7 @@ SAMPLE_INTERVAL_S = 0.25
 
 
 def _stat():
-    cp = subprocess.run([str(BBRCTL), "--json", "stat", CC],
-                        capture_output=True, text=True, timeout=10)
-    assert cp.returncode == 0, cp.stderr
-    return json.loads(cp.stdout)
+    return json.loads(bbrtest.bbrctl("--json", "stat", CC, check=0, timeout=10).stdout)
 
 
 def _sender_records(samples, dport):
@@ -237,11 +233,10 @@ def test_tx_start_build_matches_the_kernel():
     print(f"kernel has cwnd_event_tx_start: {has_op}; tx_start build loads: "
           f"{cp.returncode == 0}")
     assert (cp.returncode == 0) == has_op, cp.stderr
-    cp = subprocess.run([str(BBRCTL), "load", "--name", CC, "bbr3"], capture_output=True,
-                        text=True, timeout=120)
+    cp = bbrtest.bbrctl("load", "--name", CC, "bbr3", timeout=120)
     try:
         assert cp.returncode == 0, cp.stderr
         picked = TX_START_OBJ if has_op else BBR3_OBJ
         assert f"loaded {CC} from {picked} " in cp.stdout, cp.stdout
     finally:
-        subprocess.run([str(BBRCTL), "unload", CC], capture_output=True, timeout=60)
+        bbrtest.bbrctl("unload", CC, timeout=60)

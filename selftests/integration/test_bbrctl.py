@@ -27,13 +27,13 @@ from pathlib import Path
 import pytest
 
 import bbrtest
-from conftest import PINS, REPO, STATE_VERSION, TEST_CC_NAME, TEST_CC_OBJ, make_target
+from bbrtest.ctl import BBRCTL, MADE, PIN_ROOT, PrivateBpffs, bbrctl, list_json, pin_dir, \
+    struct_ops_maps, unique
+from conftest import PINS, REPO, STATE_VERSION, TEST_CC_NAME, make_target
 
-BBRCTL = REPO / "loader" / "bbrctl"
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
 B3 = bbrtest.own_cc_name("b3c")         # bbr3 as this module loads it
-NO_SSTHRESH_OBJ = REPO / "selftests" / "progs" / "bbrbpf_test_nossthresh.bpf.o"
-PIN_ROOT = Path(PINS["PIN_ROOT"])          # include/bbr_pins.h
+MADE.add(B3)
 CMD_TIMEOUT_S = 30
 FREE_TIMEOUT_S = 2.0            # struct_ops maps are freed asynchronously
 LOAD_TIME_SLACK_S = 120         # list's load time vs. the wall clock
@@ -56,42 +56,6 @@ def busy_elsewhere(reason):
     if os.environ.get("CI") == "true":
         pytest.fail(f"{reason} (CI must run alone)")
     pytest.skip(reason)
-
-def bbrctl(*args, check=None, prefix=(), timeout=CMD_TIMEOUT_S, **kw):
-    """Run bbrctl; check=<rc> asserts the exit status (with its output)."""
-    cp = subprocess.run([*prefix, str(BBRCTL), *map(str, args)], capture_output=True,
-                        text=True, timeout=timeout, **kw)
-    if check is not None:
-        assert cp.returncode == check, \
-            f"bbrctl {' '.join(map(str, args))}: exit {cp.returncode}, expected {check}\n" \
-            f"stdout: {cp.stdout}\nstderr: {cp.stderr}"
-    return cp
-
-
-_made = {B3}                    # the CC names this module makes (cleanup)
-
-
-def unique(tag):
-    """A CC name of this process, at most 15 characters."""
-    name = f"bc{os.getpid()}{tag}"
-    assert len(name) <= 15
-    _made.add(name)
-    return name
-
-
-def pin_dir(name):
-    return PIN_ROOT / name
-
-
-def list_json():
-    return json.loads(bbrctl("list", "--json", check=0).stdout)
-
-
-def struct_ops_maps():
-    """{id: name} of all struct_ops maps."""
-    cp = subprocess.run(["bpftool", "-j", "struct_ops", "show"], capture_output=True,
-                        text=True, timeout=CMD_TIMEOUT_S, check=True)
-    return {e["id"]: e.get("name", "") for e in json.loads(cp.stdout or "[]")}
 
 
 def wait_for(pred, timeout_s=FREE_TIMEOUT_S):
@@ -132,27 +96,6 @@ def built():
     make_target("loader/bbrctl", "bpf/vmlinux.h")
 
 
-@pytest.fixture(scope="module")
-def cc_objs(tmp_path_factory):
-    """named(tag, name=None, no_ssthresh=False) -> (name, path) of a test CC
-    object: the built bbrbpf_test (or its variant without ssthresh) renamed
-    name, by default unique(tag)."""
-    make_target(*(str(o.relative_to(REPO)) for o in (TEST_CC_OBJ, NO_SSTHRESH_OBJ)))
-    out = tmp_path_factory.mktemp("bbrctl-objs")
-    cache = {}
-
-    def named(tag, name=None, no_ssthresh=False):
-        name = name or unique(tag)
-        key = (name, no_ssthresh)
-        if key not in cache:
-            obj = bbrtest.cc.renamed_copy(NO_SSTHRESH_OBJ if no_ssthresh else TEST_CC_OBJ,
-                                          TEST_CC_NAME, name, out / f"{tag}.bpf.o")
-            cache[key] = (name, obj)
-        return cache[key]
-
-    return named
-
-
 @pytest.fixture(autouse=True)
 def cleanup():
     """Unload whatever the test loaded; remove an empty /sys/fs/bpf/bbr-bpf.
@@ -165,7 +108,7 @@ def cleanup():
     yield
     if not PIN_ROOT.is_dir():
         return
-    ours = (set(p.name for p in PIN_ROOT.iterdir()) - before) & (_made | {TEST_CC_NAME})
+    ours = (set(p.name for p in PIN_ROOT.iterdir()) - before) & (MADE | {TEST_CC_NAME})
     if ours:
         bbrctl("unload", *sorted(ours))
     for name in ours:                   # if bbrctl itself failed to clean up
@@ -277,65 +220,6 @@ def test_test_cc_object_by_path(test_cc_obj):
     (e,) = [e for e in list_json() if e["name"] == TEST_CC_NAME]
     bbrctl("unload", TEST_CC_NAME, check=0)
     assert_gone(TEST_CC_NAME, [e["struct_ops_map_id"]])
-
-
-class PrivateBpffs:
-    """A mount namespace of its own with a fresh bpffs on /sys/fs/bpf.
-
-    A holder process (unshare -m, private propagation) mounts the bpffs and
-    waits on its stdin; run() runs a command in that namespace (nsenter
-    --mount), where bbrctl pins into the fresh bpffs and sees no other pin.
-    The CC list and struct_ops maps stay the kernel's, shared by all.
-    Closing stdin ends the holder, also when the test process dies: the
-    namespace and its bpffs go, and with them any pin left there (the CC
-    it kept registered is unregistered).
-    """
-
-    def __enter__(self):
-        self.proc = subprocess.Popen(
-            ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-             f"mount -t bpf bbrbpf-test {bbrtest.BPFFS_ROOT} && echo ready && exec cat >/dev/null"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline().strip()
-        if line != "ready":             # sh has given up (mount failed)
-            self.proc.stdin.close()
-            self.proc.wait(timeout=CMD_TIMEOUT_S)
-            why = self.proc.stderr.read().strip() or line
-            self.close()
-            pytest.fail(f"no fresh bpffs in a private mount namespace: {why}", pytrace=False)
-        return self
-
-    @property
-    def enter(self):
-        """The command prefix that runs a command in the namespace."""
-        return ["nsenter", f"--mount=/proc/{self.proc.pid}/ns/mnt", "--"]
-
-    def run(self, *argv, check=None):
-        cp = subprocess.run([*self.enter, *map(str, argv)], capture_output=True, text=True,
-                            timeout=CMD_TIMEOUT_S)
-        if check is not None:
-            assert cp.returncode == check, \
-                f"{' '.join(map(str, argv))} (private bpffs): exit {cp.returncode}, expected " \
-                f"{check}\nstdout: {cp.stdout}\nstderr: {cp.stderr}"
-        return cp
-
-    def bbrctl(self, *args, check=None):
-        return self.run(BBRCTL, *args, check=check)
-
-    def close(self):
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=CMD_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc.stdout.close()
-        self.proc.stderr.close()
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
 
 def test_shared_pin_of_another_layout():
@@ -450,7 +334,7 @@ def test_double_load_keeps_the_first(cc_objs):
 def test_concurrent_loads_of_one_name(cc_objs):
     """Racing loads: exactly one wins, the others fail and clean up after themselves."""
     name, obj = cc_objs("r")
-    procs = [subprocess.Popen([str(BBRCTL), "load", "--obj", str(obj)], stdout=subprocess.PIPE,
+    procs = [subprocess.Popen(bbrtest.ctl.argv("load", "--obj", obj), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(4)]
     results = [(p.wait(timeout=CMD_TIMEOUT_S), *p.communicate()) for p in procs]
     codes = sorted(rc for rc, _, _ in results)

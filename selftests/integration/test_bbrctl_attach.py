@@ -22,9 +22,11 @@ from pathlib import Path
 import pytest
 
 import bbrtest
-from conftest import PINS
-from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, cc_objs, make_target, struct_ops_maps, \
-    unique, wait_for  # noqa: F401 (cc_objs is a fixture)
+from bbrtest import wait_for
+from bbrtest.ctl import BBRCTL, PIN_ROOT, bbrctl, cgroup_progs, struct_ops_maps, unique
+from bbrtest.ctl import ctl_cgroup as cgroup
+from bbrtest.ctl import ctl_netns as netns
+from conftest import PINS, make_target
 
 PIN_CGROUP = Path(PINS["PIN_CGROUP"])
 PORT = 5301
@@ -54,28 +56,6 @@ for line in sys.stdin:
 """
 
 
-def cgroup2_root():
-    try:
-        return bbrtest.cgroup2_root()
-    except bbrtest.BbrtestError as e:
-        pytest.fail(str(e))
-
-
-@contextmanager
-def cgroup(tag):
-    with bbrtest.Cgroup(f"ctl{os.getpid()}{tag}") as cg:
-        try:
-            yield cg.path
-        finally:
-            bbrctl("detach", "--cgroup", str(cg.path))     # harmless if not attached
-
-
-@contextmanager
-def netns(tag):
-    with bbrtest.Namespaces(f"ctl{os.getpid()}{tag}") as nss:
-        yield nss.names[0]
-
-
 @contextmanager
 def peer(ns, cg=None, port=PORT):
     """PEER in netns ns, moved into cgroup cg before it opens any socket."""
@@ -92,12 +72,6 @@ def ask(p, cmd):
     p.stdin.write(cmd + "\n")
     p.stdin.flush()
     return p.stdout.readline().split()
-
-
-def cgroup_progs(cg):
-    cp = subprocess.run(["bpftool", "-j", "cgroup", "show", str(cg)], capture_output=True,
-                        text=True, check=True)
-    return [e["name"] for e in json.loads(cp.stdout.strip() or "[]")]
 
 
 @pytest.fixture(scope="module", autouse=True)

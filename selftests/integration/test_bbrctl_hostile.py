@@ -31,8 +31,8 @@ from pathlib import Path
 import pytest
 
 import bbrtest
+from bbrtest.ctl import PIN_ROOT, PrivateBpffs, bbrctl, list_json, pin_dir
 from conftest import PINS, REPO, TEST_CC_NAME, TEST_CC_OBJ, make_target
-from test_bbrctl import PIN_ROOT, PrivateBpffs, bbrctl, list_json, pin_dir
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
 # what bbrctl would unlink in a CC's directory, a cgroup attachment, shared/

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 import bbrtest
-from conftest import PINS, REPO
-from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, make_target
-from test_bbrctl_attach import cgroup2_root, cgroup_progs
+from bbrtest import cgroup2_root
+from bbrtest.ctl import BBRCTL, PIN_ROOT, bbrctl, cgroup_progs
+from conftest import PINS, REPO, make_target
 
 NO_BTF = "/sys/kernel/btf/vmlinux: No such file or directory; struct_ops congestion " \
          "controls need a kernel built with CONFIG_DEBUG_INFO_BTF=y"
@@ -152,8 +152,7 @@ def test_this_kernel_runs_bbr_bpf_or_is_refused_by_name():
     (6.10+), and refuses with the missing feature named where it has not
     (6.1): the check every kernel of the matrix runs."""
     btf = Path("/sys/kernel/btf/vmlinux").read_bytes()
-    cp = subprocess.run([str(BBRCTL), "load", "--name", B3, "bbr3"], capture_output=True,
-                        text=True, timeout=120)
+    cp = bbrctl("load", "--name", B3, "bbr3", timeout=120)
     try:
         print(f"bbrctl load: exit {cp.returncode}: {cp.stderr.strip() or cp.stdout.strip()}")
         if OLD_CONG_CONTROL.split(":")[0] in cp.stderr:
@@ -163,4 +162,4 @@ def test_this_kernel_runs_bbr_bpf_or_is_refused_by_name():
             assert cp.returncode == 0, cp.stderr
             assert b"bpf_struct_ops_tcp_congestion_ops" in btf
     finally:
-        subprocess.run([str(BBRCTL), "unload", B3], capture_output=True, timeout=60)
+        bbrctl("unload", B3, timeout=60)

@@ -30,9 +30,10 @@ import pytest
 from prometheus_client import parser as prometheus_parser   # requirements.txt
 
 import bbrtest
-from conftest import PINS
-from test_bbrctl import bbrctl, make_target, unique
-from test_bbrctl_attach import cgroup, netns
+from bbrtest.ctl import bbrctl, unique
+from bbrtest.ctl import ctl_cgroup as cgroup
+from bbrtest.ctl import ctl_netns as netns
+from conftest import PINS, make_target
 
 XFER_BYTES = 3_000_000          # the metrics transfer
 SPLIT_CONNS = 400               # connections per split round

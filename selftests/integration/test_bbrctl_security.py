@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 import bbrtest
+from bbrtest.ctl import PIN_ROOT, bbrctl, pin_dir
 from conftest import REPO, TEST_CC_NAME, TEST_CC_OBJ, make_target
-from test_bbrctl import PIN_ROOT, bbrctl, pin_dir
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
 PARALLEL_RUNS = 10

@@ -26,9 +26,9 @@ from pathlib import Path
 import pytest
 
 import bbrtest
-from conftest import PINS
-from test_bbrctl import bbrctl, make_target, list_json, pin_dir, struct_ops_maps, wait_for
-from test_bbrctl_attach import cgroup2_root
+from bbrtest import cgroup2_root
+from bbrtest.ctl import bbrctl, list_json, pin_dir, struct_ops_maps
+from conftest import PINS, make_target
 
 # bbr3 and bbr_swift as these tests load them (`bbrctl load --name`): an
 # operator's bbr3 and bbr_swift may stay loaded meanwhile.
@@ -38,6 +38,7 @@ BS = bbrtest.own_cc_name("bss")
 ADDR = "198.18.250.1"           # on the test namespace's loopback
 PORT = 5401
 ROUND_WAIT_S = 3.0              # a change must reach a live socket by then
+FREE_TIMEOUT_S = 2.0            # struct_ops maps are freed asynchronously
 XFER_BYTES = 2_000_000          # per burst: many rounds on loopback
 
 # In the netns and the cgroup: a bbr3 connection to itself; "xfer N" sends
@@ -78,7 +79,8 @@ def loaded(name, obj_name):
         # older maps of the same object.
         assert name not in bbrtest.available_ccs() and not pin_dir(name).exists()
         mid = e["struct_ops_map_id"]
-        assert wait_for(lambda: mid not in struct_ops_maps()), f"map {mid} left"
+        assert bbrtest.wait_for(lambda: mid not in struct_ops_maps(), FREE_TIMEOUT_S), \
+            f"map {mid} left {FREE_TIMEOUT_S} s after unload"
 
 
 @pytest.fixture

@@ -38,8 +38,9 @@ import time
 import pytest
 
 import bbrtest
+from bbrtest.ctl import bbrctl, struct_ops_maps
+from conftest import make_target
 from labkit.path import EmulatedPath
-from test_bbrctl import bbrctl, make_target, struct_ops_maps
 
 FLOWS = 50
 RATE_MBIT = 200

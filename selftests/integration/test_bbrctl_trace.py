@@ -29,9 +29,10 @@ import time
 import pytest
 
 import bbrtest
-from conftest import PINS
+from bbrtest.ctl import PIN_ROOT, bbrctl
+from bbrtest.ctl import argv as ctl_argv
+from conftest import PINS, make_target
 from labkit.path import EmulatedPath
-from test_bbrctl import BBRCTL, PIN_ROOT, bbrctl, make_target
 
 RATE_MBIT = 50
 RTT_MS = 40
@@ -90,7 +91,7 @@ def trace_ctl(name=B3):
 
 def start_trace(*args):
     """`bbrctl trace ARGS` in the background, once it has set its flag."""
-    proc = subprocess.Popen([str(BBRCTL), "trace", *args], stdout=subprocess.PIPE,
+    proc = subprocess.Popen(ctl_argv("trace", *args), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + TRACE_START_S
     try:

@@ -29,6 +29,7 @@ receiver and read with scapy, one transfer per copy, both ends on the copy:
 """
 
 import contextlib
+import functools
 import json
 import subprocess
 import time
@@ -39,9 +40,7 @@ import pytest
 
 import bbrtest
 from bbrtest.netns import popen_in, sysctl
-from conftest import REPO
 
-BBRCTL = REPO / "loader" / "bbrctl"
 NS_PREFIX = "ecn"
 TRANSFER_S = 1.0               # long enough for a few `bbrctl stat` samples
 PORT = 5311
@@ -54,12 +53,8 @@ NOT_ECT, ECT_1, ECT_0, CE = 0, 1, 2, 3
 ECN_NAMES = {NOT_ECT: "Not-ECT", ECT_1: "ECT(1)", ECT_0: "ECT(0)", CE: "CE"}
 
 
-def bbrctl(*args, check=0):
-    cp = subprocess.run([str(BBRCTL), *map(str, args)], capture_output=True, text=True,
-                        timeout=CMD_TIMEOUT_S)
-    assert check is None or cp.returncode == check, \
-        f"bbrctl {' '.join(map(str, args))}: exit {cp.returncode}, expected {check}: {cp.stderr}"
-    return cp
+# bbrctl, its exit status checked (0 unless check= says otherwise; None: any)
+bbrctl = functools.partial(bbrtest.bbrctl, check=0)
 
 
 @pytest.fixture

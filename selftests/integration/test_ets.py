@@ -633,13 +633,12 @@ def test_ets_malformed_option_resets_the_missing_run(tmp_path):
 
 
 SWIFT_OBJ = REPO / "bpf" / "bbr_swift.bpf.o"
-BBRCTL = REPO / "loader" / "bbrctl"
 SWIFT_TARGET_US = 1_000_000     # far above the veth RTT: the target is in force
 
 
 def swift_status(name, dport):
     """`bbrctl stat NAME --json`: the swift status of the socket to dport."""
-    cp = run([str(BBRCTL), "stat", name, "--json"])
+    cp = bbrtest.bbrctl("stat", name, "--json", check=0)
     recs = [r for r in json.loads(cp.stdout) if r.get("dport") == dport]
     return recs[0]["swift"]["status"] if recs else None
 
@@ -658,10 +657,10 @@ def test_swift_reports_no_ets_once_the_peer_goes_silent():
         attached = []
         try:
             for cg in (ccg, scg):
-                run([str(BBRCTL), "attach", "--cgroup", str(cg.path), "--cc", name])
+                bbrtest.bbrctl("attach", "--cgroup", str(cg.path), "--cc", name, check=0)
                 attached.append(cg)
-            run([str(BBRCTL), "set", "--cgroup", str(ccg.path), name,
-                 f"target_rtt_us={SWIFT_TARGET_US}"])
+            bbrtest.bbrctl("set", "--cgroup", str(ccg.path), name,
+                           f"target_rtt_us={SWIFT_TARGET_US}", check=0)
             srv = bbrtest.python_in(vp.b, SERVER, ADDR_B, PORT, 0.0, cgroup=scg.path)
             cli = None
             try:
@@ -674,7 +673,7 @@ def test_swift_reports_no_ets_once_the_peer_goes_silent():
                     n += 1
                     if n == SILENT_DETACH_AFTER:
                         statuses["before"] = swift_status(name, PORT)
-                        run([str(BBRCTL), "detach", "--cgroup", str(scg.path)])
+                        bbrtest.bbrctl("detach", "--cgroup", str(scg.path), check=0)
                         attached.remove(scg)
                     if n == SILENT_MSGS - 5:
                         statuses["after"] = swift_status(name, PORT)
@@ -688,10 +687,8 @@ def test_swift_reports_no_ets_once_the_peer_goes_silent():
                 srv.wait()
         finally:
             for cg in attached:
-                subprocess.run([str(BBRCTL), "detach", "--cgroup", str(cg.path)],
-                               capture_output=True, timeout=CMD_TIMEOUT_S)
-            subprocess.run([str(BBRCTL), "set", "--cgroup", str(ccg.path), name, "--reset"],
-                           capture_output=True, timeout=CMD_TIMEOUT_S)
+                bbrtest.bbrctl("detach", "--cgroup", cg.path, timeout=CMD_TIMEOUT_S)
+            bbrtest.bbrctl("set", "--cgroup", ccg.path, name, "--reset", timeout=CMD_TIMEOUT_S)
     print("bbr_swift status before/after the receiver's detach:", statuses,
           "sender's ets_sk flags at the end:", flags)
     assert statuses["before"] == "active", statuses

@@ -31,10 +31,9 @@ from pathlib import Path
 import pytest
 
 import bbrtest
-from bbrtest import REPO
+from bbrtest import BBRCTL, REPO, bbrctl
 from bbrtest.cc import pin_layout
 
-BBRCTL = REPO / "loader" / "bbrctl"
 MAN_SRC = REPO / "docs" / "man" / "bbrctl.8.scd"
 MAN_PAGE = REPO / "build" / "man" / "bbrctl.8"
 # every page docs/man/NAME.SECTION.scd gives
@@ -73,9 +72,7 @@ def run(argv, timeout, **kw):
 # ---- bbrctl's own account of its commands, options and exit codes -----------------
 
 def help_text(*args):
-    cp = run([BBRCTL, *args], 30)
-    assert cp.returncode == 0, f"bbrctl {' '.join(args)}: {cp.stderr}"
-    return cp.stdout
+    return bbrctl(*args, check=0).stdout
 
 
 def bbrctl_commands():
@@ -385,10 +382,10 @@ def test_deb_install_run_remove_purge(deb, tmp_path):
         assert host_cc_state() == host_before
     finally:
         if cg.created:
-            run([BBRCTL, "detach", "--cgroup", cg.path], 30)
+            bbrctl("detach", "--cgroup", cg.path)
             cg.remove()
         if name in bbrtest.available_ccs():
-            run([BBRCTL, "unload", "--force", name], 30)
+            bbrctl("unload", "--force", name)
         if boot.exists() and conf.exists():
             run([boot, "stop", conf], 60)
 
@@ -447,5 +444,5 @@ def test_deb_on_this_host(deb):
                    30).stdout.strip() in ("", "un", "pn")
     finally:
         if name in bbrtest.available_ccs():
-            run([BBRCTL, "unload", name], 30)
+            bbrctl("unload", name)
         run(["dpkg", "--purge", "bbr-bpf"], DPKG_TIMEOUT_S)

@@ -94,8 +94,8 @@ def _transfer(obj, name, default_target_us=0):
     with bbrtest.register_cc(obj, loader=loader, as_name=name), \
             bbrtest.Topology(rate_mbit=RATE_MBIT) as topo:
         if default_target_us:
-            _run([str(BBRCTL), "set", "--default", name,
-                  f"target_rtt_us={default_target_us}"])
+            bbrtest.bbrctl("set", "--default", name, f"target_rtt_us={default_target_us}",
+                           check=0)
         res = bbrtest.run_transfer(topo, name, nbytes=TRANSFER_BYTES)
     assert res["cc"] == name, res
     assert res["bytes_received"] == TRANSFER_BYTES, res
@@ -126,7 +126,6 @@ def test_without_ets_bbr_swift_matches_bbr3():
 
 # ---- target tracking through the emulator ----------------------------------
 
-BBRCTL = REPO / "loader" / "bbrctl"
 SHARED_PINS = Path(PINS["PIN_SHARED"])          # ETS_PIN_ROOT
 TT_PORT = 5401
 # The path: 50 Mbit/s, 10 ms base RTT, a deep buffer (8 BDP = 80 ms) so
@@ -233,12 +232,6 @@ print(json.dumps({"cc": cc, "sent": sum(sent), "per_flow": sent, "elapsed": time
 """
 
 
-def _run(argv):
-    cp = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-    assert cp.returncode == 0, f"{argv}: {cp.stdout}{cp.stderr}"
-    return cp
-
-
 class _TestCgroup(bbrtest.Cgroup):
     """A cgroup v2 child for the test's processes, attached with bbrctl."""
 
@@ -247,13 +240,12 @@ class _TestCgroup(bbrtest.Cgroup):
         self.attached = False
 
     def attach(self, cc):
-        _run([str(BBRCTL), "attach", "--cgroup", str(self.path), "--cc", cc])
+        bbrtest.bbrctl("attach", "--cgroup", self.path, "--cc", cc, check=0)
         self.attached = True
 
     def __exit__(self, *exc):
         if self.attached:
-            subprocess.run([str(BBRCTL), "detach", "--cgroup", str(self.path)],
-                           capture_output=True, timeout=60)
+            bbrtest.bbrctl("detach", "--cgroup", self.path, timeout=60)
         return super().__exit__(*exc)
 
 
@@ -264,13 +256,12 @@ class _SwiftTarget:
         self.cg, self.target_us = cg, target_us
 
     def __enter__(self):
-        _run([str(BBRCTL), "set", "--cgroup", str(self.cg.path), BS,
-              f"target_rtt_us={self.target_us}"])
+        bbrtest.bbrctl("set", "--cgroup", self.cg.path, BS, f"target_rtt_us={self.target_us}",
+                       check=0)
         return self
 
     def __exit__(self, *exc):
-        subprocess.run([str(BBRCTL), "set", "--cgroup", str(self.cg.path), BS,
-                        "--reset"], capture_output=True, timeout=30)
+        bbrtest.bbrctl("set", "--cgroup", self.cg.path, BS, "--reset")
         return False
 
 
@@ -321,7 +312,7 @@ def _bulk_through_emulator(cc, target_us=None):
 
 
 def test_target_tracking():
-    assert BBRCTL.exists(), f"{BBRCTL} not built (make)"
+    assert bbrtest.ctl.available(), f"{bbrtest.BBRCTL} not built (make)"
     bbr3 = _bulk_through_emulator("bbr3")
     swift = _bulk_through_emulator("bbr_swift", TT_TARGET_US)
     payload_mbit = TT_RATE_MBIT * 1448 / 1500

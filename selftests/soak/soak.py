@@ -159,13 +159,11 @@ def bbrctl(*args, tally=None, ok=(0,)):
     turn; another run on the machine that deletes its namespace meanwhile
     may SIGKILL whatever it finds inside (bbrtest before delete_netns()
     spared visitors). Such a command is run once more, and counted."""
-    argv = [str(BBRCTL), *map(str, args)]
     for attempt in (1, 2):
         try:
-            cp = subprocess.run(argv, capture_output=True, text=True,
-                                timeout=BBRCTL_TIMEOUT_S)
+            cp = bbrtest.bbrctl(*args, timeout=BBRCTL_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            cp = subprocess.CompletedProcess(argv, -1, "",
+            cp = subprocess.CompletedProcess(bbrtest.ctl.argv(*args), -1, "",
                                              f"timed out after {BBRCTL_TIMEOUT_S} s")
         if cp.returncode != -signal.SIGKILL or attempt == 2:
             break

@@ -35,10 +35,9 @@ from pathlib import Path
 
 import bbrtest
 
-from .path import REPO, EmulatedPath
+from .path import EmulatedPath
 from .runner import kernel_lock
 
-BBRCTL = REPO / "loader" / "bbrctl"
 PORT = 5601
 RATE_MBIT = 50                  # the lab's reference link (docs/lab.md)
 RTT_MS = 40
@@ -81,21 +80,14 @@ print(done[0], flush=True)
 """
 
 
-def bbrctl(*args, check=True):
-    cp = subprocess.run([str(BBRCTL), *map(str, args)], capture_output=True, text=True)
-    if check and cp.returncode:
-        raise RuntimeError(f"bbrctl {' '.join(map(str, args))}: {cp.stderr.strip()}")
-    return cp
-
-
 @contextlib.contextmanager
 def bbr3_copy(tag):
     name = bbrtest.own_cc_name(tag)
-    bbrctl("load", "--name", name, "bbr3")
+    bbrtest.bbrctl("load", "--name", name, "bbr3", check=0)
     try:
         yield name
     finally:
-        bbrctl("unload", "--force", name, check=False)
+        bbrtest.bbrctl("unload", "--force", name)
 
 
 def run_split(path, cg, spec, args):
@@ -103,7 +95,7 @@ def run_split(path, cg, spec, args):
     # no per-destination ssthresh carried from one arm's connections to
     # the other's (docs/ab-testing.md)
     bbrtest.netns.sysctl(path.snd_ns[0], {"net.ipv4.tcp_no_metrics_save": 1})
-    bbrctl("attach", "--cgroup", cg.path, "--cc", spec)
+    bbrtest.bbrctl("attach", "--cgroup", cg.path, "--cc", spec, check=0)
     procs = []
     try:
         sink = bbrtest.python_in(path.rcv_ns, SINK, path.rcv_addr, PORT,
@@ -117,16 +109,17 @@ def run_split(path, cg, spec, args):
         load.wait(timeout=args.seconds + 600)
         done = int(load.stdout.readline() or 0)
         time.sleep(DRAIN_S)
-        rep = json.loads(bbrctl("ab", "report", "--json", "--cgroup", cg.path,
-                                "--min-bytes", args.bytes).stdout)
-        text = bbrctl("ab", "report", "--cgroup", cg.path, "--min-bytes", args.bytes).stdout
+        rep = json.loads(bbrtest.bbrctl("ab", "report", "--json", "--cgroup", cg.path,
+                                        "--min-bytes", args.bytes, check=0).stdout)
+        text = bbrtest.bbrctl("ab", "report", "--cgroup", cg.path, "--min-bytes", args.bytes,
+                              check=0).stdout
         print(f"{spec}: {done} transfers\n{text}", flush=True)
         return rep, text
     finally:
         for p in procs:
             p.kill()
             p.wait()
-        bbrctl("detach", "--cgroup", cg.path, check=False)
+        bbrtest.bbrctl("detach", "--cgroup", cg.path)
 
 
 def verdict(ab, aa):

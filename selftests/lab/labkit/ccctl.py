@@ -26,14 +26,12 @@ import functools
 import itertools
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import bbrtest
 
 from .path import REPO, LabError
 
-BBRCTL = REPO / "loader" / "bbrctl"
 CG_PREFIX = "lab"                                # the lab's cgroup prefix
 BBRCTL_TIMEOUT_S = 30.0
 # Parameter keys per project CC: the rows of the parameter table
@@ -147,21 +145,9 @@ class RunCgroup(bbrtest.Cgroup):
 
 # ---- bbrctl ----
 
-def _bbrctl(args, check=True):
-    if not os.access(BBRCTL, os.X_OK):
-        raise LabError(f"{BBRCTL}: not built (run `make`)")
-    return bbrtest.run([BBRCTL, *args], timeout=BBRCTL_TIMEOUT_S, check=check)
-
-
-def bbrctl_help(cmd):
-    """bbrctl's help text of cmd, or None when bbrctl lacks that command."""
-    if not os.access(BBRCTL, os.X_OK):
-        return None
-    cp = subprocess.run([str(BBRCTL), "help", cmd], capture_output=True, text=True, timeout=10)
-    text = cp.stdout + cp.stderr
-    if cp.returncode != 0 or "unknown" in text.lower().split("\n")[0]:
-        return None
-    return text
+def _bbrctl(args):
+    """bbrctl ARGS, exit 0 or LabError (BbrctlError) with its output."""
+    return bbrtest.bbrctl(*args, check=0, timeout=BBRCTL_TIMEOUT_S)
 
 
 class CcParams:
@@ -195,7 +181,7 @@ class EtsAttach:
         self.ets = None             # True: ETS attached; False: bbrctl could not
 
     def __enter__(self):
-        h = bbrctl_help("attach") or ""
+        h = bbrtest.ctl.help_text("attach") or ""
         argv = ["attach", "--cgroup", str(self.cg.path), "--cc", self.cc]
         if "--ets" in h:
             argv.append("--ets")

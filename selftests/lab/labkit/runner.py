@@ -42,7 +42,6 @@ from .flows import read_flow_summaries, run_flows
 from .path import REPO, EmulatedPath, LabError
 
 KERNEL_LOCK = "/tmp/bbrbpf-kernel.lock"
-BBRCTL = REPO / "loader" / "bbrctl"
 # The project's struct_ops CCs and their objects (registered per run).
 PROJECT_CCS = {"bbr3": REPO / "bpf" / "bbr3.bpf.o",
                "bbr_swift": REPO / "bpf" / "bbr_swift.bpf.o",
@@ -152,8 +151,7 @@ class StatePoller(threading.Thread):
         while not self.stop.is_set():
             t = time.monotonic() - self.t0
             try:
-                cp = subprocess.run([str(BBRCTL), "--json", "stat", self.cc],
-                                    capture_output=True, text=True, timeout=5)
+                cp = bbrtest.bbrctl("--json", "stat", self.cc, timeout=5)
                 for r in json.loads(cp.stdout or "[]"):
                     self.rows.append({"t_s": t, "cookie": r.get("cookie"),
                                       "mode": r.get("mode"), "mode_name": r.get("mode_name"),
@@ -166,7 +164,7 @@ class StatePoller(threading.Thread):
                                       "min_rtt_us": r.get("min_rtt_us"),
                                       "inflight_hi": r.get("inflight_hi"),
                                       "inflight_lo": r.get("inflight_lo")})
-            except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+            except (OSError, ValueError, subprocess.TimeoutExpired, LabError) as e:
                 self.error = str(e)
             self.stop.wait(STATE_POLL_S)
 
@@ -182,7 +180,7 @@ class TraceRecorder:
         self.rows, self.error, self.proc = [], None, None
 
     def start(self):
-        self.proc = subprocess.Popen([str(BBRCTL), "trace", self.cc, "--output", str(self.path)],
+        self.proc = subprocess.Popen(bbrtest.ctl.argv("trace", self.cc, "--output", self.path),
                                      stdout=subprocess.DEVNULL,
                                      stderr=open(self.errpath, "w"), start_new_session=True)
         time.sleep(0.2)
@@ -241,11 +239,11 @@ def read_trace(path, t0_mono_s):
 
 
 def state_available(cc):
-    return cc in BBR_STATE_CCS and os.access(BBRCTL, os.X_OK)
+    return cc in BBR_STATE_CCS and bbrtest.ctl.available()
 
 
 def trace_available():
-    return bool(ccctl.bbrctl_help("trace"))
+    return bool(bbrtest.ctl.help_text("trace"))
 
 
 @contextlib.contextmanager

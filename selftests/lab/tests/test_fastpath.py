@@ -15,9 +15,12 @@ import subprocess
 import pytest
 
 import bbrtest
+from bbrtest.flowgen import FLOWGEN_BIN as FLOWGEN
+from bbrtest.flowgen import PORT_LO, run_client
+from bbrtest.flowgen import topology_server as Server
 from labkit.fastpath import MARKER_OBJ, FastPath
-from test_flowgen import FLOWGEN, NS_PREFIX, PORT_LO, Server, run_client
 
+NS_PREFIX = f"lfp{os.getpid()}"         # the namespaces of these tests
 RATE_MBIT = 100
 BUFFER_BYTES = 500_000          # 40 ms at 100 Mbit/s: deep enough that ECN, not drops, rules
 K_US = 1000                     # step threshold: 12.5 kB of virtual queue

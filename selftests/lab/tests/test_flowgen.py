@@ -16,11 +16,10 @@ import pytest
 
 import bbrtest
 from bbrtest.flowgen import FLOWGEN_BIN as FLOWGEN
-from bbrtest.flowgen import run_client
+from bbrtest.flowgen import PORT_LO, run_client
+from bbrtest.flowgen import topology_server as Server
 
 NS_PREFIX = f"lfp{os.getpid()}"
-PORT_LO, PORT_HI = 5201, 5204
-PORTS = f"{PORT_LO}-{PORT_HI}"
 SAMPLE_MS = 100
 SAMPLE_LATE_S = 0.06            # a sample may come late by a busy epoll pass (CI: 37 ms)
 STOP_TOL_S = 0.05               # stop at 1 ms ticks, plus scheduling noise
@@ -33,11 +32,6 @@ def _need_root():
         pytest.fail("flowgen tests need root (namespaces, tc)")
     if not FLOWGEN.exists():
         pytest.fail(f"{FLOWGEN} not built: run make")
-
-
-def Server(topo, errdir):
-    """flowgen's server on the topology's receiver, ports PORT_LO..PORT_HI."""
-    return bbrtest.flowgen.Server(topo.rcv_ns, topo.rcv_addr, PORTS, errdir / "server.err")
 
 
 def _assert_no_leftovers():

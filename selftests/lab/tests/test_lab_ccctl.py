@@ -311,7 +311,7 @@ def test_params_profile_first_and_reset_after_failure(monkeypatch, tmp_path):
     fake = tmp_path / "bbrctl"
     fake.write_text(FAKE_BBRCTL)
     fake.chmod(0o755)
-    monkeypatch.setattr(ccctl, "BBRCTL", fake)
+    monkeypatch.setattr(bbrtest.ctl, "BBRCTL", fake)
 
     class Cg:
         path = Path("/sys/fs/cgroup/unified/lab-test")

@@ -188,7 +188,7 @@ def test_cc_params_reach_the_sockets(tmp_path):
     Afterwards no lab cgroup is left. Registers bbr3 (kernel lock)."""
     if os.geteuid() != 0:
         pytest.fail("needs root")
-    if not runner.BBRCTL.exists() or not runner.PROJECT_CCS["bbr3"].exists():
+    if not bbrtest.ctl.available() or not runner.PROJECT_CCS["bbr3"].exists():
         pytest.fail("bbrctl and bpf/bbr3.bpf.o must be built: run make")
     runs = runner.run_scenario(scenario.loads(ECN_SCEN), tmp_path, progress=False)
     off, on = runs
