@@ -19,6 +19,8 @@ Modules:
              (bpftool struct_ops register, or bbrctl load), under its own
              name or one of this process (own_cc_name, as_name=)
   transfer   one bulk transfer with a CC, checked end to end (xfer.py)
+  rates      the rates tests run their bottlenecks at: nominal, or at most
+             BBRTEST_MAX_RATE_MBIT on a machine that cannot carry them
   flowgen    the many-flow generator with TCP_INFO samples (C, the lab's)
   ets        forged ETS options for live connections (scapy)
 
@@ -37,22 +39,24 @@ emulated path on top; docs/development.md and docs/lab.md show both.
 """
 
 from . import ets, flowgen
-from .base import POLL_S, REPO, BbrtestError, SetupClose, make, run, wait_for
+from .base import POLL_S, REPO, BbrtestError, KernelLacks, SetupClose, make, run, wait_for
 from .cc import (BPFFS_ROOT, BbrctlRegistration, RegistrationError, StructOpsRegistration,
                  available_ccs, bbrctl_can_load, cc_name_copy, ensure_bpffs, own_cc_name,
                  register_cc, remove_pin_dir, struct_ops_ids)
 from .cgroup import Cgroup, cgroup2_root
 from .netns import (ADDR_SPACE, Namespaces, add_netns, delete_netns, list_netns, netns_exec,
                     popen_in, python_in)
+from .rates import max_rate_mbit, scaled_bytes, scaled_rate_mbit
 from .topology import Topology, default_buffer_bytes
 from .transfer import Transfer, TransferError, run_transfer
 
 __all__ = [
-    "ets", "flowgen", "POLL_S", "REPO", "BbrtestError", "SetupClose", "make", "run", "wait_for",
+    "ets", "flowgen", "POLL_S", "REPO", "BbrtestError", "KernelLacks", "SetupClose", "make", "run", "wait_for",
     "BPFFS_ROOT", "BbrctlRegistration", "RegistrationError", "StructOpsRegistration",
     "available_ccs", "bbrctl_can_load", "cc_name_copy", "ensure_bpffs", "own_cc_name",
     "register_cc", "remove_pin_dir", "struct_ops_ids",
     "Cgroup", "cgroup2_root", "ADDR_SPACE", "Namespaces", "add_netns", "delete_netns",
     "list_netns", "netns_exec", "popen_in", "python_in", "Topology", "default_buffer_bytes",
-    "Transfer", "TransferError", "run_transfer",
+    "Transfer", "TransferError", "run_transfer", "max_rate_mbit", "scaled_bytes",
+    "scaled_rate_mbit",
 ]

@@ -42,12 +42,14 @@ from labkit.path import EmulatedPath
 from test_bbrctl import bbrctl, make_target, struct_ops_maps
 
 FLOWS = 50
-RATE_MBIT = 200
+RATE_NOMINAL_MBIT = 200
+RATE_MBIT = bbrtest.scaled_rate_mbit(RATE_NOMINAL_MBIT)     # or less: bbrtest.rates
 RTT_MS = 20
 BUFFER_BDP = 4
 ECN_K_MS = 5                    # CE above 5 ms of sojourn: a standing queue of ~5 ms
 PATH_RTT_MS = RTT_MS + ECN_K_MS
-BYTES_PER_FLOW = 2_000_000      # 100 MB in all: ~4 s at RATE_MBIT, past the last action
+# 100 MB in all at 200 Mbit/s: ~4 s at RATE_MBIT, past the last action
+BYTES_PER_FLOW = bbrtest.scaled_bytes(2_000_000, RATE_NOMINAL_MBIT)
 PORT = 5401
 SWAP_WINDOW_S = 0.3             # a stall "around" a swap: within this of it
 MAX_STALL_S = 2 * PATH_RTT_MS / 1000   # the path alone, without swaps
