@@ -62,7 +62,8 @@ STDLIB_SKIP = {"site-packages", "test", "idlelib", "tkinter", "ensurepip",
                "lib2to3", "turtledemo", "unittest/test", "distutils/tests",
                "ctypes/test", "config-3.11-x86_64-linux-gnu"}
 PY_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py.py",
-               "pyroute2", "scapy", "exceptiongroup", "tomli", "numpy", "numpy.libs")
+               "pyroute2", "scapy", "exceptiongroup", "tomli", "numpy", "numpy.libs",
+               "prometheus_client")
 # This tree's build that the guest uses.
 BUILT = ("bpf/vmlinux.h", "bpf/*.bpf.o", "bpf/tx_start/*.bpf.o", "selftests/progs/*.bpf.o",
          "loader/bbrctl", "selftests/tools/verifier_stats", "selftests/tools/hostdelay",
@@ -379,7 +380,8 @@ def boot(kernel, initrd, log):
 
 def parse(log):
     text = log.read_text(errors="replace").replace("\r", "")
-    res = {"uname": None, "verifier": {}, "tests": {}, "modfail": [], "time": {}}
+    res = {"uname": None, "verifier": {}, "vlog": [], "tests": {}, "modfail": [], "time": {},
+           "max_rate": None}
     junit, in_junit = [], False
     for line in text.splitlines():
         i = line.find("@@KM ")
@@ -395,9 +397,14 @@ def parse(log):
         elif words[0] == "module-failed":
             res["modfail"].append(words[1])
         elif words[0] == "verifier" and len(words) == 3:
-            m = re.search(r'"program":"(\w+)".*"processed_insns":(\d+)', words[2])
+            m = re.search(r'"program":"(\w+)".*"processed_insns":(\d+).*"verified_insns":(\d+)',
+                          words[2])
             if m:
-                res["verifier"][m.group(1)] = int(m.group(2))
+                res["verifier"][m.group(1)] = (int(m.group(3)), int(m.group(2)))
+        elif words[0] == "verifier-log":
+            res["vlog"].append(line[i + 5 + len("verifier-log "):])
+        elif words[0] == "max-rate" and len(words) >= 2:
+            res["max_rate"] = line[i + 5 + len("max-rate "):]
         elif words[0] == "junit-begin":
             in_junit = True
         elif words[0] == "junit-end":
@@ -512,10 +519,12 @@ def print_table(rows):
     grid(lines)
     print()
     if progs:
-        print("verifier: instructions processed per program")
+        print("verifier: instructions processed per program, the kernel's count of the "
+              "whole verification\n(bpf_prog_info.verified_insns); \"/N\" where the "
+              "first statistics line of the log says N")
         lines = [["program"] + [r["kernel"].series for r in rows]]
         for p in progs:
-            lines.append([p] + [str((r["res"] or {}).get("verifier", {}).get(p, "-"))
+            lines.append([p] + [verifier_cell((r["res"] or {}).get("verifier", {}).get(p))
                                 for r in rows])
         grid(lines)
         print()
@@ -526,9 +535,18 @@ def print_table(rows):
         elif r.get("no_modules"):
             print(f"note {k.series}: Debian's archive has no modules package for "
                   f"{k.flavour}: built-in drivers only (netkit for veth, no qdisc modules)")
+        if r["res"] and r["res"]["max_rate"]:
+            print(f"note {k.series}: bottleneck rates at most {r['res']['max_rate']}")
         if r["res"] and r["res"]["modfail"]:
             print(f"note {k.series}: modules that did not load: {', '.join(r['res']['modfail'])}")
     return failed
+
+
+def verifier_cell(figures):
+    if figures is None:
+        return "-"
+    verified, logged = figures
+    return str(verified) if verified == logged else f"{verified}/{logged}"
 
 
 def phases(r):
