@@ -7,8 +7,10 @@
 #
 #   make kernels                       # every listed kernel
 #   make kernels KERNELS="7.1 7.2"     # some series
-#   make kernels-test                  # the ones kernels.list marks `test`;
-#                                      # the last step of `make test`
+#   make kernels-test                  # the ones kernels.list marks `test`,
+#                                      # without the tests marked
+#                                      # kernel_matrix_slow: the last step
+#                                      # of `make test`
 #
 # KERNELS_JOBS guests run at once, each on the host's CPUs / KERNELS_JOBS.
 # A kernel that cannot be fetched or booted fails the target.
@@ -21,4 +23,4 @@ kernels: all
 	$(PYTHON) selftests/kernels/matrix.py --jobs $(KERNELS_JOBS) $(KERNELS)
 
 kernels-test: all
-	$(PYTHON) selftests/kernels/matrix.py --jobs $(KERNELS_JOBS) --test-set
+	$(PYTHON) selftests/kernels/matrix.py --jobs $(KERNELS_JOBS) --test-set --quick
