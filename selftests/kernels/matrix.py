@@ -291,6 +291,11 @@ def build_userland(out):
     for so in (stdlib / "lib-dynload").glob("*.so"):
         for lib in libs_of(so):
             put(stage, lib)
+    # the packages' metadata too: pytest -v names pluggy's version from it
+    for info in purelib.glob("*.dist-info"):
+        if info.name.split("-")[0].lower().replace("-", "_") in \
+                {p.lower().replace("-", "_") for p in PY_PACKAGES}:
+            put_tree(stage, info, str(info))
     for name in PY_PACKAGES:
         src = purelib / name
         if src.is_dir():
