@@ -553,7 +553,7 @@ def print_table(rows):
             failed = True
     for v in totals:
         lines.append([f"= {v}"] + totals[v])
-    lines.append(["guest seconds (boot, verifier, tests)"] + [phases(r) for r in rows])
+    lines.append(["guest seconds (boot+verifier+rate+tests)"] + [phases(r) for r in rows])
     grid(lines)
     print()
     if progs:
@@ -591,8 +591,9 @@ def phases(r):
     t = (r["res"] or {}).get("time", {})
     if not {"init", "verifier-done", "pytest-done"} <= set(t):
         return f"{r['secs']:.0f}"
+    rate = t.get("rate-done", t["verifier-done"])
     return (f"{t['init']:.0f}+{t['verifier-done'] - t['init']:.0f}"
-            f"+{t['pytest-done'] - t['verifier-done']:.0f}")
+            f"+{rate - t['verifier-done']:.0f}+{t['pytest-done'] - rate:.0f}")
 
 
 if __name__ == "__main__":
