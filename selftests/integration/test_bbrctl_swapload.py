@@ -255,6 +255,7 @@ def assert_kernel_clean(maps_before, dmesg_before):
 
 
 @pytest.mark.kernel_matrix
+@pytest.mark.kernel_matrix_slow        # 50 flows through the emulator, twice
 def test_swap_under_load():
     maps_before, dmesg_before = set(struct_ops_maps()), dmesg()
     windows = [(at, at) for at, _ in SWAPS]

@@ -344,6 +344,7 @@ def l4s_transfer(cc, ect1=False, ect1_only=False, server_cc=None):
 
 
 @pytest.mark.kernel_matrix
+@pytest.mark.kernel_matrix_slow        # three transfers through the emulator
 def test_l4s_mode_needs_accecn_and_counts_every_mark(copy_of_bbr3):
     """bbr3_l4s, loaded with no other command: it negotiates AccECN, stat
     shows the mode in force, and the sender's CE count (tp->delivered_ce,
