@@ -146,10 +146,15 @@ fuzz: $(FUZZ_BIN)
 integration: all
 	$(PYTHON) -m pytest -q $(PYTEST_DIRS)
 
+# The suite ends with the kernel matrix's `test` kernels (mk/kernels.mk,
+# docs/kernels.md): the same tests in QEMU on Debian's 6.1 (the refusal),
+# 6.12, 7.0, 7.1 and 7.2. Fetching them needs Debian's archive; a kernel that
+# cannot be fetched fails the suite, saying so.
 test: all
 	./$(UNIT_BIN)
 	$(MAKE) --no-print-directory fuzz-short
 	$(PYTHON) -m pytest -q $(PYTEST_DIRS)
+	$(MAKE) --no-print-directory kernels-test
 
 clean:
 	rm -f $(BPF_OBJS) $(TX_START_OBJS) $(LOADER) $(UNIT_BIN) $(FUZZ_BIN) $(TOOLS) bpf/vmlinux.h $(CLEAN_FILES)

@@ -7,15 +7,20 @@
 #
 #   make kernels                       # every listed kernel
 #   make kernels KERNELS="7.1 7.2"     # some series
-#   make kernels-test                  # the ones kernels.list marks `test`
+#   make kernels-test                  # the ones kernels.list marks `test`,
+#                                      # without the tests marked
+#                                      # kernel_matrix_slow: the last step
+#                                      # of `make test`
 #
-# Not part of `make test` yet: see docs/kernels.md for where the matrix stands.
+# KERNELS_JOBS guests run at once, each on the host's CPUs / KERNELS_JOBS.
+# A kernel that cannot be fetched or booted fails the target.
 
 KERNELS ?=
+KERNELS_JOBS ?= 2
 
 .PHONY: kernels kernels-test
 kernels: all
-	$(PYTHON) selftests/kernels/matrix.py $(KERNELS)
+	$(PYTHON) selftests/kernels/matrix.py --jobs $(KERNELS_JOBS) $(KERNELS)
 
 kernels-test: all
-	$(PYTHON) selftests/kernels/matrix.py --test-set
+	$(PYTHON) selftests/kernels/matrix.py --jobs $(KERNELS_JOBS) --test-set --quick

@@ -25,18 +25,14 @@ capeff=$(awk '/^CapEff:/ {print $2}' /proc/self/status)
 for bit in 12 21 39; do
 	(( (0x$capeff >> bit) & 1 )) || die "root lacks capability bit $bit (CAP_NET_ADMIN=12, CAP_SYS_ADMIN=21, CAP_BPF=39); run outside a restricted container"
 done
-[ -r /sys/kernel/btf/vmlinux ] || die "/sys/kernel/btf/vmlinux missing: the kernel needs CONFIG_DEBUG_INFO_BTF=y"
-# The BTF must carry the struct_ops wrapper for tcp_congestion_ops and the
-# cong_control member; both are plain strings in the BTF string section.
-grep -qa 'bpf_struct_ops_tcp_congestion_ops' /sys/kernel/btf/vmlinux ||
-	die "kernel BTF has no bpf_struct_ops_tcp_congestion_ops: needs CONFIG_BPF_JIT, CONFIG_BPF_SYSCALL and BPF TCP CC support (Linux >= 5.6)"
-grep -qa 'cong_control' /sys/kernel/btf/vmlinux ||
-	die "kernel BTF has no tcp_congestion_ops.cong_control"
-read -r kmaj kmin _ < <(uname -r | tr '.-' '  ')
-if (( kmaj < 6 || (kmaj == 6 && kmin < 10) )); then
-	die "kernel $(uname -r) is older than 6.10: BPF cong_control needs the 6.10 kfuncs (tcp_snd_cwnd_set etc.)"
+# BTF, struct_ops for CCs, the 4-argument cong_control (scripts/kernel-check.sh,
+# which needs python3's standard library: without python3 yet it runs once the
+# packages below are installed).
+kernel_checked=
+if command -v python3 >/dev/null; then
+	"$here/scripts/kernel-check.sh"
+	kernel_checked=1
 fi
-say "kernel $(uname -r): BTF, struct_ops tcp_congestion_ops and cong_control present"
 
 # --- 2. Debian packages ---------------------------------------------------------
 . /etc/os-release
@@ -87,6 +83,7 @@ case "$libbpf_ver" in
 esac
 command -v bpftool >/dev/null || die "bpftool not on PATH after install"
 command -v clang-19 >/dev/null || die "clang-19 not on PATH after install"
+[ -n "$kernel_checked" ] || "$here/scripts/kernel-check.sh"
 
 # --- 3. Python --------------------------------------------------------------------
 py=${PYTHON:-python3}

@@ -22,6 +22,8 @@ Modules:
              pin directories, CC names of this process (unique), a cgroup
              undone with bbrctl detach, a private bpffs (PrivateBpffs)
   transfer   one bulk transfer with a CC, checked end to end (xfer.py)
+  rates      the rates tests run their bottlenecks at: nominal, or at most
+             BBRTEST_MAX_RATE_MBIT on a machine that cannot carry them
   flowgen    the many-flow generator with TCP_INFO samples (C, the lab's)
   ets        forged ETS options for live connections (scapy)
 
@@ -40,7 +42,8 @@ emulated path on top; docs/development.md and docs/lab.md show both.
 """
 
 from . import ctl, ets, flowgen
-from .base import BBRCTL, POLL_S, REPO, BbrtestError, SetupClose, make, run, wait_for
+from .base import (BBRCTL, POLL_S, REPO, BbrtestError, KernelLacks, SetupClose, make, run,
+                   wait_for)
 from .cc import (BPFFS_ROOT, BbrctlRegistration, RegistrationError, StructOpsRegistration,
                  available_ccs, bbrctl_can_load, cc_name_copy, ensure_bpffs, own_cc_name,
                  register_cc, remove_pin_dir, struct_ops_ids)
@@ -48,15 +51,18 @@ from .cgroup import Cgroup, cgroup2_root
 from .ctl import bbrctl
 from .netns import (ADDR_SPACE, Namespaces, add_netns, delete_netns, list_netns, netns_exec,
                     popen_in, python_in)
+from .rates import max_rate_mbit, scaled_bytes, scaled_rate_mbit
 from .topology import Topology, default_buffer_bytes
 from .transfer import Transfer, TransferError, run_transfer
 
 __all__ = [
-    "ctl", "ets", "flowgen", "BBRCTL", "bbrctl", "POLL_S", "REPO", "BbrtestError", "SetupClose", "make", "run", "wait_for",
+    "ctl", "ets", "flowgen", "BBRCTL", "bbrctl", "POLL_S", "REPO", "BbrtestError", "KernelLacks",
+    "SetupClose", "make", "run", "wait_for",
     "BPFFS_ROOT", "BbrctlRegistration", "RegistrationError", "StructOpsRegistration",
     "available_ccs", "bbrctl_can_load", "cc_name_copy", "ensure_bpffs", "own_cc_name",
     "register_cc", "remove_pin_dir", "struct_ops_ids",
     "Cgroup", "cgroup2_root", "ADDR_SPACE", "Namespaces", "add_netns", "delete_netns",
     "list_netns", "netns_exec", "popen_in", "python_in", "Topology", "default_buffer_bytes",
-    "Transfer", "TransferError", "run_transfer",
+    "Transfer", "TransferError", "run_transfer", "max_rate_mbit", "scaled_bytes",
+    "scaled_rate_mbit",
 ]

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .base import BbrtestError, SetupClose, run
+from .base import BbrtestError, KernelLacks, SetupClose, run
 
 ADDR_SPACE = ipaddress.ip_network("198.18.0.0/15")
 NETNS_RUN_DIR = Path("/run/netns")
@@ -200,9 +200,14 @@ def tbf_burst_bytes(rate_mbit):
 def add_tbf(ns, dev, rate_mbit, limit_bytes):
     """The bottleneck: tbf at rate_mbit as dev's root qdisc (handle 1:), a
     byte FIFO of limit_bytes."""
-    netns_exec(ns, ["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "tbf",
-                    "rate", f"{int(rate_mbit * 1_000_000)}bit",
-                    "burst", str(tbf_burst_bytes(rate_mbit)), "limit", str(int(limit_bytes))])
+    cp = netns_exec(ns, ["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "tbf",
+                         "rate", f"{int(rate_mbit * 1_000_000)}bit",
+                         "burst", str(tbf_burst_bytes(rate_mbit)), "limit", str(int(limit_bytes))],
+                    check=False)
+    if cp.returncode != 0:
+        if "qdisc kind is unknown" in cp.stderr:
+            raise KernelLacks("this kernel has no tbf qdisc (sch_tbf) for the bottleneck")
+        raise BbrtestError(f"tbf on {ns}/{dev}: {cp.stderr.strip()}")
 
 
 def tbf_stats(ns, dev):

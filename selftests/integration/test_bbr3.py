@@ -25,11 +25,13 @@ BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
 CC = bbrtest.own_cc_name("b3k")         # bbr3 under a name of this process
 VERIFIER_STATS = REPO / "selftests" / "tools" / "verifier_stats"
 
-RATE_MBIT = 100
+# 100 Mbit/s, or less where the machine cannot carry it (bbrtest.rates)
+RATE_NOMINAL_MBIT = 100
+RATE_MBIT = bbrtest.scaled_rate_mbit(RATE_NOMINAL_MBIT)
 # Payload goodput through a tbf that charges 1514-byte frames for 1448
 # bytes of payload: the most any CC can get.
 PAYLOAD_MBIT = RATE_MBIT * 1448 / 1514
-TRANSFER_BYTES = 20 * 1000 * 1000
+TRANSFER_BYTES = bbrtest.scaled_bytes(20 * 1000 * 1000, RATE_NOMINAL_MBIT)
 # bbr3_main verifies in ~56k steps today (with the send-record lookup and
 # the retransmit-queue walk); path explosion in the core would show up as
 # several times more long before the 1M limit.

@@ -118,6 +118,9 @@ OLD_CONG_CONTROL = ("this kernel cannot run bbr-bpf's congestion controls: its "
                     "tcp_congestion_ops.cong_control takes 2 arguments, they need the "
                     "4-argument cong_control(sk, ack, flag, rs) of Linux 6.10 and later")
 FAKE_V61_BTF_OBJ = "selftests/progs/fake_vmlinux_btf_v61.bpf.o"
+# make setup's kernel check, and what it says on a kernel with the old cong_control
+KERNEL_CHECK = REPO / "scripts" / "kernel-check.sh"
+SETUP_REFUSAL = "cong_control takes 2 arguments; bbr-bpf's CCs need the 4-argument"
 
 
 @pytest.fixture(scope="module")
@@ -150,16 +153,23 @@ def test_load_on_a_kernel_before_6_10_names_cong_control(fake_v61_btf):
 def test_this_kernel_runs_bbr_bpf_or_is_refused_by_name():
     """On this kernel: bbrctl loads bbr3 where cong_control has 4 arguments
     (6.10+), and refuses with the missing feature named where it has not
-    (6.1): the check every kernel of the matrix runs."""
+    (6.1), and so does `make setup`'s kernel check: the check every kernel
+    of the matrix runs."""
     btf = Path("/sys/kernel/btf/vmlinux").read_bytes()
+    setup = subprocess.run(["sh", str(KERNEL_CHECK)], capture_output=True, text=True,
+                           timeout=60)
+    print(f"make setup's kernel check: exit {setup.returncode}: "
+          f"{setup.stderr.strip() or setup.stdout.strip()}")
     cp = bbrctl("load", "--name", B3, "bbr3", timeout=120)
     try:
         print(f"bbrctl load: exit {cp.returncode}: {cp.stderr.strip() or cp.stdout.strip()}")
         if OLD_CONG_CONTROL.split(":")[0] in cp.stderr:
             assert cp.returncode == 1 and OLD_CONG_CONTROL in cp.stderr, cp.stderr
             assert_nothing_left()
+            assert setup.returncode == 1 and SETUP_REFUSAL in setup.stderr, setup.stderr
         else:
             assert cp.returncode == 0, cp.stderr
             assert b"bpf_struct_ops_tcp_congestion_ops" in btf
+            assert setup.returncode == 0, setup.stderr
     finally:
         bbrctl("unload", B3, timeout=60)

@@ -306,8 +306,9 @@ def test_ecn_needs_a_name_of_its_own():
 
 
 # The L4S mode through the lab's emulator marking CE above 1 ms of sojourn
-# (an L4S AQM's step): 20 Mbit/s, 10 ms, 2 s.
-L4S_RATE_MBIT, L4S_RTT_MS, L4S_STEP_US, L4S_TRANSFER_S = 20, 10, 1000, 2.0
+# (an L4S AQM's step): 20 Mbit/s (or less: bbrtest.rates), 10 ms, 2 s.
+L4S_RATE_MBIT = bbrtest.scaled_rate_mbit(20)
+L4S_RTT_MS, L4S_STEP_US, L4S_TRANSFER_S = 10, 1000, 2.0
 
 
 def l4s_transfer(cc, ect1=False, ect1_only=False, server_cc=None):
@@ -338,6 +339,7 @@ def l4s_transfer(cc, ect1=False, ect1_only=False, server_cc=None):
 
 
 @pytest.mark.kernel_matrix
+@pytest.mark.kernel_matrix_slow        # three transfers through the emulator
 def test_l4s_mode_needs_accecn_and_counts_every_mark(copy_of_bbr3):
     """bbr3_l4s, loaded with no other command: it negotiates AccECN, stat
     shows the mode in force, and the sender's CE count (tp->delivered_ce,

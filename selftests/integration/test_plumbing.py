@@ -6,11 +6,13 @@ is in registration, sockets or the test topology, never in an algorithm.
 """
 
 import errno
+import subprocess
 import time
 
 import pytest
 
 import bbrtest
+from bbrtest import netns
 from conftest import TEST_CC_NAME
 
 TRANSFER_BYTES = 20 * 1000 * 1000
@@ -112,3 +114,33 @@ def test_half_built_topology_is_deleted(monkeypatch):
         with topo:
             pass
     assert not set(topo.namespaces()) & set(bbrtest.list_netns())
+
+
+def test_rates_are_capped_only_where_the_machine_says(monkeypatch):
+    monkeypatch.delenv("BBRTEST_MAX_RATE_MBIT", raising=False)
+    assert bbrtest.scaled_rate_mbit(100) == 100
+    assert bbrtest.scaled_bytes(20_000_000, 100) == 20_000_000
+    monkeypatch.setenv("BBRTEST_MAX_RATE_MBIT", "12.5")
+    got = (bbrtest.scaled_rate_mbit(100), bbrtest.scaled_rate_mbit(10),
+           bbrtest.scaled_bytes(20_000_000, 100))
+    print(f"capped at 12.5 Mbit/s: 100 -> {got[0]}, 10 -> {got[1]}, 20 MB at 100 -> {got[2]} B")
+    # the same duration at the capped rate; rates under the cap unchanged
+    assert got == (12.5, 10, 2_500_000)
+    monkeypatch.setenv("BBRTEST_MAX_RATE_MBIT", "0")
+    with pytest.raises(ValueError):
+        bbrtest.scaled_rate_mbit(100)
+
+
+def test_a_missing_qdisc_says_what_the_kernel_lacks(monkeypatch):
+    """tc's unknown qdisc is bbrtest.KernelLacks (a skip only in a kernel
+    matrix guest without modules, conftest); another tc error is not."""
+    def fake_tc(ns, argv, check=True):
+        return subprocess.CompletedProcess(argv, 2, "", fake_tc.stderr)
+    monkeypatch.setattr(netns, "netns_exec", fake_tc)
+    fake_tc.stderr = "Error: Specified qdisc kind is unknown.\n"
+    with pytest.raises(bbrtest.KernelLacks, match="no tbf qdisc"):
+        netns.add_tbf("nowhere", "dev0", 10, 100_000)
+    fake_tc.stderr = "Error: Exclusivity flag on, cannot modify.\n"
+    with pytest.raises(bbrtest.BbrtestError) as e:
+        netns.add_tbf("nowhere", "dev0", 10, 100_000)
+    assert not isinstance(e.value, bbrtest.KernelLacks)

@@ -44,9 +44,11 @@ BS = bbrtest.own_cc_name("bsw")         # bbr_swift
 B3 = bbrtest.own_cc_name("b3f")         # bbr3
 DC = bbrtest.own_cc_name("dcw")         # dctcp_bpf
 
-RATE_MBIT = 100
+# 100 Mbit/s, or less where the machine cannot carry it (bbrtest.rates)
+RATE_NOMINAL_MBIT = 100
+RATE_MBIT = bbrtest.scaled_rate_mbit(RATE_NOMINAL_MBIT)
 PAYLOAD_MBIT = RATE_MBIT * 1448 / 1514
-TRANSFER_BYTES = 20 * 1000 * 1000
+TRANSFER_BYTES = bbrtest.scaled_bytes(20 * 1000 * 1000, RATE_NOMINAL_MBIT)
 # A CC that carries a bulk transfer on an otherwise idle 100 Mbit/s link
 # gets well over half of it; a broken cwnd/pacing write-back does not.
 MIN_UTILISATION = 0.6

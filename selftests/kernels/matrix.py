@@ -19,6 +19,7 @@ lists, cache): the host's apt sources and what it installs are untouched.
 
 import argparse
 import base64
+import concurrent.futures
 import lzma
 import os
 import re
@@ -44,9 +45,9 @@ SUITES = ("bookworm", "bookworm-security", "bookworm-backports", "trixie",
           "trixie-backports", "sid", "experimental")
 # apt lists older than this are fetched again (a day: the archive changes daily).
 APT_LISTS_MAX_AGE_S = 24 * 3600
-# A guest that has not powered off after this long is a FAIL (the slowest
-# kernel's run under TCG on a loaded 2-core machine is ~3 minutes).
-GUEST_TIMEOUT_S = 600
+# A guest that has not powered off after this long is a FAIL (a whole run
+# under TCG took up to ~10 minutes on a 2-core machine under a load of 10).
+GUEST_TIMEOUT_S = 1200
 GUEST_MEM = "2G"
 # The modules the tests use when the kernel has them as modules (veth pairs,
 # tbf shaping, cls/act bpf for ect1 and the ETS tests, the kernel's own CCs).
@@ -62,7 +63,8 @@ STDLIB_SKIP = {"site-packages", "test", "idlelib", "tkinter", "ensurepip",
                "lib2to3", "turtledemo", "unittest/test", "distutils/tests",
                "ctypes/test", "config-3.11-x86_64-linux-gnu"}
 PY_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py.py",
-               "pyroute2", "scapy", "exceptiongroup", "tomli", "numpy", "numpy.libs")
+               "pyroute2", "scapy", "exceptiongroup", "tomli", "numpy", "numpy.libs",
+               "prometheus_client")
 # This tree's build that the guest uses.
 BUILT = ("bpf/vmlinux.h", "bpf/*.bpf.o", "bpf/tx_start/*.bpf.o", "selftests/progs/*.bpf.o",
          "loader/bbrctl", "selftests/tools/verifier_stats", "selftests/tools/hostdelay",
@@ -98,7 +100,11 @@ def apt_opts():
             "-o", f"Dir::Etc::Parts={etc / 'empty'}",
             "-o", f"Dir::State::Lists={APT_DIR / 'lists'}",
             "-o", f"Dir::Cache={APT_DIR / 'cache'}",
-            "-o", "Dir::State::status=/dev/null",
+            # an empty status file of its own, for the cache to stay valid
+            "-o", f"Dir::State::status={APT_DIR / 'status'}",
+            # a binary cache kept between calls (container images turn it off)
+            "-o", "Dir::Cache::pkgcache=pkgcache.bin",
+            "-o", "Dir::Cache::srcpkgcache=srcpkgcache.bin",
             "-o", "APT::Architectures=amd64",
             "-o", "Acquire::Languages=none",
             "-o", "Debug::NoLocking=1"]
@@ -109,6 +115,7 @@ def apt_update(force=False):
     for d in (etc / "empty", APT_DIR / "lists" / "partial",
               APT_DIR / "cache" / "archives" / "partial"):
         d.mkdir(parents=True, exist_ok=True)
+    (APT_DIR / "status").touch()
     lines = [f"deb [signed-by={KEYRING}] {SECURITY if s.endswith('-security') else ARCHIVE} "
              f"{s} main" for s in SUITES]
     src = etc / "sources.list"
@@ -121,20 +128,26 @@ def apt_update(force=False):
     src.write_text(text)
     cp = subprocess.run(["apt-get", *apt_opts(), "-q", "update"], capture_output=True,
                         text=True, timeout=900)
-    if cp.returncode != 0:
-        return f"apt-get update failed: {cp.stderr.strip()[-500:]}"
+    # apt-get update exits 0 when some indexes could not be fetched
+    if cp.returncode != 0 or "Failed to fetch" in cp.stderr:
+        return (f"apt-get update could not fetch Debian's indexes (is "
+                f"{ARCHIVE} reachable?): {cp.stderr.strip()[-500:]}")
     stamp.touch()
     return None
 
 
 def candidates(names):
-    """The names apt has a version of."""
-    have = []
-    for name in names:
-        cp = subprocess.run(["apt-cache", *apt_opts(), "show", "--no-all-versions", name],
-                            capture_output=True, text=True)
-        if cp.returncode == 0 and cp.stdout.strip():
-            have.append(name)
+    """The names apt has a version of: one `apt-cache policy` for them all
+    (apt-cache rebuilds its cache on every call, seconds each)."""
+    cp = subprocess.run(["apt-cache", *apt_opts(), "policy", *names],
+                        capture_output=True, text=True)
+    have, current = [], None
+    for line in cp.stdout.splitlines():
+        if not line.startswith(" ") and line.endswith(":"):
+            current = line[:-1]
+        elif current in names and line.strip().startswith("Candidate:") \
+                and line.split(":", 1)[1].strip() != "(none)":
+            have.append(current)
     return have
 
 
@@ -278,6 +291,11 @@ def build_userland(out):
     for so in (stdlib / "lib-dynload").glob("*.so"):
         for lib in libs_of(so):
             put(stage, lib)
+    # the packages' metadata too: pytest -v names pluggy's version from it
+    for info in purelib.glob("*.dist-info"):
+        if info.name.split("-")[0].lower().replace("-", "_") in \
+                {p.lower().replace("-", "_") for p in PY_PACKAGES}:
+            put_tree(stage, info, str(info))
     for name in PY_PACKAGES:
         src = purelib / name
         if src.is_dir():
@@ -360,13 +378,14 @@ def kvm_works():
     return False
 
 
-def boot(kernel, initrd, log):
+def boot(kernel, initrd, log, cpus, quick):
     accel = "kvm" if kvm_works() else "tcg,thread=multi"
     cmd = ["qemu-system-x86_64", "-machine", "q35", "-accel", accel,
            "-cpu", "max" if accel.startswith("tcg") else "host",
-           "-smp", "2", "-m", GUEST_MEM, "-nographic", "-no-reboot",
+           "-smp", str(cpus), "-m", GUEST_MEM, "-nographic", "-no-reboot",
            "-nic", "none", "-kernel", str(kernel), "-initrd", str(initrd),
-           "-append", "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init"]
+           "-append", "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init"
+           + (" kmatrix.quick" if quick else "")]
     t0 = time.monotonic()
     with open(log, "wb") as f:
         try:
@@ -379,7 +398,8 @@ def boot(kernel, initrd, log):
 
 def parse(log):
     text = log.read_text(errors="replace").replace("\r", "")
-    res = {"uname": None, "verifier": {}, "tests": {}, "modfail": [], "time": {}}
+    res = {"uname": None, "verifier": {}, "vlog": [], "tests": {}, "modfail": [], "time": {},
+           "max_rate": None}
     junit, in_junit = [], False
     for line in text.splitlines():
         i = line.find("@@KM ")
@@ -395,9 +415,14 @@ def parse(log):
         elif words[0] == "module-failed":
             res["modfail"].append(words[1])
         elif words[0] == "verifier" and len(words) == 3:
-            m = re.search(r'"program":"(\w+)".*"processed_insns":(\d+)', words[2])
+            m = re.search(r'"program":"(\w+)".*"processed_insns":(\d+).*"verified_insns":(\d+)',
+                          words[2])
             if m:
-                res["verifier"][m.group(1)] = int(m.group(2))
+                res["verifier"][m.group(1)] = (int(m.group(3)), int(m.group(2)))
+        elif words[0] == "verifier-log":
+            res["vlog"].append(line[i + 5 + len("verifier-log "):])
+        elif words[0] == "max-rate" and len(words) >= 2:
+            res["max_rate"] = line[i + 5 + len("max-rate "):]
         elif words[0] == "junit-begin":
             in_junit = True
         elif words[0] == "junit-end":
@@ -425,11 +450,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--test-set", action="store_true",
                     help="only the kernels kernels.list marks `test` (make test)")
+    ap.add_argument("--quick", action="store_true",
+                    help="leave out the tests marked kernel_matrix_slow (make test)")
+    ap.add_argument("-j", "--jobs", type=int, default=1,
+                    help="guests booted at once (each gets the host's CPUs / JOBS)")
     ap.add_argument("series", nargs="*", help="kernel series to run (default: all listed)")
     args = ap.parse_args()
     kernels = read_list()
     if args.series:
-        kernels = [k for k in kernels if k.series in args.series]
+        kernels = [k for s in args.series for k in kernels if k.series == s]
     elif args.test_set:
         kernels = [k for k in kernels if k.in_test]
     if os.geteuid() != 0:
@@ -443,6 +472,11 @@ def main():
     userland = WORK / "userland.cpio"
     build_userland(userland)
     rows = []
+    cpus = max(1, (os.cpu_count() or 1) // max(1, args.jobs))
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    guests = {}
+    # each kernel boots as soon as its initramfs is ready, while the next
+    # one is fetched
     for k in kernels:
         row = {"kernel": k, "error": None, "res": None, "secs": 0}
         rows.append(row)
@@ -451,7 +485,8 @@ def main():
             continue
         debs, e = fetch(k)
         if e:
-            row["error"] = e
+            row["error"] = f"cannot fetch the kernel from Debian's archive: {e}"
+            print(f"matrix: FAIL {k.series}: {row['error']}", flush=True)
             continue
         vmlinuz, moddir = extract(k, debs)
         if not vmlinuz:
@@ -464,18 +499,28 @@ def main():
         with open(initrd, "wb") as f:
             for part in (userland, modcpio):
                 f.write(part.read_bytes())
-        log = WORK / f"console-{k.abi}.log"
-        print(f"matrix: booting {k.flavour} ...", flush=True)
-        row["secs"], e = boot(vmlinuz, initrd, log)
-        row["res"] = parse(log)
-        if e:
-            row["error"] = e
-        elif not row["res"]["tests"]:
-            row["error"] = f"no test report from the guest (console: {log.relative_to(REPO)})"
-        print(f"matrix: {k.series} done in {row['secs']:.0f} s", flush=True)
+        row["boot"] = (vmlinuz, initrd)
+        guests[pool.submit(run_guest, row, cpus, args.quick)] = row
+    for done in concurrent.futures.as_completed(guests):
+        if done.exception():
+            guests[done]["error"] = f"the guest could not run: {done.exception()!r}"
+    pool.shutdown()
     failed = print_table(rows)
     print(f"matrix: {len(rows)} kernels in {time.monotonic() - t_start:.0f} s")
     return 1 if failed else 0
+
+
+def run_guest(row, cpus, quick):
+    k = row["kernel"]
+    log = WORK / f"console-{k.abi}.log"
+    print(f"matrix: booting {k.flavour} ({cpus} CPU) ...", flush=True)
+    row["secs"], e = boot(*row["boot"], log, cpus, quick)
+    row["res"] = parse(log)
+    if e:
+        row["error"] = e
+    elif not row["res"]["tests"]:
+        row["error"] = f"no test report from the guest (console: {log.relative_to(REPO)})"
+    print(f"matrix: {k.series} done in {row['secs']:.0f} s", flush=True)
 
 
 def grid(lines, first_left=True):
@@ -508,14 +553,16 @@ def print_table(rows):
             failed = True
     for v in totals:
         lines.append([f"= {v}"] + totals[v])
-    lines.append(["guest seconds (boot, verifier, tests)"] + [phases(r) for r in rows])
+    lines.append(["guest seconds (boot+verifier+rate+tests)"] + [phases(r) for r in rows])
     grid(lines)
     print()
     if progs:
-        print("verifier: instructions processed per program")
+        print("verifier: instructions processed per program, the kernel's count of the "
+              "whole verification\n(bpf_prog_info.verified_insns); \"/N\" where the "
+              "first statistics line of the log says N")
         lines = [["program"] + [r["kernel"].series for r in rows]]
         for p in progs:
-            lines.append([p] + [str((r["res"] or {}).get("verifier", {}).get(p, "-"))
+            lines.append([p] + [verifier_cell((r["res"] or {}).get("verifier", {}).get(p))
                                 for r in rows])
         grid(lines)
         print()
@@ -526,17 +573,27 @@ def print_table(rows):
         elif r.get("no_modules"):
             print(f"note {k.series}: Debian's archive has no modules package for "
                   f"{k.flavour}: built-in drivers only (netkit for veth, no qdisc modules)")
+        if r["res"] and r["res"]["max_rate"]:
+            print(f"note {k.series}: bottleneck rates at most {r['res']['max_rate']}")
         if r["res"] and r["res"]["modfail"]:
             print(f"note {k.series}: modules that did not load: {', '.join(r['res']['modfail'])}")
     return failed
+
+
+def verifier_cell(figures):
+    if figures is None:
+        return "-"
+    verified, logged = figures
+    return str(verified) if verified == logged else f"{verified}/{logged}"
 
 
 def phases(r):
     t = (r["res"] or {}).get("time", {})
     if not {"init", "verifier-done", "pytest-done"} <= set(t):
         return f"{r['secs']:.0f}"
+    rate = t.get("rate-done", t["verifier-done"])
     return (f"{t['init']:.0f}+{t['verifier-done'] - t['init']:.0f}"
-            f"+{t['pytest-done'] - t['verifier-done']:.0f}")
+            f"+{rate - t['verifier-done']:.0f}+{t['pytest-done'] - rate:.0f}")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bbrtest import BbrtestError, SetupClose, netns
+from bbrtest import BbrtestError, KernelLacks, SetupClose, netns
 from bbrtest.base import read_line
 from bbrtest.netns import ADDR_SPACE
 
@@ -50,6 +50,7 @@ MAX_ENDPOINTS = 100                 # senders (and receivers) per path
 ACK_EVERY_MAX = 64                  # linkem's ack_every limit
 SOJOURN_K_DEFAULT_US = 2000         # linkem's default step (linkem/README.md)
 TUN_DEV = "lem0"                    # linkem's device in each end namespace
+TUN_PATH = "/dev/net/tun"           # what linkem opens for its devices
 VETH_DEV = "lab0"                   # kernel backend's device in each end namespace
 READY_TIMEOUT_S = 10.0              # linkem: start-up until READY
 STOP_TIMEOUT_S = 5.0                # linkem: SIGTERM until it has written its stats
@@ -238,6 +239,8 @@ class EmulatedPath(SetupClose):
     def _setup_linkem(self):
         if not linkem_available():
             raise LabError(f"{LINKEM_BIN}: not built (run `make`)")
+        if not os.path.exists(TUN_PATH):
+            raise KernelLacks(f"this kernel has no {TUN_PATH} (tun) for the emulator")
         self.config_path = self.workdir / "linkem.json"
         self.config_path.write_text(json.dumps(self.linkem_config(), indent=1))
         self.stats_path = self.workdir / "linkem-stats.json"

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+"""The rates the tests run their bottlenecks at.
+
+Every test names its bottleneck at a nominal rate (100 Mbit/s, ...) and
+asserts against that bottleneck, never against a fixed figure. On a real
+machine the nominal rate is the rate. A machine that cannot carry it, such
+as the kernel matrix's guests under QEMU's TCG emulation (one emulated CPU
+forwards about 40 Mbit/s through a 100 Mbit/s tbf), sets
+BBRTEST_MAX_RATE_MBIT to the rate it carries with CPU to spare; the tests
+then run the same checks with their bottleneck at that rate where the
+nominal one is higher (and move the bytes that keep their durations), so
+the bottleneck, not the CPU, limits them.
+
+selftests/kernels/rate_scale.py measures a guest's capacity and prints the
+rate; selftests/kernels/guest-init exports it.
+"""
+
+import os
+
+MAX_RATE_ENV = "BBRTEST_MAX_RATE_MBIT"
+
+
+def max_rate_mbit():
+    """The highest bottleneck rate the tests use here: None (no limit), or
+    the BBRTEST_MAX_RATE_MBIT the environment sets."""
+    text = os.environ.get(MAX_RATE_ENV)
+    if not text:
+        return None
+    rate = float(text)
+    if rate <= 0:
+        raise ValueError(f"{MAX_RATE_ENV}={text}: want a rate > 0")
+    return rate
+
+
+def scaled_rate_mbit(nominal_mbit):
+    """The rate a test's nominal_mbit bottleneck runs at on this machine."""
+    limit = max_rate_mbit()
+    return nominal_mbit if limit is None else min(nominal_mbit, limit)
+
+
+def scaled_bytes(nominal_bytes, nominal_mbit):
+    """A transfer size that takes as long at the rate nominal_mbit runs at
+    here (scaled_rate_mbit) as nominal_bytes at nominal_mbit."""
+    return max(1, int(nominal_bytes * scaled_rate_mbit(nominal_mbit) / nominal_mbit))
