@@ -192,12 +192,14 @@ void BPF_PROG(bbr_swift_main, struct sock *sk, u32 ack, int flag,
 	      const struct rate_sample *rs)
 {
 	struct bbr_swift_sk *v = swift_sk(sk);
+	struct bbr_cc_ack a = {};
 
 	if (!v)
 		return;
 	swift_load_signal(sk, v);
-	bbr_cc_main(sk, &v->bbr, &v->delay, ack, flag, rs,
-		    &bbr_swift_trace_ctl, &bbr_swift_trace_rb);
+	bbr_cc_ack_in(&a, sk, &v->bbr, ack, flag, rs, &bbr_swift_trace_ctl);
+	bbr_core_main(&v->bbr, &a.s, &a.r, &v->delay);
+	bbr_cc_ack_out(&a, sk, &v->bbr, &v->delay, &bbr_swift_trace_rb);
 }
 
 SEC("struct_ops")

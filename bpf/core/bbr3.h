@@ -35,10 +35,18 @@
  *             one round, to let queues drain and re-measure min_rtt.
  *
  * This file is plain C that compiles both with `clang -target bpf` and
- * natively: the BPF glue (lib/tcp_cc.h) reads the kernel's inputs into a
- * struct bbr_sock and a struct bbr_rs, calls bbr_core_main(), and writes back
- * cwnd and pacing rate; the unit tests drive the same functions with
- * synthetic inputs. Names of states, variables and constants follow the
+ * natively: a CC's cong_control program reads the kernel's inputs into a
+ * struct bbr_sock and a struct bbr_rs (lib/tcp_cc.h), calls bbr_core_main(),
+ * and writes back cwnd and pacing rate; the unit tests drive the same
+ * functions with synthetic inputs.
+ *
+ * In BPF every function the compiler does not inline is a BPF-to-BPF call,
+ * ~10 ns here with the kernel's return thunks (docs/performance.md). The
+ * entry points and the few large per-ACK steps are global functions
+ * (BBR_API: the verifier checks each once, on its own); the small functions
+ * an ordinary ACK runs, which clang would outline for their several call
+ * sites, are BBR_INLINE. Inlining a static function costs the verifier
+ * little: it walks a static callee once per call site anyway. Names of states, variables and constants follow the
  * reference implementation (google/bbr v3, net/ipv4/tcp_bbr.c) so the two
  * can be compared side by side; the code is our own. The sections follow
  * the order of the IETF BBR draft (draft-ietf-ccwg-bbr): pacing rate and
@@ -466,7 +474,7 @@ static inline void bbr_set_pacing_rate(struct bbr3 *b, struct bbr_sock *sk,
 /* Segments per TSO burst: 1 ms of data at the pacing rate (rate >>
  * pacing_shift) plus an allowance that halves per 512 µs of min_rtt, so
  * low-RTT paths get bigger bursts. */
-static inline u32 bbr_tso_segs_generic(const struct bbr3 *b,
+BBR_INLINE u32 bbr_tso_segs_generic(const struct bbr3 *b,
 				       const struct bbr_sock *sk,
 				       u32 mss, u32 gso_max_size)
 {
@@ -482,7 +490,7 @@ static inline u32 bbr_tso_segs_generic(const struct bbr3 *b,
 	return bbr_max_u32((u32)(bytes / mss), BBR_MIN_TSO_SEGS);
 }
 
-static inline u32 bbr_tso_segs_goal(const struct bbr3 *b,
+BBR_INLINE u32 bbr_tso_segs_goal(const struct bbr3 *b,
 				    const struct bbr_sock *sk)
 {
 	return bbr_tso_segs_generic(b, sk, sk->mss,
@@ -512,7 +520,7 @@ static inline u32 bbr_bdp(const struct bbr3 *b, u32 bw, u32 gain)
 
 /* Room for TSO bursts at both ends, the pipelining floor, and +2 in UP so
  * the probe can actually put more in flight. */
-static inline u32 bbr_quantization_budget(const struct bbr3 *b,
+BBR_INLINE u32 bbr_quantization_budget(const struct bbr3 *b,
 					  const struct bbr_sock *sk, u32 cwnd)
 {
 	u32 tso_segs_goal = bbr_tso_segs_goal(b, sk);
@@ -524,7 +532,7 @@ static inline u32 bbr_quantization_budget(const struct bbr3 *b,
 	return cwnd;
 }
 
-static inline u32 bbr_inflight(const struct bbr3 *b, const struct bbr_sock *sk,
+BBR_INLINE u32 bbr_inflight(const struct bbr3 *b, const struct bbr_sock *sk,
 			       u32 bw, u32 gain)
 {
 	return bbr_quantization_budget(b, sk, bbr_bdp(b, bw, gain));
@@ -532,7 +540,7 @@ static inline u32 bbr_inflight(const struct bbr3 *b, const struct bbr_sock *sk,
 
 /* What will still be in the network when the next packet's departure time
  * (EDT) arrives: pacing may already have scheduled it in the future. */
-static inline u32 bbr_packets_in_net_at_edt(const struct bbr3 *b,
+BBR_INLINE u32 bbr_packets_in_net_at_edt(const struct bbr3 *b,
 					    const struct bbr_sock *sk,
 					    u32 inflight_now)
 {
@@ -568,7 +576,7 @@ static inline u32 bbr_probe_rtt_cwnd(const struct bbr3 *b)
 }
 
 /* BDP with quantization budget, but no more than cwnd. */
-static inline u32 bbr_target_inflight(const struct bbr3 *b,
+BBR_INLINE u32 bbr_target_inflight(const struct bbr3 *b,
 				      const struct bbr_sock *sk)
 {
 	return bbr_min_u32(bbr_inflight(b, sk, bbr_bw(b), BBR_UNIT),
@@ -1074,7 +1082,7 @@ static inline bool bbr_adapt_upper_bounds(struct bbr3 *b,
 
 /* Reno coexistence: a Reno flow takes ~BDP rounds to regrow, so probe at
  * least that often (capped at 63 rounds). */
-static inline bool bbr_is_reno_coexistence_probe_time(const struct bbr3 *b,
+BBR_INLINE bool bbr_is_reno_coexistence_probe_time(const struct bbr3 *b,
 						      const struct bbr_sock *sk)
 {
 	u32 rounds = bbr_min_u32(BBR_BW_PROBE_MAX_ROUNDS,
@@ -1083,8 +1091,8 @@ static inline bool bbr_is_reno_coexistence_probe_time(const struct bbr3 *b,
 	return b->rounds_since_probe >= rounds;
 }
 
-static inline bool bbr_check_time_to_probe_bw(struct bbr3 *b,
-					      const struct bbr_sock *sk)
+BBR_INLINE bool bbr_check_time_to_probe_bw(struct bbr3 *b,
+					  const struct bbr_sock *sk)
 {
 	u32 n;
 
@@ -1106,9 +1114,9 @@ static inline bool bbr_check_time_to_probe_bw(struct bbr3 *b,
 
 /* DOWN ends when the queue is drained: in flight within the headroom and
  * at most one BDP. */
-static inline bool bbr_check_time_to_cruise(const struct bbr3 *b,
-					    const struct bbr_sock *sk,
-					    u32 inflight, u32 bw)
+BBR_INLINE bool bbr_check_time_to_cruise(const struct bbr3 *b,
+					const struct bbr_sock *sk,
+					u32 inflight, u32 bw)
 {
 	if (inflight > bbr_inflight_with_headroom(b))
 		return false;
@@ -1313,9 +1321,6 @@ static BBR_NOINLINE void
 bbr_check_loss_too_high_in_startup(struct bbr3 *b, const struct bbr_sock *sk,
 				   const struct bbr_rs *rs)
 {
-	if (b->full_bw_reached)
-		return;
-
 	if (rs->losses && b->loss_events_in_round < BBR_LOSS_EVENTS_MAX)
 		b->loss_events_in_round++;
 	if (BBR_P(b).full_loss_cnt && b->loss_round_start &&
@@ -1366,7 +1371,7 @@ static inline bool bbr_drain_rounds_exceeded(struct bbr3 *b)
 	return b->drain_rounds > BBR_MAX_DRAIN_ROUNDS;
 }
 
-static inline void bbr_check_drain(struct bbr3 *b, struct bbr_sock *sk)
+BBR_INLINE void bbr_check_drain(struct bbr3 *b, struct bbr_sock *sk)
 {
 	if (b->mode == BBR_STARTUP && b->full_bw_reached) {
 		b->mode = BBR_DRAIN;
@@ -1587,7 +1592,7 @@ static inline u32 bbr_time_headroom_cwnd(const struct bbr3 *b, u32 bw)
  * Grow cwnd toward cwnd_gain * BDP + aggregation allowance: by what was
  * ACKed, so it never jumps. Before the pipe is full it only grows.
  */
-static inline void bbr_set_cwnd(struct bbr3 *b, struct bbr_sock *sk,
+BBR_INLINE void bbr_set_cwnd(struct bbr3 *b, struct bbr_sock *sk,
 				const struct bbr_rs *rs, u32 acked, u32 bw,
 				u32 gain)
 {
@@ -1780,7 +1785,8 @@ BBR_API int bbr_update_model(struct bbr3 *b, struct bbr_sock *sk,
 		return 0;
 	bbr_update_congestion_signals(b, sk, rs);
 	bbr_update_ack_aggregation(b, sk, rs);
-	bbr_check_loss_too_high_in_startup(b, sk, rs);
+	if (!b->full_bw_reached)	/* the call only while it can act */
+		bbr_check_loss_too_high_in_startup(b, sk, rs);
 	bbr_check_full_bw_reached(b, rs);
 	bbr_check_drain(b, sk);
 	bbr_update_cycle_phase(b, sk, rs);

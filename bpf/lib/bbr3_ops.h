@@ -82,10 +82,13 @@ void BBR3_CC_PROG(main, struct sock *sk, u32 ack, int flag,
 	      const struct rate_sample *rs)
 {
 	struct bbr3_sk *v = BBR3_CC_(sk)(sk);
+	struct bbr_cc_ack a = {};
 
-	if (v)
-		bbr_cc_main(sk, v, NULL, ack, flag, rs, &BBR3_CC_(trace_ctl),
-			    &BBR3_CC_(trace_rb));
+	if (!v)
+		return;
+	bbr_cc_ack_in(&a, sk, v, ack, flag, rs, &BBR3_CC_(trace_ctl));
+	bbr_core_main(v, &a.s, &a.r, NULL);
+	bbr_cc_ack_out(&a, sk, v, NULL, &BBR3_CC_(trace_rb));
 }
 
 SEC("struct_ops")

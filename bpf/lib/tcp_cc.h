@@ -405,30 +405,51 @@ static __always_inline void bbr_cc_init(struct sock *sk, struct bbr3_sk *sks)
 	bbr_sock_store(sk, &s);
 }
 
-/* cong_control. x: the variant's per-socket state (bbr_swift's), or NULL. */
-static __always_inline void bbr_cc_main(struct sock *sk, struct bbr3_sk *sks,
-					BBR_EXT *x, u32 ack, int flag,
-					const struct rate_sample *rs,
-					void *trace_ctl, void *trace_rb)
-{
-	struct bbr_trace_ctl *tc = bbr_trace_on(trace_ctl);
-	struct bbr_sock s = {};
-	struct bbr_rs r = {};
-	u8 prev_mode = sks->st.mode, prev_phase = sks->st.cycle_idx;
+/*
+ * cong_control is three steps in the CC's program, as mainline's bbr_main()
+ * is one function: bbr_cc_ack_in() reads the ACK's inputs into a struct
+ * bbr_cc_ack, the core's bbr_core_main() runs the model and the control on
+ * it (bbr_main_pipeline() -> bbr_set_pacing_rate(), bbr_set_cwnd()), and
+ * bbr_cc_ack_out() writes cwnd and pacing rate to the socket. The entry
+ * program calls the core itself: entry -> bbr_core_main ->
+ * bbr_main_pipeline -> bbr_set_cwnd, three calls, and nothing between the
+ * kernel's inputs and the algorithm but one copy on the stack.
+ */
+struct bbr_cc_ack {
+	struct bbr_sock s;
+	struct bbr_rs r;
+	struct bbr_trace_ctl *tc;	/* a reader is tracing, or NULL */
+	u8 prev_mode;			/* before this ACK, for the trace */
+	u8 prev_phase;
+};
 
-	bbr_sock_load(&s, sk);
-	s.ack = ack;
-	s.ece = !!(flag & TCP_FLAG_ECE);
-	s.dsack_tlp = !!(flag & TCP_FLAG_DSACK_TLP);
-	bbr_rs_load(&r, rs);
-	bbr_cc_find_lost(sk, sks, &s);
-	bbr_core_main(sks, &s, &r, x);
+static __always_inline void bbr_cc_ack_in(struct bbr_cc_ack *a, struct sock *sk,
+					  struct bbr3_sk *sks, u32 ack, int flag,
+					  const struct rate_sample *rs,
+					  void *trace_ctl)
+{
+	a->tc = bbr_trace_on(trace_ctl);
+	a->prev_mode = sks->st.mode;
+	a->prev_phase = sks->st.cycle_idx;
+	bbr_sock_load(&a->s, sk);
+	a->s.ack = ack;
+	a->s.ece = !!(flag & TCP_FLAG_ECE);
+	a->s.dsack_tlp = !!(flag & TCP_FLAG_DSACK_TLP);
+	bbr_rs_load(&a->r, rs);
+	bbr_cc_find_lost(sk, sks, &a->s);
+}
+
+/* x: the variant's per-socket state (bbr_swift's), or NULL. */
+static __always_inline void bbr_cc_ack_out(struct bbr_cc_ack *a, struct sock *sk,
+					   struct bbr3_sk *sks, BBR_EXT *x,
+					   void *trace_rb)
+{
 	if (sks->st.round_start)
 		bbr_cc_pick_params(sk, &sks->st);
-	if (tc)
-		bbr_trace_ack(trace_rb, tc, sk, sks, x, &s, &r, prev_mode,
-			      prev_phase);
-	bbr_sock_store(sk, &s);
+	if (a->tc)
+		bbr_trace_ack(trace_rb, a->tc, sk, sks, x, &a->s, &a->r,
+			      a->prev_mode, a->prev_phase);
+	bbr_sock_store(sk, &a->s);
 }
 
 static __always_inline u32 bbr_cc_ssthresh(struct sock *sk, struct bbr3_sk *sks)

@@ -10,7 +10,7 @@
  *                   exits, its pid, and a count of events lost to a full
  *                   ring
  *
- * and passes them to bbr_cc_main(). bbrctl pins both next to the CC's link
+ * and passes them to bbr_cc_ack_in() / bbr_cc_ack_out(). bbrctl pins both next to the CC's link
  * (PIN_ROOT/NAME/trace_rb and trace_ctl) at load time. Record and flags:
  * include/bbr3_state.h.
  *

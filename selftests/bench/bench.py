@@ -642,6 +642,7 @@ def bench_core(repeats):
         return {"status": "not available", "reason": f"{CORE_BENCH_OBJ} not built (run `make`)"}
     pin_dir = bbrtest.BPFFS_ROOT / f"bbrbpf-bench-{os.getpid()}-core"
     pkt = DEFAULT_JSON.with_name("core_bench.pkt")
+    pkt.parent.mkdir(parents=True, exist_ok=True)     # also when --json is elsewhere
     pkt.write_bytes(bytes(64))          # tc test runs need a packet; unused
     try:
         run(["bpftool", "prog", "loadall", str(CORE_BENCH_OBJ), str(pin_dir)])
@@ -939,8 +940,9 @@ def main():
     ap.add_argument("--only", default="cpu,bpf,profile,memory,core,verifier,emulator",
                     help="comma-separated sections to run")
     ap.add_argument("--quiet-check", action="store_true",
+                    # argparse %-formats help: the percent signs are doubled
                     help=(f"refuse to run unless the machine is quiet (over {QUIET_SAMPLE_S:g} s: "
-                          f"CPU busy <= {QUIET_MAX_BUSY:.0%}, steal <= {QUIET_MAX_STEAL:.0%}), "
+                          f"CPU busy <= {QUIET_MAX_BUSY:.0%}%, steal <= {QUIET_MAX_STEAL:.0%}%), "
                           "and to print "
                           "figures unless it still is afterwards and steal stayed under the "
                           "bound during the run (exit 3 either way)"))
