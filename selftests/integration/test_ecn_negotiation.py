@@ -344,7 +344,8 @@ def test_l4s_mode_needs_accecn_and_counts_every_mark(copy_of_bbr3):
     which the mode's CE-discounted samples and CE rounds read) matches what
     the emulator marked. Against a receiver with classic ECN only it falls
     back to BBRv3's normal mode, and the count is ECE's coarse one. bbr3
-    itself has no L4S mode: its l4s key changes nothing (stat: off)."""
+    itself has no L4S mode: it refuses profile=l4s, naming bbr3_l4s, and
+    its sockets stay out of the mode (stat: off)."""
     l4s = copy_of_bbr3("l4m", obj="bbr3_l4s")
     classic = copy_of_bbr3("l4c", "classic")
     rec, marks, res = l4s_transfer(l4s)
@@ -360,9 +361,11 @@ def test_l4s_mode_needs_accecn_and_counts_every_mark(copy_of_bbr3):
     print(f"classic peer: l4s_mode {rec['l4s_mode']}, ecn {rec['ecn']}, delivered_ce "
           f"{rec['delivered_ce']}, linkem marked {marks}")
     assert rec["ecn"] == "rfc3168" and rec["l4s_mode"] == "fallback" and rec["l4s"] == 0
-    bbrctl("set", "--default", classic, "profile=l4s")
+    cp = bbrctl("set", "--default", classic, "profile=l4s", check=2)
+    print(f"bbr3 classic copy, set profile=l4s: {cp.stderr.strip()}")
+    assert "bbrctl load bbr3_l4s" in cp.stderr, cp.stderr
     rec, _, _ = l4s_transfer(classic)
-    print(f"bbr3 classic copy with profile=l4s: l4s_mode {rec['l4s_mode']}, l4s {rec['l4s']}")
+    print(f"bbr3 classic copy: l4s_mode {rec['l4s_mode']}, l4s {rec['l4s']}")
     assert rec["l4s_mode"] == "off" and rec["l4s"] == 0
 
 
