@@ -254,6 +254,8 @@ int bbrctl_lock(const char *cmd);
  * owns that nobody else may write): an fd, or -errno after a message
  * (missing and !create: -ENOENT, quietly). */
 int run_dir_open(bool create);
+/* BBRCTL_RUN_DIR/sub under the same rules (hwtstamp's saved state). */
+int run_subdir_open(const char *sub, bool create);
 
 /* ---- the pin tree (pintree.c): the only code that touches PIN_ROOT ---- */
 #define PT_CREATE	0x1	/* create missing directories (mode 0700) */
