@@ -39,11 +39,13 @@ from pathlib import Path
 import pytest
 
 import bbrtest
+from bbrtest.ctl import PIN_ROOT, PrivateBpffs
 from bbrtest.netns import popen_in, sysctl
 
 NS_PREFIX = "ecn"
 TRANSFER_S = 1.0               # long enough for a few `bbrctl stat` samples
 PORT = 5311
+PIN_ECT1 = PIN_ROOT / "ect1"           # include/bbr_pins.h: ect1 attach's links
 CAPTURE_PKTS = 400              # the handshake and the first data: enough
 SNAPLEN = 128                   # headers only
 PCAP_READY_S = 5.0              # tcpdump writes the pcap header when listening
@@ -295,6 +297,35 @@ def test_ect1_errors_attach_nothing():
     # its pin directory is not a CC name
     cp = bbrctl("load", "--name", "ect1", "bbr3", check=1)
     assert "bbrctl's own directories" in cp.stderr
+
+
+def test_ect1_prune_removes_the_pins_of_gone_devices_only():
+    """A device that is removed takes ect1 with it and leaves its pin:
+    `ect1 status` says gone, and `ect1 prune` removes that pin and no other
+    (the live device's stays attached). In a private bpffs, so that no
+    other run's pins are pruned; the namespaces exist before it, so that
+    its mount namespace sees them."""
+    with bbrtest.Topology(prefix=NS_PREFIX, rate_mbit=100) as topo, PrivateBpffs() as priv:
+        priv.bbrctl("ect1", "attach", "--netns", topo.snd_ns, topo.SND_DEV, check=0)
+        priv.bbrctl("ect1", "attach", "--netns", topo.rcv_ns, topo.RCV_DEV, check=0)
+        bbrtest.netns_exec(topo.snd_ns, ["ip", "link", "del", topo.SND_DEV])
+
+        def states():
+            rows = json.loads(priv.bbrctl("--json", "ect1", "status", check=0).stdout)
+            return sorted((r["pin"].rsplit("/", 1)[1], r["state"]) for r in rows)
+
+        before = states()
+        cp = priv.bbrctl("ect1", "prune", check=0)
+        after = states()
+        print("before:", before, "| prune:", cp.stdout.strip(), "| after:", after)
+        assert sorted(s for _, s in before) == ["attached", "gone"], before
+        gone = [p for p, s in before if s == "gone"]
+        assert cp.stdout.strip() == f"pruned {PIN_ECT1}/{gone[0]} (device gone)", cp.stdout
+        assert after == [(p, s) for p, s in before if s == "attached"], after
+        cp = priv.bbrctl("ect1", "prune", check=0)
+        assert cp.stdout == "" and "nothing to prune" in cp.stderr, cp
+        priv.bbrctl("ect1", "detach", "--netns", topo.rcv_ns, topo.RCV_DEV, check=0)
+    bbrctl("ect1", "prune", "--netns", "x", check=2)      # prune looks at every namespace
 
 
 def test_ecn_needs_a_name_of_its_own():
