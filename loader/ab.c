@@ -285,42 +285,31 @@ int ab_attach(const struct cmd_opts *o)
 	struct cc_ab *skel = NULL;
 	struct ab_arms a;
 	struct ab_cfg c = {};
-	char cg[PATH_MAX], dir[PATH_MAX], idname[24];
+	struct att_target t;
+	const char *names[AB_ARMS_MAX];
 	bool need_ets = false;
 	uint32_t key = 0;
-	uint64_t id;
 	int cgfd = -1, cgdfd = -1, dfd, ret;
 
 	ret = parse_spec(o->cc, &a);
 	if (ret)
 		return ret;
-	if (check_privileges("attach") || check_kernel_btf() || ensure_bpffs())
-		return EXIT_FAIL;
 	for (int i = 0; i < a.n; i++) {
-		if (cc_available(a.name[i]) != 1) {
-			err("attach: unknown congestion control \"%s\": not in %s "
-			    "(load it first with `bbrctl load %s`)", a.name[i],
-			    PROC_AVAIL_CC, a.name[i]);
-			return EXIT_FAIL;
-		}
+		names[i] = a.name[i];
 		need_ets |= cc_needs_ets(a.name[i]);
 	}
-	if (cgroup_resolve(o->cgroup, cg, sizeof(cg), &id) ||
-	    cg_pin_dir(id, dir, sizeof(dir)))
+	if (att_prepare(o, names, a.n, &t))
 		return EXIT_FAIL;
-	snprintf(idname, sizeof(idname), "%llu", (unsigned long long)id);
-	if (attachments_of(NULL, false) < 0)	/* drop those of removed cgroups */
-		return EXIT_FAIL;
-	dfd = ab_dir(id, PT_CREATE | PT_EXCL, &cgdfd);
+	dfd = ab_dir(t.id, PT_CREATE | PT_EXCL, &cgdfd);
 	if (dfd == -EEXIST) {
 		/* an attachment is there: new weights if it is a split */
-		dfd = pt_subdir(cgdfd, PIN_CGROUP, idname, 0);
+		dfd = pt_subdir(cgdfd, PIN_CGROUP, t.idname, 0);
 		if (dfd >= 0 && ab_pinned(dfd))
-			ret = ab_reweigh(dfd, dir, cg, &a);
+			ret = ab_reweigh(dfd, t.dir, t.cg, &a);
 		else if (dfd >= 0) {
 			err("attach: %s already has a congestion control attached by "
-			    "bbrctl (%s); run `bbrctl detach --cgroup %s` first", cg,
-			    dir, o->cgroup);
+			    "bbrctl (%s); run `bbrctl detach --cgroup %s` first", t.cg,
+			    t.dir, o->cgroup);
 			ret = EXIT_FAIL;
 		} else
 			ret = EXIT_FAIL;
@@ -335,11 +324,9 @@ int ab_attach(const struct cmd_opts *o)
 		return EXIT_FAIL;
 	}
 	ret = EXIT_FAIL;
-	cgfd = open(cg, O_RDONLY | O_DIRECTORY);
-	if (cgfd < 0) {
-		err("cannot open %s: %s", cg, strerror(errno));
+	cgfd = att_open_cgroup(&t);
+	if (cgfd < 0)
 		goto out;
-	}
 	if (need_ets && ets_attach_cgroup(&ets, cgfd, dfd, PIN_ETS)) {
 		err("attach: an arm needs the ETS sockops program, which is "
 		    "unavailable; nothing attached");
@@ -352,25 +339,25 @@ int ab_attach(const struct cmd_opts *o)
 	}
 	cfg_weights(&c, &a);
 	if (getrandom(&c.salt, sizeof(c.salt), 0) != sizeof(c.salt))
-		c.salt = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+		c.salt = (uint64_t)t.id * 0x9e3779b97f4a7c15ull;
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ab_cfg), &key, &c, BPF_ANY)) {
 		err("attach: writing the split failed: %s", strerror(errno));
 		goto out;
 	}
-	if (pin_maps(skel, dfd, dir) ||
+	if (pin_maps(skel, dfd, t.dir) ||
 	    att_do(&lk, skel->progs.cc_ab, cgfd, dfd, PIN_AB))
 		goto out;
 	info("attached: new TCP connections in %s (cgroup id %llu) split %s%s; "
-	     "pinned at %s", cg, (unsigned long long)id, o->cc,
-	     ets.pinned ? " with ETS" : "", dir);
+	     "pinned at %s", t.cg, (unsigned long long)t.id, o->cc,
+	     ets.pinned ? " with ETS" : "", t.dir);
 	ret = EXIT_OK;
 out:
 	if (ret != EXIT_OK) {
 		att_undo(&lk);
 		if (ets.pinned)		/* ets_attach_cgroup() let go of its link */
 			pt_unlink(dfd, PIN_ETS);
-		ab_unpin(dfd, idname);
-		pt_rmdir(cgdfd, idname);
+		ab_unpin(dfd, t.idname);
+		pt_rmdir(cgdfd, t.idname);
 	} else {
 		att_keep(&lk);
 	}
