@@ -42,6 +42,8 @@
 #define BBR_GLUE_PARAMS_INIT						\
 	{ BBR_PARAM_TABLE(BBR_PARAM_INIT) BBR_PROFILE_TABLE(BBR_L4S_ROW) }
 #define BBR_GLUE_L4S		1
+/* bbrctl takes the L4S mode's keys (and profile=l4s) for this object only */
+#define BBR_GLUE_PARAM_GROUPS	(BBR_PARAM_GROUP_CORE | BBR_PARAM_GROUP_L4S)
 
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Winitializer-overrides"

@@ -14,8 +14,9 @@
  * state; time-like values at most an hour in µs. Defaults are the
  * reference's integers (its module parameters), with its truncation.
  *
- * The table has two groups of rows: the BBRv3 core's (BBR_PARAM_TABLE_CORE,
- * read by every CC on the core) and bbr_swift's delay target
+ * The table has three groups of rows: the BBRv3 core's (BBR_PARAM_TABLE_CORE,
+ * read by every CC on the core), the L4S mode's within it
+ * (BBR_PARAM_TABLE_L4S, read by bbr3_l4s) and bbr_swift's delay target
  * (BBR_PARAM_TABLE_SWIFT). A CC says which groups it reads in
  * bbr_param_groups (bpf/lib/tcp_cc.h); bbrctl takes only those keys for it.
  *
@@ -40,7 +41,13 @@
 #define BBR_PARAM_TABLE(BBR_PARAM)						\
 	BBR_PARAM_TABLE_CORE(BBR_PARAM) BBR_PARAM_TABLE_SWIFT(BBR_PARAM)
 
+/* The core's rows, with the L4S mode's in the middle (where they have
+ * always been in struct bbr_params). */
 #define BBR_PARAM_TABLE_CORE(BBR_PARAM)						\
+	BBR_PARAM_TABLE_CORE_HEAD(BBR_PARAM) BBR_PARAM_TABLE_L4S(BBR_PARAM)	\
+	BBR_PARAM_TABLE_CORE_TAIL(BBR_PARAM)
+
+#define BBR_PARAM_TABLE_CORE_HEAD(BBR_PARAM)					\
 	/* 4 ln 2 rounded up: 256 * 277 / 100 + 1 = 710 (~2.77) */		\
 	BBR_PARAM(startup_pacing_gain, 64, 4096, BBR_PARAM_UNIT * 277 / 100 + 1,\
 		  "BBR_UNIT", "STARTUP pacing gain")				\
@@ -77,9 +84,17 @@
 	BBR_PARAM(ecn_max_rtt_us, 0, BBR_PARAM_MAX_TIME_US, 5000,		\
 		  "us", "ECN only if min_rtt is at most this; 0 = any")		\
 	BBR_PARAM(ecn_reprobe_gain, 0, 1024, BBR_PARAM_UNIT / 2,		\
-		  "BBR_UNIT", "inflight_hi share that sets the slope of a re-probe after CE only") \
-	/* L4S mode (docs/l4s.md): the keys after `l4s` apply only while it \
-	 * is in force, i.e. l4s = 1 and the connection has AccECN */		\
+		  "BBR_UNIT", "inflight_hi share that sets the slope of a re-probe after CE only")
+
+/*
+ * The L4S mode's rows (docs/l4s.md), read by bbr3_l4s only (core/l4s.h):
+ * the keys after `l4s` apply only while it is in force, i.e. l4s = 1 and
+ * the connection has AccECN. Plain bbr3 and bbr_swift have no L4S code, so
+ * bbrctl refuses these keys for them (BBR_PARAM_GROUP_L4S). They stay in
+ * struct bbr_params of every CC, in this place, so that one layout serves
+ * all objects.
+ */
+#define BBR_PARAM_TABLE_L4S(BBR_PARAM)						\
 	BBR_PARAM(l4s, 0, 1, 0,							\
 		  "0/1", "L4S mode: the L4S keys apply while the connection has AccECN (else it runs as with 0)") \
 	BBR_PARAM(ce_discount_k, 0, 64, 0,					\
@@ -98,7 +113,9 @@
 	BBR_PARAM(startup_ce_rounds, 0, 15, 0,					\
 		  "rounds", "L4S: STARTUP goes to PROBE_BW after this many rounds with CE (BBR-evo: 2); 0 = BBRv3's rule") \
 	BBR_PARAM(l4s_no_probe_rtt, 0, 1, 0,					\
-		  "0/1", "L4S: no PROBE_RTT (BBR-evo); 0 = BBRv3's") \
+		  "0/1", "L4S: no PROBE_RTT (BBR-evo); 0 = BBRv3's")
+
+#define BBR_PARAM_TABLE_CORE_TAIL(BBR_PARAM)					\
 	/* 256 * 15 / 100 = 38 (~0.148) */					\
 	BBR_PARAM(inflight_headroom, 0, 256, BBR_PARAM_UNIT * 15 / 100,		\
 		  "BBR_UNIT", "headroom below inflight_hi while cruising")	\
@@ -148,6 +165,7 @@
 /* bbr_param_groups: which groups of rows a CC reads. */
 #define BBR_PARAM_GROUP_CORE	0x1	/* BBR_PARAM_TABLE_CORE */
 #define BBR_PARAM_GROUP_SWIFT	0x2	/* BBR_PARAM_TABLE_SWIFT */
+#define BBR_PARAM_GROUP_L4S	0x4	/* BBR_PARAM_TABLE_L4S (inside the core's) */
 
 /* The fields, in table order. */
 struct bbr_params {

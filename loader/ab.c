@@ -285,42 +285,31 @@ int ab_attach(const struct cmd_opts *o)
 	struct cc_ab *skel = NULL;
 	struct ab_arms a;
 	struct ab_cfg c = {};
-	char cg[PATH_MAX], dir[PATH_MAX], idname[24];
+	struct att_target t;
+	const char *names[AB_ARMS_MAX];
 	bool need_ets = false;
 	uint32_t key = 0;
-	uint64_t id;
 	int cgfd = -1, cgdfd = -1, dfd, ret;
 
 	ret = parse_spec(o->cc, &a);
 	if (ret)
 		return ret;
-	if (check_privileges("attach") || check_kernel_btf() || ensure_bpffs())
-		return EXIT_FAIL;
 	for (int i = 0; i < a.n; i++) {
-		if (cc_available(a.name[i]) != 1) {
-			err("attach: unknown congestion control \"%s\": not in %s "
-			    "(load it first with `bbrctl load %s`)", a.name[i],
-			    PROC_AVAIL_CC, a.name[i]);
-			return EXIT_FAIL;
-		}
+		names[i] = a.name[i];
 		need_ets |= cc_needs_ets(a.name[i]);
 	}
-	if (cgroup_resolve(o->cgroup, cg, sizeof(cg), &id) ||
-	    cg_pin_dir(id, dir, sizeof(dir)))
+	if (att_prepare(o, names, a.n, &t))
 		return EXIT_FAIL;
-	snprintf(idname, sizeof(idname), "%llu", (unsigned long long)id);
-	if (attachments_of(NULL, false) < 0)	/* drop those of removed cgroups */
-		return EXIT_FAIL;
-	dfd = ab_dir(id, PT_CREATE | PT_EXCL, &cgdfd);
+	dfd = ab_dir(t.id, PT_CREATE | PT_EXCL, &cgdfd);
 	if (dfd == -EEXIST) {
 		/* an attachment is there: new weights if it is a split */
-		dfd = pt_subdir(cgdfd, PIN_CGROUP, idname, 0);
+		dfd = pt_subdir(cgdfd, PIN_CGROUP, t.idname, 0);
 		if (dfd >= 0 && ab_pinned(dfd))
-			ret = ab_reweigh(dfd, dir, cg, &a);
+			ret = ab_reweigh(dfd, t.dir, t.cg, &a);
 		else if (dfd >= 0) {
 			err("attach: %s already has a congestion control attached by "
-			    "bbrctl (%s); run `bbrctl detach --cgroup %s` first", cg,
-			    dir, o->cgroup);
+			    "bbrctl (%s); run `bbrctl detach --cgroup %s` first", t.cg,
+			    t.dir, o->cgroup);
 			ret = EXIT_FAIL;
 		} else
 			ret = EXIT_FAIL;
@@ -335,11 +324,9 @@ int ab_attach(const struct cmd_opts *o)
 		return EXIT_FAIL;
 	}
 	ret = EXIT_FAIL;
-	cgfd = open(cg, O_RDONLY | O_DIRECTORY);
-	if (cgfd < 0) {
-		err("cannot open %s: %s", cg, strerror(errno));
+	cgfd = att_open_cgroup(&t);
+	if (cgfd < 0)
 		goto out;
-	}
 	if (need_ets && ets_attach_cgroup(&ets, cgfd, dfd, PIN_ETS)) {
 		err("attach: an arm needs the ETS sockops program, which is "
 		    "unavailable; nothing attached");
@@ -352,25 +339,25 @@ int ab_attach(const struct cmd_opts *o)
 	}
 	cfg_weights(&c, &a);
 	if (getrandom(&c.salt, sizeof(c.salt), 0) != sizeof(c.salt))
-		c.salt = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+		c.salt = (uint64_t)t.id * 0x9e3779b97f4a7c15ull;
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ab_cfg), &key, &c, BPF_ANY)) {
 		err("attach: writing the split failed: %s", strerror(errno));
 		goto out;
 	}
-	if (pin_maps(skel, dfd, dir) ||
+	if (pin_maps(skel, dfd, t.dir) ||
 	    att_do(&lk, skel->progs.cc_ab, cgfd, dfd, PIN_AB))
 		goto out;
 	info("attached: new TCP connections in %s (cgroup id %llu) split %s%s; "
-	     "pinned at %s", cg, (unsigned long long)id, o->cc,
-	     ets.pinned ? " with ETS" : "", dir);
+	     "pinned at %s", t.cg, (unsigned long long)t.id, o->cc,
+	     ets.pinned ? " with ETS" : "", t.dir);
 	ret = EXIT_OK;
 out:
 	if (ret != EXIT_OK) {
 		att_undo(&lk);
 		if (ets.pinned)		/* ets_attach_cgroup() let go of its link */
 			pt_unlink(dfd, PIN_ETS);
-		ab_unpin(dfd, idname);
-		pt_rmdir(cgdfd, idname);
+		ab_unpin(dfd, t.idname);
+		pt_rmdir(cgdfd, t.idname);
 	} else {
 		att_keep(&lk);
 	}
@@ -482,64 +469,52 @@ static void print_diff(const char *what, const char *unit, double scale,
 	       b->n >= AB_MIN_CONNS ? "  *" : "");
 }
 
-static int ab_report(const struct cmd_opts *o)
+/* The split's ring of finished connections, read in one batch (an array
+ * map: keys 0..N-1), and its head (how many finished); -1 with errno set. */
+static int read_ring(int dfd, struct ab_conn *ring, uint64_t *head)
 {
-	uint64_t min_bytes = o->min_bytes_set ? o->min_bytes : AB_MIN_BYTES_DEFAULT;
-	struct arm_report rep[AB_ARMS_MAX] = {};
-	char cg[PATH_MAX], dir[PATH_MAX];
-	struct ab_cfg c;
-	struct ab_conn *ring = NULL;
-	uint64_t id, head = 0, kept = 0;
-	uint32_t key = 0;
-	int fd = -1, dfd, ret = EXIT_FAIL;
+	uint32_t key = 0, keys_out, count = AB_RING_SLOTS, *keys;
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	int fd = ab_map_fd(dfd, "ab_ring"), r, e;
 
-	if (!o->cgroup) {
-		err("ab report: --cgroup PATH is required");
-		return EXIT_USAGE;
+	if (fd < 0 || bpf_map_lookup_elem(fd, &key, head)) {
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return -1;
 	}
-	if (check_privileges("ab"))
-		return EXIT_FAIL;
-	if (cgroup_resolve(o->cgroup, cg, sizeof(cg), &id) ||
-	    cg_pin_dir(id, dir, sizeof(dir)))
-		return EXIT_FAIL;
-	dfd = ab_dir(id, PT_QUIET, NULL);
-	if (dfd < 0 && dfd != -ENOENT)
-		return EXIT_FAIL;	/* refused, with the reason */
-	if (dfd < 0 || !ab_pinned(dfd) || read_cfg(dfd, &c)) {
-		err("ab report: %s has no split attached by bbrctl (`bbrctl attach "
-		    "--cgroup %s --cc A:50,B:50`)", cg, o->cgroup);
-		if (dfd >= 0)
-			close(dfd);
-		return EXIT_FAIL;
-	}
-	fd = ab_map_fd(dfd, "ab_ring");
-	if (fd < 0 || bpf_map_lookup_elem(fd, &key, &head))
-		goto io;
 	close(fd);
-	ring = calloc(AB_RING_SLOTS, sizeof(*ring));
 	fd = ab_map_fd(dfd, "ab_conns");
-	if (!ring || fd < 0)
-		goto io;
-	/* One batched read of the whole ring (an array map: keys 0..N-1). */
-	{
-		uint32_t keys_out, count = AB_RING_SLOTS, *keys = calloc(AB_RING_SLOTS, sizeof(*keys));
-		LIBBPF_OPTS(bpf_map_batch_opts, bo);
-		int r;
-
-		if (!keys)
-			goto io;
-		r = bpf_map_lookup_batch(fd, NULL, &keys_out, keys, ring, &count, &bo);
+	keys = calloc(AB_RING_SLOTS, sizeof(*keys));
+	if (fd < 0 || !keys) {
+		e = fd < 0 ? errno : ENOMEM;
 		free(keys);
-		if (r && errno != ENOENT)
-			goto io;
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return -1;
 	}
+	r = bpf_map_lookup_batch(fd, NULL, &keys_out, keys, ring, &count, &bo);
+	e = errno;
+	free(keys);
 	close(fd);
-	fd = -1;
+	errno = e;
+	return r && e != ENOENT ? -1 : 0;
+}
+
+/* Each arm's connections, goodput (transfers of at least min_bytes),
+ * retransmission rate and srtt; the number of connections kept. */
+static uint64_t tally_arms(const struct ab_conn *ring, const struct ab_cfg *c,
+			   uint64_t min_bytes, struct arm_report *rep)
+{
+	uint64_t kept = 0;
+
 	for (uint32_t i = 0; i < AB_RING_SLOTS; i++) {
 		const struct ab_conn *k = &ring[i];
 		struct arm_report *ar;
 
-		if (!k->seq || k->arm >= c.narms || k->arm >= AB_ARMS_MAX)
+		if (!k->seq || k->arm >= c->narms || k->arm >= AB_ARMS_MAX)
 			continue;
 		kept++;
 		ar = &rep[k->arm];
@@ -551,63 +526,121 @@ static int ab_report(const struct cmd_opts *o)
 		if (k->bytes_acked >= min_bytes && k->duration_us)
 			mom_add(&ar->goodput, (double)k->bytes_acked * 8e6 / (double)k->duration_us);
 	}
-	if (g_opts.json) {
-		json_t *j = json_object(), *arms = json_array();
+	return kept;
+}
 
-		js_set_str(j, "cgroup", cg);
-		js_set_u64(j, "cgroup_id", id);
-		js_set_u64(j, "min_bytes", min_bytes);
-		js_set_u64(j, "generation", c.generation);
-		js_set_u64(j, "finished", head);
-		js_set_u64(j, "kept", kept);
-		for (uint32_t i = 0; i < c.narms && i < AB_ARMS_MAX; i++) {
-			json_t *a = json_object();
+/* What ab report says of one split, for both outputs. */
+struct ab_summary {
+	const char *cg;
+	uint64_t id, min_bytes, head, kept;
+	const struct ab_cfg *c;
+	const struct arm_report *rep;
+};
 
-			js_set_str(a, "arm", c.name[i]);
-			js_set_u64(a, "weight_pct", c.cum_pct[i] - (i ? c.cum_pct[i - 1] : 0));
-			js_set_u64(a, "connections", rep[i].conns);
-			js_set(a, "goodput_bps", measure_json(&rep[i].goodput));
-			js_set(a, "retrans_rate", measure_json(&rep[i].retrans));
-			js_set(a, "srtt_us", measure_json(&rep[i].srtt));
-			if (i) {
-				json_t *v = json_object();
+static uint32_t arm_weight(const struct ab_cfg *c, uint32_t i)
+{
+	return c->cum_pct[i] - (i ? c->cum_pct[i - 1] : 0);
+}
 
-				js_set(v, "goodput_bps", diff_json(&rep[0].goodput, &rep[i].goodput));
-				js_set(v, "retrans_rate", diff_json(&rep[0].retrans, &rep[i].retrans));
-				js_set(v, "srtt_us", diff_json(&rep[0].srtt, &rep[i].srtt));
-				js_set(a, "vs_first", v);
-			}
-			json_array_append_new(arms, a);
+static int report_json(const struct ab_summary *s)
+{
+	const struct ab_cfg *c = s->c;
+	const struct arm_report *rep = s->rep;
+	json_t *j = json_object(), *arms = json_array();
+
+	js_set_str(j, "cgroup", s->cg);
+	js_set_u64(j, "cgroup_id", s->id);
+	js_set_u64(j, "min_bytes", s->min_bytes);
+	js_set_u64(j, "generation", c->generation);
+	js_set_u64(j, "finished", s->head);
+	js_set_u64(j, "kept", s->kept);
+	for (uint32_t i = 0; i < c->narms && i < AB_ARMS_MAX; i++) {
+		json_t *a = json_object();
+
+		js_set_str(a, "arm", c->name[i]);
+		js_set_u64(a, "weight_pct", arm_weight(c, i));
+		js_set_u64(a, "connections", rep[i].conns);
+		js_set(a, "goodput_bps", measure_json(&rep[i].goodput));
+		js_set(a, "retrans_rate", measure_json(&rep[i].retrans));
+		js_set(a, "srtt_us", measure_json(&rep[i].srtt));
+		if (i) {
+			json_t *v = json_object();
+
+			js_set(v, "goodput_bps", diff_json(&rep[0].goodput, &rep[i].goodput));
+			js_set(v, "retrans_rate", diff_json(&rep[0].retrans, &rep[i].retrans));
+			js_set(v, "srtt_us", diff_json(&rep[0].srtt, &rep[i].srtt));
+			js_set(a, "vs_first", v);
 		}
-		js_set(j, "arms", arms);
-		ret = js_print(j) ? EXIT_FAIL : EXIT_OK;
-		goto out;
+		json_array_append_new(arms, a);
 	}
+	js_set(j, "arms", arms);
+	return js_print(j) ? EXIT_FAIL : EXIT_OK;
+}
+
+static int report_text(const struct ab_summary *s)
+{
+	const struct ab_cfg *c = s->c;
+	const struct arm_report *rep = s->rep;
+
 	printf("A/B split of %s (generation %u): %llu connections finished, the last "
 	       "%llu kept; goodput over transfers of at least %llu bytes; "
-	       "mean ± 95 %% interval\n", cg, c.generation, (unsigned long long)head,
-	       (unsigned long long)kept, (unsigned long long)min_bytes);
-	for (uint32_t i = 0; i < c.narms && i < AB_ARMS_MAX; i++) {
-		printf("\n%s (weight %u %%): %llu connections\n", c.name[i],
-		       c.cum_pct[i] - (i ? c.cum_pct[i - 1] : 0),
-		       (unsigned long long)rep[i].conns);
+	       "mean ± 95 %% interval\n", s->cg, c->generation, (unsigned long long)s->head,
+	       (unsigned long long)s->kept, (unsigned long long)s->min_bytes);
+	for (uint32_t i = 0; i < c->narms && i < AB_ARMS_MAX; i++) {
+		printf("\n%s (weight %u %%): %llu connections\n", c->name[i],
+		       arm_weight(c, i), (unsigned long long)rep[i].conns);
 		print_measure("goodput", "Mbit/s", 1e6, &rep[i].goodput);
 		print_measure("retrans", "%", 0.01, &rep[i].retrans);
 		print_measure("srtt", "ms", 1e3, &rep[i].srtt);
 	}
-	for (uint32_t i = 1; i < c.narms && i < AB_ARMS_MAX; i++) {
-		printf("\n%s - %s (* the interval excludes 0):\n", c.name[i], c.name[0]);
+	for (uint32_t i = 1; i < c->narms && i < AB_ARMS_MAX; i++) {
+		printf("\n%s - %s (* the interval excludes 0):\n", c->name[i], c->name[0]);
 		print_diff("goodput", "Mbit/s", 1e6, &rep[0].goodput, &rep[i].goodput);
 		print_diff("retrans", "%", 0.01, &rep[0].retrans, &rep[i].retrans);
 		print_diff("srtt", "ms", 1e3, &rep[0].srtt, &rep[i].srtt);
 	}
-	ret = EXIT_OK;
-	goto out;
-io:
-	err("ab report: reading the split of %s (%s) failed: %s", cg, dir, strerror(errno));
-out:
-	if (fd >= 0)
-		close(fd);
+	return EXIT_OK;
+}
+
+static int ab_report(const struct cmd_opts *o)
+{
+	struct arm_report rep[AB_ARMS_MAX] = {};
+	struct ab_summary sum = { .rep = rep };
+	char cg[PATH_MAX], dir[PATH_MAX];
+	struct ab_cfg c;
+	struct ab_conn *ring = NULL;
+	int dfd, ret = EXIT_FAIL;
+
+	sum.min_bytes = o->min_bytes_set ? o->min_bytes : AB_MIN_BYTES_DEFAULT;
+	if (!o->cgroup) {
+		err("ab report: --cgroup PATH is required");
+		return EXIT_USAGE;
+	}
+	if (check_privileges("ab"))
+		return EXIT_FAIL;
+	if (cgroup_resolve(o->cgroup, cg, sizeof(cg), &sum.id) ||
+	    cg_pin_dir(sum.id, dir, sizeof(dir)))
+		return EXIT_FAIL;
+	dfd = ab_dir(sum.id, PT_QUIET, NULL);
+	if (dfd < 0 && dfd != -ENOENT)
+		return EXIT_FAIL;	/* refused, with the reason */
+	if (dfd < 0 || !ab_pinned(dfd) || read_cfg(dfd, &c)) {
+		err("ab report: %s has no split attached by bbrctl (`bbrctl attach "
+		    "--cgroup %s --cc A:50,B:50`)", cg, o->cgroup);
+		if (dfd >= 0)
+			close(dfd);
+		return EXIT_FAIL;
+	}
+	ring = calloc(AB_RING_SLOTS, sizeof(*ring));
+	if (!ring || read_ring(dfd, ring, &sum.head)) {
+		err("ab report: reading the split of %s (%s) failed: %s", cg, dir,
+		    strerror(ring ? errno : ENOMEM));
+	} else {
+		sum.cg = cg;
+		sum.c = &c;
+		sum.kept = tally_arms(ring, &c, sum.min_bytes, rep);
+		ret = g_opts.json ? report_json(&sum) : report_text(&sum);
+	}
 	close(dfd);
 	free(ring);
 	return ret;

@@ -263,13 +263,46 @@ int ets_attach_cgroup(struct sockops_att *a, int cgfd, int dfd, const char *pin)
 	return ret;
 }
 
+int att_prepare(const struct cmd_opts *o, const char *const *ccs, int n,
+		struct att_target *t)
+{
+	/* cc_select and ETS are CO-RE programs: they need the kernel's BTF. */
+	if (check_privileges("attach") || check_kernel_btf() || ensure_bpffs())
+		return EXIT_FAIL;
+	for (int i = 0; i < n; i++) {
+		if (cc_available(ccs[i]) == 1)
+			continue;
+		err("attach: unknown congestion control \"%s\": not in %s "
+		    "(load it first with `bbrctl load %s`)", ccs[i],
+		    PROC_AVAIL_CC, ccs[i]);
+		/* ...which cannot work on a kernel without BPF CCs: say so. */
+		check_struct_ops_cc();
+		return EXIT_FAIL;
+	}
+	if (cgroup_resolve(o->cgroup, t->cg, sizeof(t->cg), &t->id) ||
+	    cg_pin_dir(t->id, t->dir, sizeof(t->dir)))
+		return EXIT_FAIL;
+	snprintf(t->idname, sizeof(t->idname), "%llu", (unsigned long long)t->id);
+	if (attachments_of(NULL, false) < 0)	/* drop those of removed cgroups */
+		return EXIT_FAIL;
+	return 0;
+}
+
+int att_open_cgroup(const struct att_target *t)
+{
+	int fd = open(t->cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		err("cannot open %s: %s", t->cg, strerror(errno));
+	return fd;
+}
+
 int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
 {
 	struct sockops_att sel = {}, ets = {};
 	struct cc_select *sel_skel = NULL;
 	struct ets *ets_skel = NULL;
-	char cg[PATH_MAX], dir[PATH_MAX], idname[24];
-	uint64_t id;
+	struct att_target t;
 	int cgfd = -1, ret = EXIT_FAIL, cgdfd = -1, dfd = -1;
 
 	if (nargs) {
@@ -287,43 +320,25 @@ int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
 		err("attach: invalid congestion control name \"%s\"", o->cc);
 		return EXIT_USAGE;
 	}
-	/* cc_select and ETS are CO-RE programs: they need the kernel's BTF. */
-	if (check_privileges("attach") || check_kernel_btf() || ensure_bpffs())
-		return EXIT_FAIL;
-	if (cc_available(o->cc) != 1) {
-		err("attach: unknown congestion control \"%s\": not in %s "
-		    "(load it first with `bbrctl load %s`)", o->cc,
-		    PROC_AVAIL_CC, o->cc);
-		/* ...which cannot work on a kernel without BPF CCs: say so. */
-		check_struct_ops_cc();
-		return EXIT_FAIL;
-	}
-	if (cgroup_resolve(o->cgroup, cg, sizeof(cg), &id))
-		return EXIT_FAIL;
-	if (cg_pin_dir(id, dir, sizeof(dir)))
-		return EXIT_FAIL;
-	snprintf(idname, sizeof(idname), "%llu", (unsigned long long)id);
-	if (attachments_of(NULL, false) < 0)	/* drop those of removed cgroups */
+	if (att_prepare(o, (const char *const *)&o->cc, 1, &t))
 		return EXIT_FAIL;
 	cgdfd = pt_dir(PIN_CGROUP_DIR, PT_CREATE);
 	if (cgdfd < 0)
 		return EXIT_FAIL;
-	dfd = pt_subdir(cgdfd, PIN_CGROUP, idname, PT_CREATE | PT_EXCL);
+	dfd = pt_subdir(cgdfd, PIN_CGROUP, t.idname, PT_CREATE | PT_EXCL);
 	if (dfd < 0) {
 		if (dfd == -EEXIST)
 			err("attach: %s already has a congestion control %s "
 			    "by bbrctl (%s); run `bbrctl detach --cgroup %s` first",
-			    cg, ab_pinned_at(cgdfd, idname) ?
-			    "split (A/B) attached" : "attached", dir, o->cgroup);
+			    t.cg, ab_pinned_at(cgdfd, t.idname) ?
+			    "split (A/B) attached" : "attached", t.dir, o->cgroup);
 		close(cgdfd);
 		return EXIT_FAIL;
 	}
 	ret = EXIT_FAIL;
-	cgfd = open(cg, O_RDONLY | O_DIRECTORY);
-	if (cgfd < 0) {
-		err("cannot open %s: %s", cg, strerror(errno));
+	cgfd = att_open_cgroup(&t);
+	if (cgfd < 0)
 		goto out;
-	}
 	if (cc_needs_ets(o->cc)) {
 		ets_skel = ets_load();
 		if (!ets_skel || att_do(&ets, ets_skel->progs.ets_sockops, cgfd,
@@ -338,14 +353,14 @@ int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
 				PIN_SELECT))
 		goto out;
 	info("attached: new TCP sockets in %s (cgroup id %llu) use %s%s; pinned at %s",
-	     cg, (unsigned long long)id, o->cc,
-	     ets.link ? " with ETS" : "", dir);
+	     t.cg, (unsigned long long)t.id, o->cc,
+	     ets.link ? " with ETS" : "", t.dir);
 	ret = EXIT_OK;
 out:
 	if (ret != EXIT_OK) {
 		att_undo(&sel);
 		att_undo(&ets);
-		pt_rmdir(cgdfd, idname);
+		pt_rmdir(cgdfd, t.idname);
 	} else {
 		att_keep(&sel);
 		att_keep(&ets);

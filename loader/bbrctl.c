@@ -456,10 +456,11 @@ PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
 "  bbrctl hwtstamp enable eth0 && bbrctl hwtstamp status eth0\n",
 	  0, false, NULL, cmd_hwtstamp },
 	{ "ect1",
-"  ect1 attach|detach|status [--netns NS] IFACE   ECT(1) on L4S data (egress)\n",
+"  ect1 attach|detach|status [--netns NS] IFACE | prune   ECT(1) on L4S data (egress)\n",
 "Usage: bbrctl ect1 attach [--netns NS] IFACE\n"
 "       bbrctl ect1 detach [--netns NS] IFACE | NETNS-IFINDEX\n"
 "       bbrctl ect1 status [--json] [--netns NS] [IFACE]\n"
+"       bbrctl ect1 prune\n"
 "\n"
 "Send the data of L4S connections leaving IFACE as ECT(1), the codepoint\n"
 "an L4S AQM classifies by. A copy loaded with `load --ecn accecn` gets\n"
@@ -480,6 +481,8 @@ PIN_ROOT "/" PIN_CGROUP_DIR "/CGROUP_ID/" PIN_SELECT " and survives bbrctl.\n"
 "          ifindex, device name (in bbrctl's namespace), state (attached,\n"
 "          gone: the device was removed, broken), and of the packets of\n"
 "          those sockets: rewritten (ECT(1)), cleared (Not-ECT), left alone\n"
+"  prune   remove the pins of every device that is gone (state gone or\n"
+"          broken), in any network namespace; those of live devices stay\n"
 "\n"
 "IFACE is a device of bbrctl's network namespace, or of /run/netns/NS.\n"
 "Example (the sender's side of a path):\n"

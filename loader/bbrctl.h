@@ -254,6 +254,8 @@ int bbrctl_lock(const char *cmd);
  * owns that nobody else may write): an fd, or -errno after a message
  * (missing and !create: -ENOENT, quietly). */
 int run_dir_open(bool create);
+/* BBRCTL_RUN_DIR/sub under the same rules (hwtstamp's saved state). */
+int run_subdir_open(const char *sub, bool create);
 
 /* ---- the pin tree (pintree.c): the only code that touches PIN_ROOT ---- */
 #define PT_CREATE	0x1	/* create missing directories (mode 0700) */
@@ -312,6 +314,20 @@ int att_do(struct sockops_att *a, struct bpf_program *prog, int cgfd,
 	   int dfd, const char *pin);
 void att_undo(struct sockops_att *a);	/* remove the pin, detach */
 void att_keep(struct sockops_att *a);	/* the pin keeps it: let go of ours */
+/*
+ * What `attach --cgroup P --cc ...` works on, one cc or a split's arms:
+ * the cgroup's resolved path and id and its pin directory's path, after
+ * the checks both share (privileges, the kernel's BTF, bpffs, every CC
+ * registered) and with the pins of removed cgroups dropped.
+ */
+struct att_target {
+	char cg[PATH_MAX], dir[PATH_MAX], idname[24];
+	uint64_t id;
+};
+int att_prepare(const struct cmd_opts *o, const char *const *ccs, int n,
+		struct att_target *t);
+/* The cgroup directory t->cg opened for attaching; -1 after a message. */
+int att_open_cgroup(const struct att_target *t);
 /* Does cc read the ETS program's storage (bbr_swift)? */
 bool cc_needs_ets(const char *cc);
 /* The ETS program attached to cgroup cgfd, its link pinned at dfd/pin

@@ -216,14 +216,11 @@ static int check_object_accecn(struct cc_target *t)
 	return -EOPNOTSUPP;
 }
 
-int cc_open(struct cc_target *t, const char *path, const char *want_name,
-	    const char *as_name)
+/* Read the object file at path into t->obj (nothing in the kernel yet). */
+static int cc_open_file(struct cc_target *t, const char *path, const char *want_name)
 {
-	struct bpf_map *map, *chosen = NULL, *last = NULL;
-	char buf[64];
-	int nst = 0, ret;
+	int ret;
 
-	memset(t, 0, sizeof(*t));
 	if (snprintf(t->path, sizeof(t->path), "%s", path) >= (int)sizeof(t->path)) {
 		err("object path too long: %s", path);
 		return -ENAMETOOLONG;
@@ -251,6 +248,16 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name,
 		    "object file? rebuild it)" : "");
 		return ret;
 	}
+	return 0;
+}
+
+/* The struct_ops map to register: the one named want_name, else the only
+ * one. Only it is created: another struct_ops map of the same object
+ * would be loaded for nothing and dropped again at exit. */
+static int cc_choose_map(struct cc_target *t, const char *want_name)
+{
+	struct bpf_map *map, *chosen = NULL, *last = NULL;
+	int nst = 0;
 
 	bpf_object__for_each_map(map, t->obj) {
 		if (bpf_map__type(map) != BPF_MAP_TYPE_STRUCT_OPS)
@@ -261,104 +268,118 @@ int cc_open(struct cc_target *t, const char *path, const char *want_name,
 			chosen = map;
 	}
 	if (nst == 0) {
-		err("%s: no struct_ops map: not a congestion control object", path);
-		ret = -ENOENT;
-		goto fail;
+		err("%s: no struct_ops map: not a congestion control object", t->path);
+		return -ENOENT;
 	}
-	if (!chosen) {
-		if (nst > 1) {
-			err("%s: %d struct_ops maps and none named %s; name the "
-			    "one to load", path, nst, want_name ? want_name : "(none given)");
-			ret = -EINVAL;
-			goto fail;
-		}
-		chosen = last;
+	if (!chosen && nst > 1) {
+		err("%s: %d struct_ops maps and none named %s; name the one to load",
+		    t->path, nst, want_name ? want_name : "(none given)");
+		return -EINVAL;
 	}
-	t->st_map = chosen;
-	/* Only the chosen map is created: another struct_ops map of the same
-	 * object would be loaded for nothing and dropped again at exit. */
+	t->st_map = chosen = chosen ? chosen : last;
 	bpf_object__for_each_map(map, t->obj)
 		if (bpf_map__type(map) == BPF_MAP_TYPE_STRUCT_OPS && map != chosen)
 			bpf_map__set_autocreate(map, false);
-
 	if (!(bpf_map__map_flags(chosen) & BPF_F_LINK)) {
 		err("%s: struct_ops map %s is in SEC(\"" ST_OPS_SEC "\"); bbrctl "
 		    "needs SEC(\"" ST_OPS_LINK_SEC "\") so that the registration "
-		    "can be pinned", path, bpf_map__name(chosen));
-		ret = -EINVAL;
-		goto fail;
+		    "can be pinned", t->path, bpf_map__name(chosen));
+		return -EINVAL;
 	}
-	ret = st_ops_cc_name(t, as_name);
-	if (ret)
-		goto fail;
-	ret = check_object_accecn(t);
-	if (ret)
-		goto fail;
+	return 0;
+}
+
+/* The name the CC registers under must be usable here and be the one asked for. */
+static int cc_check_name(const struct cc_target *t, const char *want_name)
+{
 	if (!valid_cc_name(t->name)) {
 		err("%s: congestion control name \"%s\" is not usable as a "
-		    "directory name (letters, digits, '_', '-', '.')", path, t->name);
-		ret = -EINVAL;
-		goto fail;
+		    "directory name (letters, digits, '_', '-', '.')", t->path, t->name);
+		return -EINVAL;
 	}
 	if (!strcmp(t->name, "all")) {
 		err("%s: \"all\" cannot be a congestion control's name: `bbrctl "
-		    "unload all` means every one of them (--name another)", path);
-		ret = -EINVAL;
-		goto fail;
+		    "unload all` means every one of them (--name another)", t->path);
+		return -EINVAL;
 	}
 	if (pin_name_reserved(t->name)) {
 		err("%s: \"%s\" names one of bbrctl's own directories under "
 		    PIN_ROOT "; register the congestion control under another "
-		    "name (--name)", path, t->name);
-		ret = -EINVAL;
-		goto fail;
+		    "name (--name)", t->path, t->name);
+		return -EINVAL;
 	}
 	if (want_name && strcmp(t->obj_name, want_name) != 0) {
 		err("%s: the congestion control in it is named \"%s\", not \"%s\"",
-		    path, t->obj_name, want_name);
-		ret = -EINVAL;
-		goto fail;
+		    t->path, t->obj_name, want_name);
+		return -EINVAL;
 	}
-	if (strcmp(t->obj_name, bpf_map__name(chosen)) != 0)
+	if (strcmp(t->obj_name, bpf_map__name(t->st_map)) != 0)
 		warn("%s: map %s registers a congestion control named %s; by "
-		     "convention the two names are equal", path,
-		     bpf_map__name(chosen), t->obj_name);
+		     "convention the two names are equal", t->path,
+		     bpf_map__name(t->st_map), t->obj_name);
+	return 0;
+}
 
-	/* the object's maps and iterator are named after its own name */
+/* The object's state iterator, socket storage and trace maps, named after
+ * its own CC name; each optional, but the trace maps come as a pair and
+ * an iterator needs the storage. */
+static int cc_find_companions(struct cc_target *t)
+{
+	char buf[64];
+
 	snprintf(buf, sizeof(buf), "dump_%s_state", t->obj_name);
 	t->iter_prog = bpf_object__find_program_by_name(t->obj, buf);
-	snprintf(buf, sizeof(buf), "%s_sk_stor", t->obj_name);
-	t->stor_map = bpf_object__find_map_by_name(t->obj, buf);
 	snprintf(buf, sizeof(buf), "%s_trace_rb", t->obj_name);
 	t->trace_rb = bpf_object__find_map_by_name(t->obj, buf);
 	snprintf(buf, sizeof(buf), "%s_trace_ctl", t->obj_name);
 	t->trace_ctl = bpf_object__find_map_by_name(t->obj, buf);
+	snprintf(buf, sizeof(buf), "%s_sk_stor", t->obj_name);
+	t->stor_map = bpf_object__find_map_by_name(t->obj, buf);
 	if (!t->trace_rb != !t->trace_ctl) {
 		err("%s: has only one of the maps %s_trace_rb and %s_trace_ctl",
-		    path, t->obj_name, t->obj_name);
-		ret = -EINVAL;
-		goto fail;
+		    t->path, t->obj_name, t->obj_name);
+		return -EINVAL;
 	}
 	if (t->iter_prog && !t->stor_map) {
 		err("%s: has iterator dump_%s_state but no map %s to attach it to",
-		    path, t->obj_name, buf);
-		ret = -EINVAL;
-		goto fail;
+		    t->path, t->obj_name, buf);
+		return -EINVAL;
 	}
 	if (t->iter_prog && bpf_program__type(t->iter_prog) != BPF_PROG_TYPE_TRACING) {
 		err("%s: dump_%s_state is not an iterator program "
-		    "(SEC(\"iter/tcp\"))", path, t->obj_name);
-		ret = -EINVAL;
-		goto fail;
+		    "(SEC(\"iter/tcp\"))", t->path, t->obj_name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cc_open(struct cc_target *t, const char *path, const char *want_name,
+	    const char *as_name)
+{
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	ret = cc_open_file(t, path, want_name);
+	if (ret)
+		return ret;
+	ret = cc_choose_map(t, want_name);
+	if (!ret)
+		ret = st_ops_cc_name(t, as_name);
+	if (!ret)
+		ret = check_object_accecn(t);
+	if (!ret)
+		ret = cc_check_name(t, want_name);
+	if (!ret)
+		ret = cc_find_companions(t);
+	if (ret) {
+		bpf_object__close(t->obj);
+		t->obj = NULL;
+		return ret;
 	}
 	dbg("%s: congestion control %s (%s in the object), map %s, iterator %s",
-	    path, t->name, t->obj_name, bpf_map__name(chosen),
+	    path, t->name, t->obj_name, bpf_map__name(t->st_map),
 	    t->iter_prog ? bpf_program__name(t->iter_prog) : "none");
 	return 0;
-fail:
-	bpf_object__close(t->obj);
-	t->obj = NULL;
-	return ret;
 }
 
 static void explain_attach_error(const struct cc_target *t, int e)
@@ -864,14 +885,9 @@ static uint32_t map_id_of(struct bpf_map *map)
 	return mi.id;
 }
 
-int cmd_load(const struct cmd_opts *o, char **args, int nargs)
+/* The usage errors of load's arguments: EXIT_USAGE after a message, else 0. */
+static int load_usage(const struct cmd_opts *o, char **args, int nargs, bool all)
 {
-	struct cc_target *t = NULL;
-	char **names = NULL;
-	int nnames = 0, nt = 0, i, ret = EXIT_FAIL, loaded = 0;
-	sigset_t block, old;
-	bool all = nargs == 1 && strcmp(args[0], "all") == 0;
-
 	if (nargs == 0 && o->nobjs == 0) {
 		err("load: name a congestion control, `all`, or --obj PATH");
 		return EXIT_USAGE;
@@ -896,16 +912,136 @@ int cmd_load(const struct cmd_opts *o, char **args, int nargs)
 		    "or one --obj");
 		return EXIT_USAGE;
 	}
+	return 0;
+}
+
+/* Whether this kernel and process can load at all; a message if not. */
+static bool load_possible(const struct cmd_opts *o)
+{
 	if (check_privileges("load") || check_kernel_btf() ||
 	    check_struct_ops_cc())
-		return EXIT_FAIL;
+		return false;
 	if ((o->ecn_flags & TCP_CONG_NEEDS_ACCECN) && !kernel_has_accecn()) {
 		err("load: --ecn accecn: this kernel has no AccECN (struct tcp_sock "
 		    "has no received_ce in its BTF; AccECN came with Linux 6.18): "
 		    "use --ecn classic");
-		return EXIT_FAIL;
+		return false;
 	}
+	return true;
+}
 
+/* Open one object into t (and give it --ecn's flags). */
+static int load_open_one(const struct cmd_opts *o, struct cc_target *t,
+			 const char *path, const char *want)
+{
+	int e = cc_open(t, path, want, o->name);
+
+	if (e)
+		return e;
+	return o->ecn_flags ? cc_add_ecn_flags(t, o->ecn_flags) : 0;
+}
+
+/* Open the --obj objects; with as many NAMEs, NAME i selects the map of
+ * object i. The number opened in *nt; -1 on failure. */
+static int load_open_objs(const struct cmd_opts *o, char **args, int nargs,
+			  struct cc_target *t, int *nt)
+{
+	for (int i = 0; i < o->nobjs; i++) {
+		const char *want = i < nargs && o->nobjs == nargs ? args[i] : NULL;
+
+		if (load_open_one(o, &t[*nt], o->objs[i], want))
+			return -1;
+		(*nt)++;
+	}
+	return 0;
+}
+
+/* Open the objects of names in the object directory (all: every CC object
+ * there, passing over those this kernel cannot take). -1 on failure. */
+static int load_open_names(const struct cmd_opts *o, char **names, int n, bool all,
+			   struct cc_target *t, int *nt)
+{
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX];
+		int e;
+
+		if (cc_object_path(path, sizeof(path), names[i])) {
+			err("object path too long");
+			return -1;
+		}
+		if (all && !is_cc_object(path)) {
+			dbg("%s: no congestion control, skipped", path);
+			continue;
+		}
+		if (!all && access(path, F_OK) != 0) {
+			err("%s: object not found: %s", names[i], path);
+			hint_objdir();
+			return -1;
+		}
+		e = load_open_one(o, &t[*nt], path, names[i]);
+		if (all && e == -EOPNOTSUPP)
+			continue;	/* said why; load the others */
+		if (e)
+			return -1;
+		(*nt)++;
+	}
+	if (all && *nt == 0) {
+		err("load all: no congestion control objects in %s", g_opts.objdir);
+		return -1;
+	}
+	return 0;
+}
+
+/* A CC name given twice: EXIT_USAGE after a message, else 0. */
+static int load_name_twice(const struct cc_target *t, int nt)
+{
+	for (int i = 0; i < nt; i++)
+		for (int k = 0; k < i; k++)
+			if (strcmp(t[i].name, t[k].name) == 0) {
+				err("load: %s given twice (%s, %s)", t[i].name,
+				    t[k].path, t[i].path);
+				return EXIT_USAGE;
+			}
+	return 0;
+}
+
+/* Register and pin every target, all or nothing; no half-done state if
+ * interrupted: signals wait until it is done. 0 if all were loaded. */
+static int load_attach_all(struct cc_target *t, int nt)
+{
+	sigset_t block, old;
+	int i, loaded = 0;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	for (i = 0; i < nt && !cc_attach(&t[i]); i++)
+		loaded++;
+	if (loaded < nt) {
+		for (i = loaded - 1; i >= 0; i--) {
+			cc_rollback(&t[i]);
+			info("%s: unloaded again (all or nothing)", t[i].name);
+		}
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return loaded < nt ? -1 : 0;
+}
+
+int cmd_load(const struct cmd_opts *o, char **args, int nargs)
+{
+	struct cc_target *t = NULL;
+	char **names = NULL;
+	int nnames = 0, nt = 0, i, ret = EXIT_FAIL;
+	bool all = nargs == 1 && strcmp(args[0], "all") == 0;
+
+	ret = load_usage(o, args, nargs, all);
+	if (ret)
+		return ret;
+	if (!load_possible(o))
+		return EXIT_FAIL;
 	if (all) {
 		nnames = objdir_names(g_opts.objdir, &names);
 		if (nnames < 0) {
@@ -914,93 +1050,25 @@ int cmd_load(const struct cmd_opts *o, char **args, int nargs)
 			return EXIT_FAIL;
 		}
 	}
-
+	ret = EXIT_FAIL;
 	t = calloc((size_t)(all ? nnames : nargs) + o->nobjs, sizeof(*t));
 	if (!t) {
 		err("out of memory");
 		goto out;
 	}
 	/* Open (parse) everything first: no kernel state changes yet. */
-	for (i = 0; i < o->nobjs; i++) {
-		/* With --obj, NAMEs select the map in the objects, in order. */
-		const char *want = !all && i < nargs && o->nobjs == nargs ?
-				   args[i] : NULL;
-
-		if (cc_open(&t[nt], o->objs[i], want, o->name) ||
-		    (o->ecn_flags && cc_add_ecn_flags(&t[nt], o->ecn_flags)))
-			goto out;
-		nt++;
-	}
-	if (!o->nobjs) {
-		int n = all ? nnames : nargs;
-
-		for (i = 0; i < n; i++) {
-			const char *name = all ? names[i] : args[i];
-			char path[PATH_MAX];
-
-			if (cc_object_path(path, sizeof(path), name)) {
-				err("object path too long");
-				goto out;
-			}
-			if (all && !is_cc_object(path)) {
-				dbg("%s: no congestion control, skipped", path);
-				continue;
-			}
-			if (!all && access(path, F_OK) != 0) {
-				err("%s: object not found: %s", name, path);
-				hint_objdir();
-				goto out;
-			}
-			int e = cc_open(&t[nt], path, name, o->name);
-
-			if (all && e == -EOPNOTSUPP)
-				continue;	/* said why; load the others */
-			if (e || (o->ecn_flags && cc_add_ecn_flags(&t[nt], o->ecn_flags)))
-				goto out;
-			nt++;
-		}
-		if (all && nt == 0) {
-			err("load all: no congestion control objects in %s",
-			    g_opts.objdir);
-			goto out;
-		}
-	}
-	for (i = 0; i < nt; i++)
-		for (int k = 0; k < i; k++)
-			if (strcmp(t[i].name, t[k].name) == 0) {
-				err("load: %s given twice (%s, %s)", t[i].name,
-				    t[k].path, t[i].path);
-				ret = EXIT_USAGE;
-				goto out;
-			}
+	if (o->nobjs ? load_open_objs(o, args, nargs, t, &nt) :
+	    load_open_names(o, all ? names : args, all ? nnames : nargs, all, t, &nt))
+		goto out;
+	ret = load_name_twice(t, nt);
+	if (ret)
+		goto out;
+	ret = EXIT_FAIL;
 	for (i = 0; i < nt; i++)
 		if (preflight(&t[i]))
 			goto out;
-	if (ensure_bpffs())
+	if (ensure_bpffs() || load_attach_all(t, nt))
 		goto out;
-
-	/* No half-done state if interrupted: signals wait until we are done. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	for (i = 0; i < nt; i++) {
-		if (cc_attach(&t[i]))
-			break;
-		loaded++;
-	}
-	if (loaded < nt) {
-		for (i = loaded - 1; i >= 0; i--) {
-			cc_rollback(&t[i]);
-			info("%s: unloaded again (all or nothing)", t[i].name);
-		}
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (loaded < nt)
-		goto out;
-
 	for (i = 0; i < nt; i++)
 		printf("loaded %s from %s (struct_ops map id %u%s), pinned at "
 		       "%s/%s\n", t[i].name, t[i].path, map_id_of(t[i].st_map),

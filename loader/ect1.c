@@ -193,10 +193,65 @@ out:
 	return ret;
 }
 
+/* Remove the ect1/ directory and the pin root once they are empty. */
+static void ect1_tidy(void)
+{
+	int root = pt_root(PT_SILENT);
+
+	if (root >= 0) {
+		pt_rmdir(root, PIN_ECT1_DIR);	/* when it was the last */
+		close(root);
+	}
+	pt_remove_root_if_empty();
+}
+
+/*
+ * `ect1 prune`: remove every pin whose link has lost its device (a
+ * removed device, or the whole namespace gone: the kernel detached the
+ * program and the link reads ifindex 0) or cannot be read; those of
+ * devices still there, in any namespace, stay.
+ */
+static int ect1_prune(void)
+{
+	char **names = NULL;
+	int n, dfd, removed = 0, ret = EXIT_OK;
+
+	dfd = pt_dir(PIN_ECT1_DIR, PT_QUIET);
+	if (dfd == -ENOENT) {
+		info("ect1: nothing to prune");
+		return EXIT_OK;
+	}
+	if (dfd < 0)
+		return EXIT_FAIL;
+	n = pt_list(dfd, false, &names);
+	for (int k = 0; k < n; k++) {
+		unsigned long long ns;
+		int ifindex, e;
+
+		if (sscanf(names[k], PIN_ECT1_FMT, &ns, &ifindex) != 2 ||
+		    pin_attached(dfd, names[k]))
+			continue;
+		e = pt_unlink(dfd, names[k]);
+		if (e) {
+			err("ect1: removing %s/%s failed: %s", PIN_ECT1, names[k], strerror(-e));
+			ret = EXIT_FAIL;
+			continue;
+		}
+		printf("pruned %s/%s (device gone)\n", PIN_ECT1, names[k]);
+		removed++;
+	}
+	free_names(names, n > 0 ? n : 0);
+	close(dfd);
+	ect1_tidy();
+	if (!removed && ret == EXIT_OK)
+		info("ect1: nothing to prune");
+	return ret;
+}
+
 static int ect1_detach(const char *ifname, unsigned long long ns, int ifindex)
 {
 	char pin[PATH_MAX], pname[64];
-	int dfd, e, root;
+	int dfd, e;
 
 	if (pin_path(ns, ifindex, pin, sizeof(pin), pname, sizeof(pname)))
 		return EXIT_FAIL;
@@ -215,12 +270,7 @@ static int ect1_detach(const char *ifname, unsigned long long ns, int ifindex)
 		err("ect1: removing %s failed: %s", pin, strerror(-e));
 		return EXIT_FAIL;
 	}
-	root = pt_root(PT_SILENT);
-	if (root >= 0) {
-		pt_rmdir(root, PIN_ECT1_DIR);	/* when it was the last */
-		close(root);
-	}
-	pt_remove_root_if_empty();
+	ect1_tidy();
 	info("ect1: detached from %s", ifname);
 	return EXIT_OK;
 }
@@ -351,19 +401,21 @@ static int ect1_status(const char *ifname, unsigned long long ns, int ifindex)
 int cmd_ect1(const struct cmd_opts *o, char **args, int nargs)
 {
 	const char *verb = nargs ? args[0] : "";
-	bool status = !strcmp(verb, "status");
+	bool status = !strcmp(verb, "status"), prune = !strcmp(verb, "prune");
 	unsigned long long ns;
 	uint32_t l3_off = 0;
 	int ifindex = 0;
 
 	if (!((nargs == 2 && (!strcmp(verb, "attach") || !strcmp(verb, "detach"))) ||
-	      (status && nargs <= 2))) {
+	      (status && nargs <= 2) || (prune && nargs == 1 && !o->netns))) {
 		err("usage: bbrctl ect1 attach|detach [--netns NS] IFACE; "
-		    "bbrctl ect1 status [--netns NS] [IFACE]");
+		    "bbrctl ect1 status [--netns NS] [IFACE]; bbrctl ect1 prune");
 		return EXIT_USAGE;
 	}
 	if (check_privileges("ect1"))
 		return EXIT_FAIL;
+	if (prune)
+		return ect1_prune();
 	if (o->netns && enter_netns("ect1", o->netns))
 		return EXIT_FAIL;
 	ns = netns_cookie();

@@ -17,6 +17,7 @@
  * ets_cfg map (hw_off_valid); until then it keeps the software clock.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,8 @@
 #include "bbrctl.h"
 
 /* Saved configurations: tmpfs, so a reboot (which resets NICs) forgets them. */
-#define HWTS_STATE_DIR	"/run/bbr-bpf/hwtstamp"
+#define HWTS_STATE_SUBDIR	"hwtstamp"		/* in BBRCTL_RUN_DIR */
+#define HWTS_STATE_DIR		BBRCTL_RUN_DIR "/" HWTS_STATE_SUBDIR
 
 static int hwts_ioctl(const char *ifname, unsigned long req,
 		      struct hwtstamp_config *cfg)
@@ -49,11 +51,6 @@ static int hwts_ioctl(const char *ifname, unsigned long req,
 	return ret;
 }
 
-static void state_path(const char *ifname, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s/%s", HWTS_STATE_DIR, ifname);
-}
-
 static int no_hw(const char *ifname, int e)
 {
 	if (e == -EOPNOTSUPP || e == -EINVAL || e == -ERANGE || e == -ENOTTY)
@@ -65,38 +62,62 @@ static int no_hw(const char *ifname, int e)
 	return EXIT_FAIL;
 }
 
+/*
+ * The saved configurations live under BBRCTL_RUN_DIR by its rules (a
+ * directory root owns and only root may write, no symbolic link followed:
+ * run_subdir_open()), one file per interface opened relative to it with
+ * O_NOFOLLOW, so that nobody can make bbrctl write or read elsewhere.
+ */
 static int save_state(const char *ifname, const struct hwtstamp_config *c)
 {
-	char path[256];
+	int dfd = run_subdir_open(HWTS_STATE_SUBDIR, true), fd;
 	FILE *f;
 
-	if (mkdir("/run/bbr-bpf", 0755) && errno != EEXIST)
+	if (dfd < 0)
+		return dfd;
+	/* O_EXCL: a second enable keeps the original configuration */
+	fd = openat(dfd, ifname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	close(dfd);
+	if (fd < 0)
+		return errno == EEXIST ? 0 : -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
 		return -errno;
-	if (mkdir(HWTS_STATE_DIR, 0755) && errno != EEXIST)
-		return -errno;
-	state_path(ifname, path, sizeof(path));
-	if (access(path, F_OK) == 0)
-		return 0;	/* keep the original */
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
+	}
 	fprintf(f, "%d %d %d\n", c->flags, c->tx_type, c->rx_filter);
 	return fclose(f) ? -errno : 0;
 }
 
 static int load_state(const char *ifname, struct hwtstamp_config *c)
 {
-	char path[256];
+	int dfd = run_subdir_open(HWTS_STATE_SUBDIR, false), fd, n;
+	struct stat st;
 	FILE *f;
-	int n;
 
-	state_path(ifname, path, sizeof(path));
-	f = fopen(path, "r");
-	if (!f)
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, ifname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return -EINVAL;
+	}
 	n = fscanf(f, "%d %d %d", &c->flags, &c->tx_type, &c->rx_filter);
 	fclose(f);
 	return n == 3 ? 0 : -EINVAL;
+}
+
+static void forget_state(const char *ifname)
+{
+	int dfd = run_subdir_open(HWTS_STATE_SUBDIR, false);
+
+	if (dfd < 0)
+		return;
+	unlinkat(dfd, ifname, 0);
+	close(dfd);
 }
 
 static int hwts_enable(const char *ifname)
@@ -127,7 +148,6 @@ static int hwts_enable(const char *ifname)
 static int hwts_disable(const char *ifname)
 {
 	struct hwtstamp_config old = {};
-	char path[256];
 	int e;
 
 	e = load_state(ifname, &old);
@@ -139,8 +159,7 @@ static int hwts_disable(const char *ifname)
 	e = hwts_ioctl(ifname, SIOCSHWTSTAMP, &old);
 	if (e)
 		return no_hw(ifname, e);
-	state_path(ifname, path, sizeof(path));
-	unlink(path);
+	forget_state(ifname);
 	info("hwtstamp: %s restored to tx_type %d rx_filter %d", ifname,
 	     old.tx_type, old.rx_filter);
 	return EXIT_OK;

@@ -55,6 +55,7 @@
 #define PARAMS_SEC		".data.params"
 #define SETS_VAR		"bbr_param_sets"	/* lib/tcp_cc.h */
 #define GROUPS_VAR		"bbr_param_groups"
+#define BBR_L4S_OBJECT		"bbr3_l4s"	/* the object with the L4S mode's keys */
 #define PARAM_CGRP_MAP		"param_cgrp"
 
 /* ---- the keys ------------------------------------------------------------------ */
@@ -71,10 +72,14 @@ struct key_spec {
 
 #define CORE_KEY(n, lo, hi, d, unit, what)	\
 	{ #n, offsetof(struct bbr_params, n), lo, hi, d, BBR_PARAM_GROUP_CORE, unit, what, NULL },
+#define L4S_KEY(n, lo, hi, d, unit, what)	\
+	{ #n, offsetof(struct bbr_params, n), lo, hi, d, BBR_PARAM_GROUP_L4S, unit, what, NULL },
 #define SWIFT_KEY(n, lo, hi, d, unit, what)	\
 	{ #n, offsetof(struct bbr_params, n), lo, hi, d, BBR_PARAM_GROUP_SWIFT, unit, what, NULL },
 static const struct key_spec keys[] = {
-	BBR_PARAM_TABLE_CORE(CORE_KEY)
+	BBR_PARAM_TABLE_CORE_HEAD(CORE_KEY)
+	BBR_PARAM_TABLE_L4S(L4S_KEY)
+	BBR_PARAM_TABLE_CORE_TAIL(CORE_KEY)
 	BBR_PARAM_TABLE_SWIFT(SWIFT_KEY)
 	/* keep_ecn under the name of its bit in struct swift_cfg, which set
 	 * has taken since before keep_ecn was a row */
@@ -82,6 +87,7 @@ static const struct key_spec keys[] = {
 	  BBR_PARAM_GROUP_SWIFT, "0/1", "the same as keep_ecn", "keep_ecn" },
 };
 #undef CORE_KEY
+#undef L4S_KEY
 #undef SWIFT_KEY
 #define N_KEYS	(sizeof(keys) / sizeof(keys[0]))
 
@@ -129,14 +135,55 @@ static bool first_row_of_key(size_t i)
 
 static const char *group_name(unsigned int group)
 {
-	return group == BBR_PARAM_GROUP_SWIFT ? "bbr_swift" : "BBRv3 core";
+	return group == BBR_PARAM_GROUP_SWIFT ? "bbr_swift" :
+	       group == BBR_PARAM_GROUP_L4S ? "L4S mode" : "BBRv3 core";
+}
+
+/* The object that reads a group's keys, for the message that refuses one. */
+static const char *group_object(unsigned int group)
+{
+	return group == BBR_PARAM_GROUP_SWIFT ? "bbr_swift" :
+	       group == BBR_PARAM_GROUP_L4S ? BBR_L4S_OBJECT : "bbr3";
+}
+
+/* The heading of a group's keys in `bbrctl help keys`. */
+static const char *group_heading(unsigned int group)
+{
+	switch (group) {
+	case BBR_PARAM_GROUP_CORE:
+		return "Keys of bbr3, bbr3_l4s and bbr_swift (KEY MIN..MAX default: unit: meaning):";
+	case BBR_PARAM_GROUP_L4S:
+		return "bbr3_l4s only (the L4S mode; bbr3 and bbr_swift refuse them):";
+	default:
+		return "bbr_swift only:";
+	}
+}
+
+static const unsigned int groups_in_order[] = {
+	BBR_PARAM_GROUP_CORE, BBR_PARAM_GROUP_L4S, BBR_PARAM_GROUP_SWIFT,
+};
+#define N_GROUPS	(sizeof(groups_in_order) / sizeof(groups_in_order[0]))
+
+static void print_group_keys(FILE *f, unsigned int group)
+{
+	fprintf(f, "%s\n", group_heading(group));
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const struct key_spec *k = &keys[i];
+
+		if (k->group != group)
+			continue;
+		if (k->alias_of)
+			fprintf(f, "  %s: %s\n", k->name, k->what);
+		else
+			fprintf(f, "  %s %u..%u default %u: %s: %s\n", k->name, k->min,
+				k->max, k->def, k->unit, k->what);
+	}
 }
 
 void print_param_keys(FILE *f)
 {
-	unsigned int last = 0;
-
-	fprintf(f, "profile=NAME (bbr3 and bbr_swift) sets these keys at once:\n");
+	fprintf(f, "profile=NAME (bbr3, bbr3_l4s and bbr_swift; l4s: bbr3_l4s only) sets "
+		"these keys at once:\n");
 	for (size_t p = 0; p < N_PROFILES; p++) {
 		fprintf(f, "  %s:", profile_names[p]);
 		for (size_t i = 0; i < N_PROFILE_ROWS; i++)
@@ -146,20 +193,8 @@ void print_param_keys(FILE *f)
 		fputc('\n', f);
 	}
 
-	for (size_t i = 0; i < N_KEYS; i++) {
-		const struct key_spec *k = &keys[i];
-
-		if (k->group != last)
-			fprintf(f, k->group == BBR_PARAM_GROUP_CORE ?
-				"Keys of bbr3 and bbr_swift (KEY MIN..MAX default: unit: meaning):\n" :
-				"bbr_swift only:\n");
-		last = k->group;
-		if (k->alias_of)
-			fprintf(f, "  %s: %s\n", k->name, k->what);
-		else
-			fprintf(f, "  %s %u..%u default %u: %s: %s\n", k->name, k->min,
-				k->max, k->def, k->unit, k->what);
-	}
+	for (size_t g = 0; g < N_GROUPS; g++)
+		print_group_keys(f, groups_in_order[g]);
 }
 
 /* ---- the parameter sets of a loaded CC ------------------------------------------- */
@@ -657,7 +692,7 @@ static void show(struct cc_params *c, const struct scope *sc)
 		if (c->groups & BBR_PARAM_GROUP_CORE)
 			js_set_str(j, "profile", profile_of(c, slot));
 		for (size_t i = 0; i < N_KEYS; i++)
-			if (keys[i].group == BBR_PARAM_GROUP_CORE)
+			if (keys[i].group & c->groups & (BBR_PARAM_GROUP_CORE | BBR_PARAM_GROUP_L4S))
 				js_set_u64(pj, keys[i].name, *param_field(c, slot, keys[i].off));
 		js_set(j, "params", pj);
 		if (c->groups & BBR_PARAM_GROUP_SWIFT) {
@@ -713,6 +748,11 @@ static int parse_profile(const struct cc_params *c, const char *name,
 	for (size_t q = 0; q < N_PROFILES; q++) {
 		if (strcmp(name, profile_names[q]))
 			continue;
+		if (q == BBR_PROFILE_l4s && !(c->groups & BBR_PARAM_GROUP_L4S)) {
+			err("set: %s has no L4S mode: profile l4s is the object %s "
+			    "(`bbrctl load %s`)", c->cc, BBR_L4S_OBJECT, BBR_L4S_OBJECT);
+			return EXIT_USAGE;
+		}
 		for (size_t i = 0; i < N_PROFILE_ROWS; i++) {
 			if (!first_row_of_key(i))
 				continue;
@@ -760,8 +800,9 @@ static int parse_pair(const struct cc_params *c, const char *arg, struct pair *p
 		return EXIT_USAGE;
 	}
 	if (!(p->key->group & c->groups)) {
-		err("set: %s is a %s key; %s does not read it", p->key->name,
-		    group_name(p->key->group), c->cc);
+		err("set: %s is a %s key; %s does not read it (it is %s's: `bbrctl load %s`)",
+		    p->key->name, group_name(p->key->group), c->cc,
+		    group_object(p->key->group), group_object(p->key->group));
 		return EXIT_USAGE;
 	}
 	if (num_parse(eq + 1, p->key->min, p->key->max, NUM_HEX, &v, why, sizeof(why))) {

@@ -579,6 +579,44 @@ int run_dir_open(bool create)
 	return fd;
 }
 
+/*
+ * BBRCTL_RUN_DIR/sub, under the same rules as BBRCTL_RUN_DIR itself: a
+ * real directory (no symbolic link followed) that root owns and nobody
+ * else may write; created first with create. An fd, or -errno (after a
+ * message unless it just does not exist and create is false).
+ */
+int run_subdir_open(const char *sub, bool create)
+{
+	int rfd = run_dir_open(create), fd, e;
+	struct stat st;
+
+	if (rfd < 0)
+		return rfd;
+	if (create && mkdirat(rfd, sub, 0755) && errno != EEXIST) {
+		e = errno;
+		err("cannot create %s/%s: %s", BBRCTL_RUN_DIR, sub, strerror(e));
+		close(rfd);
+		return -e;
+	}
+	fd = openat(rfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	e = errno;
+	close(rfd);
+	if (fd < 0) {
+		if (e != ENOENT || create)
+			err("cannot open %s/%s: %s%s", BBRCTL_RUN_DIR, sub, strerror(e),
+			    e == ENOTDIR || e == ELOOP ? " (a symbolic link or not a "
+			    "directory: refused)" : "");
+		return -e;
+	}
+	if (fstat(fd, &st) || st.st_uid != 0 || (st.st_mode & 022)) {
+		err("refusing to use %s/%s: it is not a directory root owns and only "
+		    "root may write (remove it and run bbrctl again)", BBRCTL_RUN_DIR, sub);
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
 /* ---- the lock ------------------------------------------------------------------ */
 
 /*

@@ -478,14 +478,150 @@ static FILE *open_output(const char *path, bool force)
 	return f;
 }
 
+/* Open the named CCs' trace rings (n > 0), else those of every pinned CC
+ * that has one; *ncc counts those opened (also on failure, to close them).
+ * -1 on failure. */
+static int trace_open_ccs(struct trace_cc *ccs, int *ncc, char **names, int n,
+			  char **pinned, int npinned)
+{
+	for (int i = 0; i < n; i++, (*ncc)++)
+		if (open_cc(&ccs[*ncc], names[i], false))
+			return -1;
+	if (n)
+		return 0;
+	for (int i = 0; i < npinned; i++)
+		if (!open_cc(&ccs[*ncc], pinned[i], true))
+			(*ncc)++;
+	if (!*ncc) {
+		err("trace: no loaded congestion control has a trace ring "
+		    "(load one with `bbrctl load bbr3`)");
+		return -1;
+	}
+	return 0;
+}
+
+static void trace_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	/*
+	 * SA_RESTART: a write blocked on a full stdout pipe (a reader that
+	 * drains it only after signalling us, as `timeout` or a test does)
+	 * resumes instead of failing with EINTR and losing the buffered
+	 * events. epoll_wait() inside ring_buffer__poll() is never restarted
+	 * (signal(7)), so the loop still sees the signal within one poll.
+	 */
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);	/* a closed stdout is a write error */
+}
+
+/* One ring buffer reader over every CC's ring; NULL after a message. */
+static struct ring_buffer *trace_rings(struct trace_cc *ccs, int ncc)
+{
+	struct ring_buffer *rb = NULL;
+
+	for (int i = 0; i < ncc; i++) {
+		int r = rb ? ring_buffer__add(rb, ccs[i].rb_fd, on_event, &ccs[i]) : 0;
+
+		if (!rb) {
+			rb = ring_buffer__new(ccs[i].rb_fd, on_event, &ccs[i], NULL);
+			r = rb ? 0 : -errno;
+		}
+		if (r) {
+			err("trace: %s: cannot map the trace ring: %s", ccs[i].name,
+			    strerror(-r));
+			ring_buffer__free(rb);
+			return NULL;
+		}
+	}
+	return rb;
+}
+
+/* Claim every CC's trace switch and start the cookie tables; -1 on failure. */
+static int trace_start(struct trace_cc *ccs, int ncc)
+{
+	if (csv)
+		print_csv_header();
+	for (int i = 0; i < ncc; i++)
+		if (claim(&ccs[i]))
+			return -1;
+	for (int i = 0; i < ncc; i++)
+		gen_cookies(&ccs[i]);
+	for (int i = 0; i < ncc; i++)
+		info("trace: tracing %s%s", ccs[i].name, per_ack ? " (per ACK)" : "");
+	return 0;
+}
+
+/* Poll the rings until a signal or the deadline (0: none); EXIT_OK or
+ * EXIT_FAIL after a read or write error. */
+static int trace_loop(struct ring_buffer *rb, struct trace_cc *ccs, int ncc,
+		      uint64_t duration_us)
+{
+	uint64_t deadline = duration_us ? mono_ns() + duration_us * 1000 : 0;
+
+	while (!trace_stop && (!deadline || mono_ns() < deadline)) {
+		int r = ring_buffer__poll(rb, TRACE_POLL_MS);
+
+		if (r < 0 && r != -EINTR) {
+			if (r != -EPIPE)
+				err("trace: reading the rings failed: %s", strerror(-r));
+			return EXIT_FAIL;
+		}
+		for (int i = 0; i < ncc; i++)
+			if (ccs[i].want_cookies &&
+			    mono_ns() - ccs[i].cookie_gen_ns > TRACE_COOKIE_GEN_NS)
+				gen_cookies(&ccs[i]);
+		if (r > 0 && fflush(out))
+			out_failed = true;
+		if (out_failed) {
+			err("trace: writing the events failed: %s", strerror(errno));
+			return EXIT_FAIL;
+		}
+	}
+	return EXIT_OK;
+}
+
+/* Stop the producers first, then drain what they wrote and close the
+ * output; the exit status, ret unless the end failed. */
+static int trace_finish(struct ring_buffer *rb, struct trace_cc *ccs, int ncc,
+			const char *output, int ret)
+{
+	uint64_t dropped = 0;
+
+	for (int i = 0; i < ncc; i++)
+		dropped += release_ctl(&ccs[i]);
+	if (rb && ret == EXIT_OK && ring_buffer__consume(rb) < 0 && !out_failed)
+		ret = EXIT_FAIL;
+	if (out && fflush(out))
+		ret = EXIT_FAIL;
+	if (out && out != stdout && fclose(out)) {
+		err("trace: writing %s failed: %s", output, strerror(errno));
+		ret = EXIT_FAIL;
+	}
+	if (rb || ret == EXIT_OK)
+		info("trace: %llu events, %llu lost to a full ring, %llu without a "
+		     "socket cookie", (unsigned long long)n_events,
+		     (unsigned long long)dropped, (unsigned long long)n_nocookie);
+	for (int i = 0; i < ncc; i++) {
+		if (ccs[i].rb_fd >= 0)
+			close(ccs[i].rb_fd);
+		if (ccs[i].ctl_fd >= 0)
+			close(ccs[i].ctl_fd);
+	}
+	return ret;
+}
+
 int cmd_trace(const struct cmd_opts *o, char **names, int n)
 {
 	struct trace_cc *ccs = NULL;
 	struct ring_buffer *rb = NULL;
-	struct sigaction sa;
 	char **pinned = NULL;
 	int npinned = 0, ncc = 0, ret = EXIT_FAIL;
-	uint64_t t0, deadline = 0, dropped = 0;
 
 	csv = o->csv;
 	per_ack = o->per_ack;
@@ -504,116 +640,18 @@ int cmd_trace(const struct cmd_opts *o, char **names, int n)
 		err("out of memory");
 		goto out;
 	}
-	if (n) {
-		for (int i = 0; i < n; i++, ncc++)
-			if (open_cc(&ccs[ncc], names[i], false))
-				goto out;
-	} else {
-		for (int i = 0; i < npinned; i++)
-			if (!open_cc(&ccs[ncc], pinned[i], true))
-				ncc++;
-		if (!ncc) {
-			err("trace: no loaded congestion control has a trace ring "
-			    "(load one with `bbrctl load bbr3`)");
-			goto out;
-		}
-	}
-
-	if (o->output) {
-		out = open_output(o->output, o->force);
-		if (!out)
-			goto out;
-	} else {
-		out = stdout;
-	}
-
-	memset(&sa, 0, sizeof(sa));
-	/*
-	 * SA_RESTART: a write blocked on a full stdout pipe (a reader that
-	 * drains it only after signalling us, as `timeout` or a test does)
-	 * resumes instead of failing with EINTR and losing the buffered
-	 * events. epoll_wait() inside ring_buffer__poll() is never restarted
-	 * (signal(7)), so the loop still sees the signal within one poll.
-	 */
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);	/* a closed stdout is a write error */
-
-	for (int i = 0; i < ncc; i++) {
-		int r = rb ? ring_buffer__add(rb, ccs[i].rb_fd, on_event, &ccs[i]) : 0;
-
-		if (!rb) {
-			rb = ring_buffer__new(ccs[i].rb_fd, on_event, &ccs[i], NULL);
-			r = rb ? 0 : -errno;
-		}
-		if (r) {
-			err("trace: %s: cannot map the trace ring: %s", ccs[i].name,
-			    strerror(-r));
-			goto out;
-		}
-	}
-	if (csv)
-		print_csv_header();
-	for (int i = 0; i < ncc; i++)
-		if (claim(&ccs[i]))
-			goto out;
-	for (int i = 0; i < ncc; i++)
-		gen_cookies(&ccs[i]);
-	for (int i = 0; i < ncc; i++)
-		info("trace: tracing %s%s", ccs[i].name,
-		     per_ack ? " (per ACK)" : "");
-
-	t0 = mono_ns();
-	if (o->duration_us)
-		deadline = t0 + o->duration_us * 1000;
-	ret = EXIT_OK;
-	while (!trace_stop && (!deadline || mono_ns() < deadline)) {
-		int r = ring_buffer__poll(rb, TRACE_POLL_MS);
-
-		if (r < 0 && r != -EINTR) {
-			if (r != -EPIPE)
-				err("trace: reading the rings failed: %s", strerror(-r));
-			ret = EXIT_FAIL;
-			break;
-		}
-		for (int i = 0; i < ncc; i++)
-			if (ccs[i].want_cookies &&
-			    mono_ns() - ccs[i].cookie_gen_ns > TRACE_COOKIE_GEN_NS)
-				gen_cookies(&ccs[i]);
-		if (r > 0 && fflush(out))
-			out_failed = true;
-		if (out_failed) {
-			err("trace: writing the events failed: %s", strerror(errno));
-			ret = EXIT_FAIL;
-			break;
-		}
-	}
+	if (trace_open_ccs(ccs, &ncc, names, n, pinned, npinned))
+		goto out;
+	out = o->output ? open_output(o->output, o->force) : stdout;
+	if (!out)
+		goto out;
+	trace_signals();
+	rb = trace_rings(ccs, ncc);
+	if (rb && !trace_start(ccs, ncc))
+		ret = trace_loop(rb, ccs, ncc, o->duration_us);
 out:
-	/* Stop the producers first, then drain what they wrote. */
-	for (int i = 0; i < ncc; i++)
-		dropped += release_ctl(&ccs[i]);
-	if (rb && ret == EXIT_OK && ring_buffer__consume(rb) < 0 && !out_failed)
-		ret = EXIT_FAIL;
-	if (out && fflush(out))
-		ret = EXIT_FAIL;
-	if (out && out != stdout && fclose(out)) {
-		err("trace: writing %s failed: %s", o->output, strerror(errno));
-		ret = EXIT_FAIL;
-	}
-	if (rb || ret == EXIT_OK)
-		info("trace: %llu events, %llu lost to a full ring, %llu without a "
-		     "socket cookie", (unsigned long long)n_events,
-		     (unsigned long long)dropped, (unsigned long long)n_nocookie);
+	ret = trace_finish(rb, ccs, ncc, o->output, ret);
 	ring_buffer__free(rb);
-	for (int i = 0; i < ncc; i++) {
-		if (ccs[i].rb_fd >= 0)
-			close(ccs[i].rb_fd);
-		if (ccs[i].ctl_fd >= 0)
-			close(ccs[i].ctl_fd);
-	}
 	free(ccs);
 	free(socks);
 	json_decref(ev_json);

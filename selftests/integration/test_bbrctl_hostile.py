@@ -417,3 +417,40 @@ def test_run_dir_someone_else_made_is_refused(test_cc, scratch, plant):
         print("left there:", listing)
         assert "bbrctl.lock" not in listing and not any(f.startswith("events") for f in listing)
         assert intact(scratch)
+
+
+@pytest.mark.parametrize("plant", ["symlinked_file", "symlinked_dir", "user_dir"])
+def test_hwtstamp_state_someone_else_planted_is_not_read(scratch, plant):
+    """`hwtstamp disable IFACE` reads the configuration enable saved in
+    /run/bbr-bpf/hwtstamp/IFACE, and writes the NIC with it. A symbolic
+    link there (file or directory), or a directory a user made and may
+    write, is not read: bbrctl says nothing was saved. With a real file
+    it goes on to the NIC (lo: no hardware timestamping), which shows the
+    file would have been read. On a tmpfs of the test's own on /run."""
+    saved = "0 0 1\n"                   # flags, tx_type, rx_filter
+    with PrivateBpffs() as ns:
+        ns.run("mount", "-t", "tmpfs", "bbrbpf-test-run", "/run", check=0)
+        ns.run("mkdir", "-m", "755", RUN_DIR, check=0)
+        hw = RUN_DIR / "hwtstamp"
+        target = Path(scratch) / "hwts"
+        ns.run("sh", "-c", f"mkdir -p {target} && printf '{saved}' > {target}/lo", check=0)
+        if plant == "symlinked_file":
+            ns.run("mkdir", "-m", "755", hw, check=0)
+            ns.run("ln", "-s", target / "lo", hw / "lo", check=0)
+        elif plant == "symlinked_dir":
+            ns.run("ln", "-s", target, hw, check=0)
+        else:
+            ns.run("mkdir", "-m", "777", hw, check=0)
+            ns.run("chown", "65534:65534", hw, check=0)
+            ns.run("sh", "-c", f"printf '{saved}' > {hw}/lo", check=0)
+        cp = ns.bbrctl("hwtstamp", "disable", "lo")
+        print(plant, "->", cp.returncode, cp.stderr.strip())
+        assert cp.returncode == 1
+        assert "nothing saved for lo" in cp.stderr or "refus" in cp.stderr, cp.stderr
+        assert "no hardware timestamping" not in cp.stderr, "the planted file was read"
+        # the control: a real file in a real root-owned directory is read
+        ns.run("sh", "-c", f"rm -rf {hw} && mkdir -m 755 {hw} && printf '{saved}' > {hw}/lo",
+               check=0)
+        cp = ns.bbrctl("hwtstamp", "disable", "lo")
+        print("real file ->", cp.returncode, cp.stderr.strip())
+        assert cp.returncode == 1 and "no hardware timestamping" in cp.stderr, cp.stderr

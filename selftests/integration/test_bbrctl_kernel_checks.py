@@ -148,6 +148,43 @@ def test_load_on_a_kernel_before_6_10_names_cong_control(fake_v61_btf):
     assert_nothing_left()
 
 
+FAKE_NO_ACCECN_BTF_OBJ = "selftests/progs/fake_vmlinux_btf_no_accecn.bpf.o"
+NO_ACCECN = ("which this kernel does not have (struct tcp_sock has no received_ce in its "
+             "BTF; AccECN came with Linux 6.18): not loaded")
+
+
+@pytest.fixture(scope="module")
+def fake_no_accecn_btf():
+    """Raw BTF of a 6.10 to 6.17 kernel: the 4-argument cong_control, no AccECN."""
+    objcopy = shutil.which("llvm-objcopy-19") or shutil.which("llvm-objcopy")
+    if not objcopy:
+        pytest.fail("llvm-objcopy(-19) is needed to build a fake vmlinux BTF")
+    make_target(FAKE_NO_ACCECN_BTF_OBJ, "bpf/bbr3_l4s.bpf.o")
+    with tempfile.TemporaryDirectory(prefix="cts") as d:
+        btf = Path(d, "vmlinux")
+        subprocess.run([objcopy, f"--dump-section=.BTF={btf}",
+                        str(REPO / FAKE_NO_ACCECN_BTF_OBJ)], check=True)
+        yield btf
+
+
+def test_l4s_object_refused_without_accecn(fake_no_accecn_btf):
+    """bbr3_l4s's own ops flags ask for AccECN: on a kernel without it (this
+    kernel has it, so its BTF is replaced by one of a 6.10-6.17 kernel)
+    bbrctl refuses the object before the kernel sees it, naming the object
+    and the missing feature, and registers nothing; `--ecn accecn` the same."""
+    l4 = bbrtest.own_cc_name("ctl4")
+    cp = in_fake_kernel(fake_btf_setup(fake_no_accecn_btf), "load", "--name", l4, "bbr3_l4s")
+    print(cp.stderr.strip())
+    assert cp.returncode == 1, cp
+    assert "bbr3_l4s asks for AccECN" in cp.stderr and NO_ACCECN in cp.stderr, cp.stderr
+    assert_nothing_left(l4)
+    cp = in_fake_kernel(fake_btf_setup(fake_no_accecn_btf), "load", "--name", l4,
+                        "--ecn", "accecn", "bbr3")
+    print(cp.stderr.strip())
+    assert cp.returncode == 1 and "this kernel has no AccECN" in cp.stderr, cp
+    assert_nothing_left(l4)
+
+
 @pytest.mark.kernel_matrix
 @pytest.mark.any_kernel
 def test_this_kernel_runs_bbr_bpf_or_is_refused_by_name():

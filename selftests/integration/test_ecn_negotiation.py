@@ -39,11 +39,13 @@ from pathlib import Path
 import pytest
 
 import bbrtest
+from bbrtest.ctl import PIN_ROOT, PrivateBpffs
 from bbrtest.netns import popen_in, sysctl
 
 NS_PREFIX = "ecn"
 TRANSFER_S = 1.0               # long enough for a few `bbrctl stat` samples
 PORT = 5311
+PIN_ECT1 = PIN_ROOT / "ect1"           # include/bbr_pins.h: ect1 attach's links
 CAPTURE_PKTS = 400              # the handshake and the first data: enough
 SNAPLEN = 128                   # headers only
 PCAP_READY_S = 5.0              # tcpdump writes the pcap header when listening
@@ -297,6 +299,35 @@ def test_ect1_errors_attach_nothing():
     assert "bbrctl's own directories" in cp.stderr
 
 
+def test_ect1_prune_removes_the_pins_of_gone_devices_only():
+    """A device that is removed takes ect1 with it and leaves its pin:
+    `ect1 status` says gone, and `ect1 prune` removes that pin and no other
+    (the live device's stays attached). In a private bpffs, so that no
+    other run's pins are pruned; the namespaces exist before it, so that
+    its mount namespace sees them."""
+    with bbrtest.Topology(prefix=NS_PREFIX, rate_mbit=100) as topo, PrivateBpffs() as priv:
+        priv.bbrctl("ect1", "attach", "--netns", topo.snd_ns, topo.SND_DEV, check=0)
+        priv.bbrctl("ect1", "attach", "--netns", topo.rcv_ns, topo.RCV_DEV, check=0)
+        bbrtest.netns_exec(topo.snd_ns, ["ip", "link", "del", topo.SND_DEV])
+
+        def states():
+            rows = json.loads(priv.bbrctl("--json", "ect1", "status", check=0).stdout)
+            return sorted((r["pin"].rsplit("/", 1)[1], r["state"]) for r in rows)
+
+        before = states()
+        cp = priv.bbrctl("ect1", "prune", check=0)
+        after = states()
+        print("before:", before, "| prune:", cp.stdout.strip(), "| after:", after)
+        assert sorted(s for _, s in before) == ["attached", "gone"], before
+        gone = [p for p, s in before if s == "gone"]
+        assert cp.stdout.strip() == f"pruned {PIN_ECT1}/{gone[0]} (device gone)", cp.stdout
+        assert after == [(p, s) for p, s in before if s == "attached"], after
+        cp = priv.bbrctl("ect1", "prune", check=0)
+        assert cp.stdout == "" and "nothing to prune" in cp.stderr, cp
+        priv.bbrctl("ect1", "detach", "--netns", topo.rcv_ns, topo.RCV_DEV, check=0)
+    bbrctl("ect1", "prune", "--netns", "x", check=2)      # prune looks at every namespace
+
+
 def test_ecn_needs_a_name_of_its_own():
     cp = bbrctl("load", "--ecn", "accecn", "bbr3", check=2)
     assert "--name" in cp.stderr
@@ -346,7 +377,8 @@ def test_l4s_mode_needs_accecn_and_counts_every_mark(copy_of_bbr3):
     which the mode's CE-discounted samples and CE rounds read) matches what
     the emulator marked. Against a receiver with classic ECN only it falls
     back to BBRv3's normal mode, and the count is ECE's coarse one. bbr3
-    itself has no L4S mode: its l4s key changes nothing (stat: off)."""
+    itself has no L4S mode: it refuses profile=l4s, naming bbr3_l4s, and
+    its sockets stay out of the mode (stat: off)."""
     l4s = copy_of_bbr3("l4m", obj="bbr3_l4s")
     classic = copy_of_bbr3("l4c", "classic")
     rec, marks, res = l4s_transfer(l4s)
@@ -362,9 +394,11 @@ def test_l4s_mode_needs_accecn_and_counts_every_mark(copy_of_bbr3):
     print(f"classic peer: l4s_mode {rec['l4s_mode']}, ecn {rec['ecn']}, delivered_ce "
           f"{rec['delivered_ce']}, linkem marked {marks}")
     assert rec["ecn"] == "rfc3168" and rec["l4s_mode"] == "fallback" and rec["l4s"] == 0
-    bbrctl("set", "--default", classic, "profile=l4s")
+    cp = bbrctl("set", "--default", classic, "profile=l4s", check=2)
+    print(f"bbr3 classic copy, set profile=l4s: {cp.stderr.strip()}")
+    assert "bbrctl load bbr3_l4s" in cp.stderr, cp.stderr
     rec, _, _ = l4s_transfer(classic)
-    print(f"bbr3 classic copy with profile=l4s: l4s_mode {rec['l4s_mode']}, l4s {rec['l4s']}")
+    print(f"bbr3 classic copy: l4s_mode {rec['l4s_mode']}, l4s {rec['l4s']}")
     assert rec["l4s_mode"] == "off" and rec["l4s"] == 0
 
 

@@ -70,10 +70,17 @@ def profiles():
     return tuple(re.findall(r'"(\w+)"', m.group(1))) if m else ()
 
 
+def _l4s_keys():
+    """The L4S mode's rows (BBR_PARAM_TABLE_L4S): bbr3_l4s's, which bbrctl
+    refuses for bbr3 and bbr_swift."""
+    m = re.search(r"^#define\s+BBR_PARAM_TABLE_L4S\b(.*?)^#define", _header(), re.M | re.S)
+    return set(re.findall(r"^\s*BBR_PARAM\((\w+),", m.group(1), re.M)) if m else set()
+
+
 @functools.lru_cache(maxsize=None)
 def param_keys(cc):
     """The keys `[cc_params.cc]` may set (empty: cc has no parameters)."""
-    core = _table_keys("BBR_PARAM") | {PROFILE_KEY}
+    core = (_table_keys("BBR_PARAM") - _l4s_keys()) | {PROFILE_KEY}
     if cc == "bbr3":
         return frozenset(core)
     if cc == "bbr_swift":
