@@ -293,6 +293,40 @@ static __always_inline bool peer_went_silent(struct bpf_sock_ops *skops,
 	return true;
 }
 
+/*
+ * The receiver's pause. What an ACK echoes is the TSval of the segment
+ * that covered Last.ACK.sent (TS.Recent, RFC 7323 §4.3): the first one to
+ * arrive after this side last wrote. Once that data segment has been
+ * parsed, the segments after it until this side writes again add nothing
+ * the next ACK needs but TS.Latest, and TS.Latest taken from the echoed
+ * segment itself makes EcrDel exactly how long that segment was held
+ * (docs/ets.md, "Receiver"). So the parse callback is turned off there
+ * and back on at the next segment this side writes: a bulk receiver runs
+ * the program once per ACK instead of once per data segment.
+ *
+ * The segments it did not see may have acknowledged data or carried the
+ * option: the marks of the silence check move to where this side is when
+ * it resumes, so a peer gone silent is noticed one ACK later than it
+ * would have been, not falsely.
+ */
+static __always_inline void parse_pause(struct bpf_sock_ops *skops,
+					struct ets_sk *e)
+{
+	e->flags |= ETS_F_PARSE_PAUSED;
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags &
+				  ~BPF_SOCK_OPS_PARSE_ALL_HDR_OPT_CB_FLAG);
+}
+
+static __always_inline void parse_resume(struct bpf_sock_ops *skops,
+					 struct ets_sk *e)
+{
+	e->flags &= ~ETS_F_PARSE_PAUSED;
+	ets_mark_advance(&e->una_mark, skops->snd_una);
+	ets_mark_advance(&e->rcv_mark, skops->rcv_nxt);
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+				  BPF_SOCK_OPS_PARSE_ALL_HDR_OPT_CB_FLAG);
+}
+
 /* ---- HDR_OPT_LEN_CB ------------------------------------------------ */
 
 static __always_inline void on_opt_len(struct bpf_sock_ops *skops)
@@ -314,14 +348,19 @@ static __always_inline void on_opt_len(struct bpf_sock_ops *skops)
 		/* Established, or the MSS query (no skb, args[0] ==
 		 * BPF_WRITE_HDR_TCP_CURRENT_MSS): same reservation so the
 		 * MSS accounts for the option. */
+		bool sending = skops->args[0] != BPF_WRITE_HDR_TCP_CURRENT_MSS;
+
 		e = ets_get(skops, false);
 		if (!e || !(e->flags & ETS_F_ENABLED))
 			return;
+		/* a segment goes out (not the MSS query): parse again */
+		if (sending && (e->flags & ETS_F_PARSE_PAUSED))
+			parse_resume(skops, e);
 		if (peer_went_silent(skops, e))
 			return;
 		/* The segment goes out with tcp_select_window(), which sets
-		 * rcv_wup to rcv_nxt (not the MSS query: nothing is sent). */
-		if (skops->args[0] != BPF_WRITE_HDR_TCP_CURRENT_MSS)
+		 * rcv_wup to rcv_nxt. */
+		if (sending)
 			e->rcv_wup = skops->rcv_nxt;
 	}
 	if (bpf_reserve_hdr_opt(skops, ETS_OPT_SPACE_BYTES, 0)) {
@@ -451,21 +490,22 @@ static __always_inline bool has_sack(struct bpf_sock_ops *skops)
 
 /* RFC 7323 §4.3: TS.Recent follows a segment that covers Last.ACK.sent
  * (the kernel's tp->rcv_wup, which e->rcv_wup follows: on_opt_len()) with
- * a TSval not older than TS.Recent. */
-static __always_inline void update_ts_recent(struct bpf_sock_ops *skops,
+ * a TSval not older than TS.Recent. Returns whether the segment covered
+ * Last.ACK.sent. */
+static __always_inline bool update_ts_recent(struct bpf_sock_ops *skops,
 					     struct ets_sk *e, u32 tsval)
 {
 	struct tcphdr *th = (void *)(long)skops->skb_data;
 	u32 seq;
 
 	if ((void *)(th + 1) > (void *)(long)skops->skb_data_end)
-		return;
+		return false;
 	seq = bpf_ntohl(th->seq);
 	if (ets_after(seq, e->rcv_wup))
-		return;
-	if (e->ts_recent_us && ets_after(e->ts_recent_us, tsval))
-		return;
-	e->ts_recent_us = tsval;
+		return false;
+	if (!e->ts_recent_us || !ets_after(e->ts_recent_us, tsval))
+		e->ts_recent_us = tsval;
+	return true;
 }
 
 /* The segment's arrival: the NIC's stamp, else the kernel's software RX
@@ -636,7 +676,7 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 	struct ets_cfg *cfg;
 	struct ets_opt o;
 	struct ets_sk *e;
-	bool has_data, ack;
+	bool has_data, ack, echoed;
 	u64 arrival, wait_ns;
 	int len, err;
 
@@ -680,9 +720,11 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 	ack = skops->skb_tcp_flags & TCPHDR_ACK;
 
 	/* Receiver side. */
-	update_ts_recent(skops, e, o.tsval_us);
+	echoed = update_ts_recent(skops, e, o.tsval_us);
 	ets_rcv_latest(&e->ts_latest_us, &e->ts_latest_clock_ns, false,
 		       has_data, o.tsval_us, arrival);
+	if (has_data && echoed)
+		parse_pause(skops, e);
 
 	/* Sender side. */
 	if (ack && !has_data)

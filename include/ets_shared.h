@@ -24,7 +24,8 @@
  * tx_late_us, rx_wait_us; ets_stats host-delay sums; the ets_path map;
  * ets_cfg.path_win_us, tai_off_ns. 6: ets_sk.una_mark, rcv_mark (in
  * reserved space: the size and every other offset are unchanged). 7:
- * ets_sk.rcv_wup (in the last reserved word; the same). */
+ * ets_sk.rcv_wup (in the last reserved word; the same),
+ * ETS_F_PARSE_PAUSED. */
 #define ETS_SHARED_VERSION	7
 
 /* bpffs directory the shared map is pinned in, and its name there. */
@@ -38,6 +39,9 @@
 #define ETS_F_ENABLED		0x04	/* both agreed: send ETS on every segment */
 #define ETS_F_DISABLED		0x08	/* an expected option went missing: off for good */
 #define ETS_F_HW_RX		0x10	/* RX stamps came from the NIC clock */
+#define ETS_F_PARSE_PAUSED	0x20	/* the parse callback is off until this
+					 * side next writes a segment: the
+					 * segment to echo has been seen */
 
 struct ets_sk {
 	/* Sender view: what the CC reads. 0 = no sample yet. */
