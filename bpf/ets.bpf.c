@@ -23,6 +23,11 @@
  * PHC->MONOTONIC offset the loader publishes in ets_cfg; never a raw PHC
  * stamp. See docs/ets.md.
  *
+ * Cost. The receiver parses the segment its next ACK echoes and pauses
+ * the parse callback until it writes again (parse_pause()): once per ACK,
+ * not once per data segment. The option is read in place where our peer
+ * writes it (ets_load_in_place()); the kernel's search is the fallback.
+ *
  * Host delay. How late a data segment is written after its pacing time
  * (its EDT, skb->tstamp) and how long an ACK waited between its RX stamp
  * and this program are the sender's own delays: both are left out of
