@@ -854,6 +854,8 @@ def print_table(res):
     bpf = res.get("bpf", {})
     for key in ("offloads_on", "offloads_off"):
         for v, sec in bpf.get(key, {}).items():
+            if v == "ets_vs_bbr3":
+                continue
             p(f"BPF run time, {v}, {key.replace('_', ' ')} ({fmt(sec['mbps'])} Mbit/s): "
               f"struct_ops {fmt(sec['struct_ops_ms_per_gb'], digits=2)} ms/GB, "
               f"with sock_ops {fmt(sec['all_programs_ms_per_gb'], digits=2)} ms/GB; "
