@@ -23,6 +23,11 @@
  * PHC->MONOTONIC offset the loader publishes in ets_cfg; never a raw PHC
  * stamp. See docs/ets.md.
  *
+ * Cost. The receiver parses the segment its next ACK echoes and pauses
+ * the parse callback until it writes again (parse_pause()): once per ACK,
+ * not once per data segment. The option is read in place where our peer
+ * writes it (ets_load_in_place()); the kernel's search is the fallback.
+ *
  * Host delay. How late a data segment is written after its pacing time
  * (its EDT, skb->tstamp) and how long an ACK waited between its RX stamp
  * and this program are the sender's own delays: both are left out of
@@ -146,6 +151,41 @@ static __always_inline int ets_load(struct bpf_sock_ops *skops, u8 *buf,
 	return bpf_load_hdr_opt(skops, buf, ETS_LOAD_BUF_BYTES, flags);
 }
 
+/*
+ * The option where this program's peer writes it: right after the RFC 7323
+ * timestamp the kernel writes first (NOP, NOP, kind 8 length 10: 12 bytes),
+ * with our length and ExID. Read from the header in place: no helper call,
+ * no search. The option list is then exactly what the kernel's walk would
+ * see first (NOP, NOP, a well-formed TS), so the option found is the one
+ * bpf_load_hdr_opt() would return. Any other layout (no timestamps, SACK
+ * blocks first, a malformed option) goes to ets_load(), which searches.
+ * Returns the option's length copied into buf, or 0 when not there.
+ */
+#define ETS_TS_PREFIX_BYTES	12	/* NOP, NOP, TS (RFC 7323 appendix A) */
+#define TCPOPT_TIMESTAMP	8
+#define TCPOLEN_TIMESTAMP	10
+static __always_inline int ets_load_in_place(struct bpf_sock_ops *skops, u8 *buf)
+{
+	u8 *data = (u8 *)(long)skops->skb_data;
+	u8 *end = (u8 *)(long)skops->skb_data_end;
+	struct tcphdr *th = (void *)data;
+	u8 *o = data + sizeof(*th);
+
+	if ((void *)(o + ETS_TS_PREFIX_BYTES + ETS_OPT_LEN_BYTES) > (void *)end)
+		return 0;
+	if (th->doff * 4 < sizeof(*th) + ETS_TS_PREFIX_BYTES + ETS_OPT_LEN_BYTES)
+		return 0;
+	if (o[0] != ETS_TCPOPT_NOP || o[1] != ETS_TCPOPT_NOP ||
+	    o[2] != TCPOPT_TIMESTAMP || o[3] != TCPOLEN_TIMESTAMP)
+		return 0;
+	o += ETS_TS_PREFIX_BYTES;
+	if (o[0] != ETS_OPT_KIND || o[1] != ETS_OPT_LEN_BYTES ||
+	    o[2] != (ETS_OPT_EXID >> 8) || o[3] != (ETS_OPT_EXID & 0xff))
+		return 0;
+	__builtin_memcpy(buf, o, ETS_OPT_LEN_BYTES);
+	return ETS_OPT_LEN_BYTES;
+}
+
 static __always_inline void cb_flags(struct bpf_sock_ops *skops, bool on)
 {
 	u32 f = skops->bpf_sock_ops_cb_flags;
@@ -171,10 +211,10 @@ static __always_inline u64 skb_tstamp_ns(struct bpf_sock_ops *skops)
  * with TCP's internal pacing never in the future; with fq it is, and then
  * the wait is pacing, not host delay). */
 static __always_inline void note_tx_late(struct bpf_sock_ops *skops,
-					 struct ets_sk *e, u64 now_ns)
+					 struct ets_sk *e, struct ets_stats *st,
+					 u64 now_ns)
 {
 	u64 edt = skb_tstamp_ns(skops), late_us;
-	struct ets_stats *st;
 
 	if (skops->skb_len <= TCP_HDR_MAX_BYTES || !edt || edt > now_ns)
 		return;
@@ -182,7 +222,6 @@ static __always_inline void note_tx_late(struct bpf_sock_ops *skops,
 	if (late_us > ETS_HW_MAX_AGE_NS / 1000)
 		return;		/* not a lateness: an EDT from an old clock */
 	e->tx_late_us = ets_ewma_us(e->tx_late_us, (u32)late_us);
-	st = stats_get(skops);
 	if (st) {
 		__sync_fetch_and_add(&st->tx_late_sum_us, late_us);
 		__sync_fetch_and_add(&st->tx_late_n, 1);
@@ -259,6 +298,40 @@ static __always_inline bool peer_went_silent(struct bpf_sock_ops *skops,
 	return true;
 }
 
+/*
+ * The receiver's pause. What an ACK echoes is the TSval of the segment
+ * that covered Last.ACK.sent (TS.Recent, RFC 7323 §4.3): the first one to
+ * arrive after this side last wrote. Once that data segment has been
+ * parsed, the segments after it until this side writes again add nothing
+ * the next ACK needs but TS.Latest, and TS.Latest taken from the echoed
+ * segment itself makes EcrDel exactly how long that segment was held
+ * (docs/ets.md, "Receiver"). So the parse callback is turned off there
+ * and back on at the next segment this side writes: a bulk receiver runs
+ * the program once per ACK instead of once per data segment.
+ *
+ * The segments it did not see may have acknowledged data or carried the
+ * option: the marks of the silence check move to where this side is when
+ * it resumes, so a peer gone silent is noticed one ACK later than it
+ * would have been, not falsely.
+ */
+static __always_inline void parse_pause(struct bpf_sock_ops *skops,
+					struct ets_sk *e)
+{
+	e->flags |= ETS_F_PARSE_PAUSED;
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags &
+				  ~BPF_SOCK_OPS_PARSE_ALL_HDR_OPT_CB_FLAG);
+}
+
+static __always_inline void parse_resume(struct bpf_sock_ops *skops,
+					 struct ets_sk *e)
+{
+	e->flags &= ~ETS_F_PARSE_PAUSED;
+	ets_mark_advance(&e->una_mark, skops->snd_una);
+	ets_mark_advance(&e->rcv_mark, skops->rcv_nxt);
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+				  BPF_SOCK_OPS_PARSE_ALL_HDR_OPT_CB_FLAG);
+}
+
 /* ---- HDR_OPT_LEN_CB ------------------------------------------------ */
 
 static __always_inline void on_opt_len(struct bpf_sock_ops *skops)
@@ -280,11 +353,20 @@ static __always_inline void on_opt_len(struct bpf_sock_ops *skops)
 		/* Established, or the MSS query (no skb, args[0] ==
 		 * BPF_WRITE_HDR_TCP_CURRENT_MSS): same reservation so the
 		 * MSS accounts for the option. */
+		bool sending = skops->args[0] != BPF_WRITE_HDR_TCP_CURRENT_MSS;
+
 		e = ets_get(skops, false);
 		if (!e || !(e->flags & ETS_F_ENABLED))
 			return;
+		/* a segment goes out (not the MSS query): parse again */
+		if (sending && (e->flags & ETS_F_PARSE_PAUSED))
+			parse_resume(skops, e);
 		if (peer_went_silent(skops, e))
 			return;
+		/* The segment goes out with tcp_select_window(), which sets
+		 * rcv_wup to rcv_nxt. */
+		if (sending)
+			e->rcv_wup = skops->rcv_nxt;
 	}
 	if (bpf_reserve_hdr_opt(skops, ETS_OPT_SPACE_BYTES, 0)) {
 		if (skops->args[0] != BPF_WRITE_HDR_TCP_CURRENT_MSS) {
@@ -304,7 +386,7 @@ static __always_inline void on_write(struct bpf_sock_ops *skops)
 	u64 now_ns = bpf_ktime_get_ns();
 	u32 tsval = (u32)(now_ns / 1000);
 	u8 buf[ETS_LOAD_BUF_BYTES] = {};
-	struct ets_stats *st;
+	struct ets_stats *st = stats_get(skops);
 	struct ets_opt syn_opt;
 	struct ets_sk *e;
 	int len;
@@ -327,14 +409,13 @@ static __always_inline void on_write(struct bpf_sock_ops *skops)
 		e = ets_get(skops, false);
 		if (!e || !(e->flags & ETS_F_ENABLED))
 			return;
-		note_tx_late(skops, e, now_ns);
+		note_tx_late(skops, e, st, now_ns);
 		len = ets_encode(buf, false, ack, tsval, e->ts_recent_us,
 				 ets_ecrdel_compute_us(now_ns,
 						       e->ts_latest_clock_ns,
 						       e->ts_latest_us,
 						       e->ts_recent_us), 0);
 	}
-	st = stats_get(skops);
 	if (bpf_store_hdr_opt(skops, buf, len == ETS_OPT_LEN_SYN_BYTES ?
 			      ETS_OPT_LEN_SYN_BYTES : ETS_OPT_LEN_BYTES, 0)) {
 		CNT(st, store_err);
@@ -392,6 +473,7 @@ static __always_inline void on_estab(struct bpf_sock_ops *skops, bool active)
 	e->ts_recent_us = o.tsval_us;
 	e->una_mark = skops->snd_una;
 	e->rcv_mark = skops->rcv_nxt;
+	e->rcv_wup = skops->rcv_nxt;	/* as the kernel's at establishment */
 	if (active) {
 		e->peer_max_ack_delay_us = o.max_ack_del_us;
 		ets_rcv_latest(&e->ts_latest_us, &e->ts_latest_clock_ns, true,
@@ -412,29 +494,23 @@ static __always_inline bool has_sack(struct bpf_sock_ops *skops)
 }
 
 /* RFC 7323 §4.3: TS.Recent follows a segment that covers Last.ACK.sent
- * (tp->rcv_wup) with a TSval not older than TS.Recent. */
-static __always_inline void update_ts_recent(struct bpf_sock_ops *skops,
+ * (the kernel's tp->rcv_wup, which e->rcv_wup follows: on_opt_len()) with
+ * a TSval not older than TS.Recent. Returns whether the segment covered
+ * Last.ACK.sent. */
+static __always_inline bool update_ts_recent(struct bpf_sock_ops *skops,
 					     struct ets_sk *e, u32 tsval)
 {
 	struct tcphdr *th = (void *)(long)skops->skb_data;
-	struct bpf_sock *sk;
-	struct tcp_sock *tp;
 	u32 seq;
 
 	if ((void *)(th + 1) > (void *)(long)skops->skb_data_end)
-		return;
-	sk = skops->sk;
-	if (!sk)
-		return;
-	tp = bpf_skc_to_tcp_sock(sk);
-	if (!tp)
-		return;
+		return false;
 	seq = bpf_ntohl(th->seq);
-	if (ets_after(seq, tp->rcv_wup))
-		return;
-	if (e->ts_recent_us && ets_after(e->ts_recent_us, tsval))
-		return;
-	e->ts_recent_us = tsval;
+	if (ets_after(seq, e->rcv_wup))
+		return false;
+	if (!e->ts_recent_us || !ets_after(e->ts_recent_us, tsval))
+		e->ts_recent_us = tsval;
+	return true;
 }
 
 /* The segment's arrival: the NIC's stamp, else the kernel's software RX
@@ -605,7 +681,7 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 	struct ets_cfg *cfg;
 	struct ets_opt o;
 	struct ets_sk *e;
-	bool has_data, ack;
+	bool has_data, ack, echoed;
 	u64 arrival, wait_ns;
 	int len, err;
 
@@ -613,7 +689,12 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 	if (!e || !(e->flags & ETS_F_ENABLED))
 		return;
 	st = stats_get(skops);
-	len = ets_load(skops, buf, 0);
+	len = ets_load_in_place(skops, buf);
+	/* keeps clang from sharing a ctx pointer it computed here with
+	 * mark_seen()'s loads: the verifier refuses a moved ctx pointer */
+	asm volatile("" ::: "memory");
+	if (!len)
+		len = ets_load(skops, buf, 0);
 	if (len == -ENOMSG) {
 		on_missing(skops, e, st);
 		return;
@@ -644,9 +725,11 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 	ack = skops->skb_tcp_flags & TCPHDR_ACK;
 
 	/* Receiver side. */
-	update_ts_recent(skops, e, o.tsval_us);
+	echoed = update_ts_recent(skops, e, o.tsval_us);
 	ets_rcv_latest(&e->ts_latest_us, &e->ts_latest_clock_ns, false,
 		       has_data, o.tsval_us, arrival);
+	if (has_data && echoed)
+		parse_pause(skops, e);
 
 	/* Sender side. */
 	if (ack && !has_data)

@@ -23,8 +23,10 @@
  * 5: TSval is the write time; ets_sk.path_rtt_us, host_delay_us,
  * tx_late_us, rx_wait_us; ets_stats host-delay sums; the ets_path map;
  * ets_cfg.path_win_us, tai_off_ns. 6: ets_sk.una_mark, rcv_mark (in
- * reserved space: the size and every other offset are unchanged). */
-#define ETS_SHARED_VERSION	6
+ * reserved space: the size and every other offset are unchanged). 7:
+ * ets_sk.rcv_wup (in the last reserved word; the same),
+ * ETS_F_PARSE_PAUSED. */
+#define ETS_SHARED_VERSION	7
 
 /* bpffs directory the shared map is pinned in, and its name there. */
 #include "bbr_pins.h"
@@ -37,6 +39,9 @@
 #define ETS_F_ENABLED		0x04	/* both agreed: send ETS on every segment */
 #define ETS_F_DISABLED		0x08	/* an expected option went missing: off for good */
 #define ETS_F_HW_RX		0x10	/* RX stamps came from the NIC clock */
+#define ETS_F_PARSE_PAUSED	0x20	/* the parse callback is off until this
+					 * side next writes a segment: the
+					 * segment to echo has been seen */
 
 struct ets_sk {
 	/* Sender view: what the CC reads. 0 = no sample yet. */
@@ -72,7 +77,11 @@ struct ets_sk {
 					 * silent once snd_una or rcv_nxt is
 					 * ETS_MISSING_LIMIT segments past these
 					 * (ets_peer_silent()) */
-	u32 _reserved[1];
+	u32 rcv_wup;			/* rcv_nxt when this side last wrote a
+					 * segment: the kernel's rcv_wup
+					 * (Last.ACK.sent, RFC 7323 §4.3), kept
+					 * here so the parse callback need not
+					 * load it from the tcp_sock */
 };
 
 /*

@@ -105,6 +105,12 @@ GOAL_CONG_CONTROL_MS_PER_GB = 2.0
 GOAL_ALL_OPS_MS_PER_GB = 3.0    # every struct_ops program of bbr3 together
 GOAL_PROFILE_RATIO = 1.5        # CC's CPU share / kernel bbr's
 GOAL_PROFILE_RATIO_ETS = 2.0    # the same with the ETS sockops program
+# ETS (issue "BBR.Swift at full link"): the sock_ops program's ms per GB at
+# most twice bbr3's own struct_ops programs' in the same repeat, offloads
+# on and off; bbr_swift with ETS at most 3 x kernel bbr's CPU share.
+GOAL_ETS_MS_PER_GB_RATIO = 2.0
+GOAL_PROFILE_RATIO_SWIFT_ETS = 3.0
+ETS_PROG = "ets_sockops"
 GOAL_BYTES_PER_SOCKET = 256
 # --quiet-check: what "quiet" means while the bench itself idles. A 2-vCPU
 # VM shows ~1 % busy and < 0.5 % steal at rest.
@@ -379,16 +385,29 @@ def ets_available():
             and bbrtest.bbrctl_can_load())
 
 
+def cgroup_prog_ids(cg):
+    """Ids of the programs attached to cgroup cg (None: no cgroup)."""
+    if cg is None:
+        return set()
+    cp = run(["bpftool", "-j", "cgroup", "show", str(cg)], check=False)
+    try:
+        return {x["id"] for x in json.loads(cp.stdout or "[]")}
+    except (ValueError, KeyError):
+        return set()
+
+
 def op_figures(before, after, mine, gbytes):
     """Per program that ran: calls, ns/call, calls/GB, ms/GB (bpf_stats
-    deltas). mine: the CC's struct_ops program ids; sock_ops programs that
-    ran are included (ETS, cc_select)."""
+    deltas). mine: the program ids of this transfer, the CC's struct_ops
+    programs and the sock_ops programs attached to its cgroup (ETS,
+    cc_select): another user's sock_ops program of the same name, busy
+    at the same time on a shared machine, must not count."""
     progs = {}
     for pid, p in after.items():
         b = before.get(pid, {})
         dcnt = p.get("run_cnt", 0) - b.get("run_cnt", 0)
         dns = p.get("run_time_ns", 0) - b.get("run_time_ns", 0)
-        if dcnt <= 0 or not (pid in mine or p.get("type") == "sock_ops"):
+        if dcnt <= 0 or pid not in mine:
             continue
         progs[p.get("name", str(pid))] = {
             "type": p.get("type"), "run_cnt": dcnt, "ns_per_call": dns / dcnt,
@@ -416,16 +435,32 @@ def bench_bpf(ccs, repeats, seconds):
                     for v in variants:
                         cc, _ = split_variant(v)
                         with variant_cgroup(v) as cg:
+                            mine = set(struct_ops_prog_ids(cc)) | cgroup_prog_ids(cg)
                             before = bpf_progs()
                             r = iperf_run(topo, cc, seconds, cgroup=cg)
                             after = bpf_progs()
-                        progs = op_figures(before, after, struct_ops_prog_ids(cc), r["bytes"] / 1e9)
+                        progs = op_figures(before, after, mine, r["bytes"] / 1e9)
                         runs[v].append({"mbps": r["mbps"], "bytes": r["bytes"], "programs": progs})
                         log(f"bpf {key} rep {rep + 1}/{repeats} {v}: " + ", ".join(
                             f"{n} {x['ns_per_call']:.0f} ns x{x['calls_per_gb']:.0f}/GB"
                             for n, x in progs.items()))
             out[key] = {v: summarise_ops(rs) for v, rs in runs.items()}
+            if "bbr3" in runs and "bbr3" + ETS_SUFFIX in runs:
+                out[key]["ets_vs_bbr3"] = ets_vs_bbr3(runs["bbr3"], runs["bbr3" + ETS_SUFFIX])
     return out
+
+
+def ets_vs_bbr3(plain, with_ets):
+    """Per repeat: ETS's ms/GB in bbr3+ets over bbr3's own struct_ops
+    ms/GB in the plain bbr3 transfer of the same repeat (seconds apart)."""
+    def so(r):
+        return sum(x["ms_per_gb"] for x in r["programs"].values() if x["type"] == "struct_ops")
+    ratios = [r2["programs"][ETS_PROG]["ms_per_gb"] / so(r1)
+              for r1, r2 in zip(plain, with_ets) if ETS_PROG in r2["programs"] and so(r1) > 0]
+    return {"ratio": summary(ratios),
+            "ets_ms_per_gb": summary([r["programs"].get(ETS_PROG, {}).get("ms_per_gb")
+                                      for r in with_ets]),
+            "bbr3_ms_per_gb": summary([so(r) for r in plain])}
 
 
 def summarise_ops(rs):
@@ -819,6 +854,8 @@ def print_table(res):
     bpf = res.get("bpf", {})
     for key in ("offloads_on", "offloads_off"):
         for v, sec in bpf.get(key, {}).items():
+            if v == "ets_vs_bbr3":
+                continue
             p(f"BPF run time, {v}, {key.replace('_', ' ')} ({fmt(sec['mbps'])} Mbit/s): "
               f"struct_ops {fmt(sec['struct_ops_ms_per_gb'], digits=2)} ms/GB, "
               f"with sock_ops {fmt(sec['all_programs_ms_per_gb'], digits=2)} ms/GB; "
@@ -829,6 +866,13 @@ def print_table(res):
                 p(f"  {name:22} {pv['type']:10} {fmt(pv['ns_per_call']):>14} "
                   f"{fmt(pv['calls_per_gb']):>26} {fmt(pv['ms_per_gb'], digits=2):>18}")
             p("")
+    for key in ("offloads_on", "offloads_off"):
+        ev = bpf.get(key, {}).get("ets_vs_bbr3")
+        if ev:
+            p(f"ETS, {key.replace('_', ' ')}: {ETS_PROG} {fmt(ev['ets_ms_per_gb'], digits=2)} ms/GB, "
+              f"bbr3's own {fmt(ev['bbr3_ms_per_gb'], digits=2)} ms/GB, ratio per repeat "
+              f"{fmt(ev['ratio'], digits=2)} (goal <= {GOAL_ETS_MS_PER_GB_RATIO:g})")
+    p("")
     mem = res.get("memory", {})
     if mem:
         p(f"Memory: bbr3 sk_storage value {mem.get('bbr3_sk_storage_value_bytes')} B "
@@ -916,6 +960,11 @@ def goal_lines(res):
                          GOAL_CONG_CONTROL_MS_PER_GB, digits=2))
         out.append(_goal(f"all bbr3 ops ms/GB, {tag}", sec["struct_ops_ms_per_gb"],
                          GOAL_ALL_OPS_MS_PER_GB, digits=2))
+    for key in ("offloads_off", "offloads_on"):
+        ev = res.get("bpf", {}).get(key, {}).get("ets_vs_bbr3")
+        if ev:
+            out.append(_goal(f"ETS ms/GB / bbr3's own, {key.replace('_', ' ')}", ev["ratio"],
+                             GOAL_ETS_MS_PER_GB_RATIO, digits=2))
     prof = res.get("profile", {})
     if prof.get("status") == "ok":
         out.append(_goal("CPU share bbr3 / bbr", prof.get("bbr3", {}).get("ratio_to_bbr"),
@@ -923,6 +972,9 @@ def goal_lines(res):
         out.append(_goal("CPU share bbr3+ets / bbr",
                          prof.get("bbr3" + ETS_SUFFIX, {}).get("ratio_to_bbr"),
                          GOAL_PROFILE_RATIO_ETS, digits=2))
+        out.append(_goal("CPU share bbr_swift+ets / bbr",
+                         prof.get("bbr_swift" + ETS_SUFFIX, {}).get("ratio_to_bbr"),
+                         GOAL_PROFILE_RATIO_SWIFT_ETS, digits=2))
     mem = res.get("memory", {})
     if mem.get("bbr3_sk_storage_value_bytes"):
         out.append(f"per-socket state: {mem['bbr3_sk_storage_value_bytes']} B value; "
@@ -969,6 +1021,8 @@ def main():
                      "all_ops_ms_per_gb_max": GOAL_ALL_OPS_MS_PER_GB,
                      "cpu_share_ratio_max": GOAL_PROFILE_RATIO,
                      "cpu_share_ratio_ets_max": GOAL_PROFILE_RATIO_ETS,
+                     "ets_ms_per_gb_ratio_to_bbr3_max": GOAL_ETS_MS_PER_GB_RATIO,
+                     "cpu_share_ratio_swift_ets_max": GOAL_PROFILE_RATIO_SWIFT_ETS,
                      "bytes_per_socket_max": GOAL_BYTES_PER_SOCKET}}
     log(f"measuring the machine's load for {QUIET_SAMPLE_S:g} s")
     res["load"] = {"before": machine_load()}
