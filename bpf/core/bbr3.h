@@ -804,9 +804,10 @@ static inline s32 bbr_update_ecn_alpha(struct bbr3 *b, const struct bbr_sock *sk
  *   - random-loss tolerance: a loss round whose RTT samples never rose
  *     1/8 min_rtt above min_rtt, with at most 15 % loss, did not overflow
  *     a queue: it cuts neither the lower bounds nor inflight_hi, nor ends
- *     STARTUP or a probe (bbr_loss_looks_random);
+ *     STARTUP or a probe (bbr_loss_looks_random); and a sample's loss is
+ *     too high only from BBR_LOSS_MIN_PKTS lost packets;
  *   - a time-based queue allowance: PROBE_BW cwnd is 1.0 x BDP plus
- *     bw x 10 ms (plus 20 ms more in PROBE_UP, capped at the reference's
+ *     bw x 15 ms (plus 40 ms more in PROBE_UP, capped at the reference's
  *     2 / 2.25 x BDP), instead of 2 x BDP (2.25 in UP) (bbr_time_headroom_cwnd).
  * The profile `v3plus` of include/bbr_params.h sets them; `v3` resets them.
  */
