@@ -201,8 +201,11 @@ struct bbr_params {
 	/* 1.0 x BDP plus a time allowance instead of 2 x BDP */		\
 	BBR_PROFILE_VALUE(v3plus, cwnd_gain, BBR_PARAM_UNIT)			\
 	BBR_PROFILE_VALUE(v3plus, bw_probe_cwnd_gain, 0)			\
-	BBR_PROFILE_VALUE(v3plus, cwnd_headroom_us, 10000)			\
-	BBR_PROFILE_VALUE(v3plus, probe_headroom_us, 20000)			\
+	BBR_PROFILE_VALUE(v3plus, cwnd_headroom_us, 15000)			\
+	/* UP: 1.0 x BDP + 55 ms, so at most the 1.25 min_rtt cap (2.25 x BDP) \
+	 * on paths of 44 ms or more: a probe moves as far as the reference's \
+	 * there, which keeps the share against CUBIC in deep buffers */	\
+	BBR_PROFILE_VALUE(v3plus, probe_headroom_us, 40000)			\
 	/* 256 / 8 = 32: a queue of 1/8 min_rtt means congestion */		\
 	BBR_PROFILE_VALUE(v3plus, loss_queue_thresh, BBR_PARAM_UNIT / 8)	\
 	/* 256 * 15 / 100 = 38 (~14.8 %): above it loss always counts */	\

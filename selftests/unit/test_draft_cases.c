@@ -631,18 +631,16 @@ TEST(draft_probe_down_exits_on_inflight)
 	}
 }
 
-/* 9. Exiting PROBE_DOWN after the max time: the path loses 10 % as DOWN
- * starts, so in flight stays above the headroom; DOWN lasts the probe
- * wait (2-3 s) and goes straight to REFILL. DOWN paces at 0.906 x 0.99
- * (the pacing margin) = 0.897 of max_bw, below the 0.9 the draft's cut
- * leaves, so the queue of the probe still drains, slowly. v3's probe
- * leaves ~0.7 BDP of queue, more than the wait drains; v3plus's (cwnd
- * 1.0 BDP + 30 ms in UP, by design) ~0.4 BDP, gone after ~1.5 s, and then
- * DOWN ends in CRUISE as the draft's rule for it says (in flight <= the
- * BDP): the case's premise does not hold for it. With a 15 % cut the
- * queue grows in DOWN and both profiles wait out the probe wait. The model's path never shows
- * an RTT below its first, so PROBE_RTT comes 5 s after the start and would
- * cut the first DOWN; the case moves PROBE_RTT to 20 s. */
+/* 9. Exiting PROBE_DOWN after the max time: the path loses 10 % (then
+ * 15 %) as DOWN starts, so in flight stays above the headroom; DOWN lasts
+ * the probe wait (2-3 s) and goes straight to REFILL. DOWN paces at 0.906
+ * x 0.99 (the pacing margin) = 0.897 of max_bw, below the 0.9 the draft's
+ * cut leaves, so the queue of the probe still drains, slowly: both
+ * profiles' probes leave more queue than the wait drains (v3plus's UP cwnd
+ * is 1.0 BDP + 55 ms, 1.69 BDP on this 80 ms path, the reference's 2.25
+ * BDP). The model's path never shows an RTT below its first,
+ * so PROBE_RTT comes 5 s after the start and would cut the first DOWN;
+ * the case moves PROBE_RTT to 20 s. */
 
 static u32 dc_down_cut_percent;
 
@@ -662,7 +660,6 @@ static void dc_down_cut_hook(u64 now, const struct bbr3 *b,
 static void dc_down_max_time_case(u32 cut_percent)
 {
 	const struct dc_event *in, *out;
-	bool drains;
 	int p;
 
 	DC_FOR_PROFILES(p) {
@@ -676,18 +673,9 @@ static void dc_down_max_time_case(u32 cut_percent)
 		ASSERT_TRUE(in && D.step == 1);
 		out = dc_leave(ST_DOWN, in->t_ns);
 		ASSERT_TRUE(out);
-		drains = DC_V3PLUS(p) && cut_percent < 15;
-		DC_REPORT("probe-down-max-time", p, "path -%u %% at DOWN: DOWN lasted %.3f s (%u rounds), probe wait %.3f s, left to %s with %u in flight at EDT (Inflight(1.0) %u) (%s)",
+		DC_REPORT("probe-down-max-time", p, "path -%u %% at DOWN: DOWN lasted %.3f s (%u rounds), probe wait %.3f s, left to %s with %u in flight at EDT (Inflight(1.0) %u) (-> REFILL after the probe wait)",
 			  cut_percent, (out->t_ns - in->t_ns) / 1e9, out->round - in->round,
-			  in->probe_wait_us / 1e6, st_names[out->to], out->in_net, out->bdp,
-			  drains ? "v3plus, smaller probe queue: drained, -> CRUISE before the wait" :
-				   "-> REFILL after the probe wait");
-		if (drains) {
-			ASSERT_EQ(out->to, ST_CRUISE);
-			ASSERT_LE(out->in_net, out->bdp);
-			ASSERT_LT(out->t_ns - in->t_ns, (u64)in->probe_wait_us * 1000);
-			continue;
-		}
+			  in->probe_wait_us / 1e6, st_names[out->to], out->in_net, out->bdp);
 		ASSERT_EQ(out->to, ST_REFILL);
 		ASSERT_GE(out->t_ns - in->t_ns, (u64)in->probe_wait_us * 1000);
 		ASSERT_LE(out->t_ns - in->t_ns, (u64)in->probe_wait_us * 1000 + DC_RTT_NS);

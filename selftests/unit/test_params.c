@@ -242,7 +242,7 @@ TEST(profiles_set_their_keys_and_v3_restores_the_reference)
 	printf("  v3plus changes %u of %zu keys\n", changed, sizeof(p) / sizeof(u32));
 	ASSERT_EQ(changed, 6);
 	ASSERT_EQ(p.cwnd_gain, BBR_UNIT);
-	ASSERT_EQ(p.cwnd_headroom_us, 10000);
+	ASSERT_EQ(p.cwnd_headroom_us, 15000);
 
 	/* docs/bbrctl.md's profile table: a row per key a profile sets, a
 	 * column per profile (v3, v3plus, l4s), the values of the table */

@@ -365,6 +365,38 @@ TEST(inflight_hi_from_lost_formula)
 	ASSERT_EQ(bbr_inflight_hi_from_lost(&b, &rs, 10), BBR_UNSET);
 }
 
+/* v3plus: below 50 packets in flight one random loss is already above the
+ * 2 % threshold, so a sample's loss is "too high" only from
+ * BBR_LOSS_MIN_PKTS (3) lost packets; the reference counts the first. The
+ * round's RTT rose 10 ms over a 40 ms min_rtt, so the losses do not look
+ * random (that test would pass them all). */
+TEST(v3plus_loss_too_high_needs_three_lost)
+{
+	struct bbr_rs rs = { .tx_in_flight = 40 };
+	struct bbr3 b = { .min_rtt_us = 40000, .round_rtt_max_us = 50000 };
+	static const int want_v3[] = { 0, 1, 1, 1 }, want_plus[] = { 0, 0, 0, 1 };
+	int lost;
+
+	for (lost = 0; lost <= 3; lost++) {
+		rs.lost = lost;
+		bbr_params_set_profile(&bbr_test_params, BBR_PROFILE_v3);
+		printf("  40 in flight, %d lost: too high v3 %d (want %d)", lost,
+		       bbr_is_loss_too_high(&b, &rs), want_v3[lost]);
+		ASSERT_EQ(bbr_is_loss_too_high(&b, &rs), want_v3[lost]);
+		bbr_params_set_profile(&bbr_test_params, BBR_PROFILE_v3plus);
+		printf(", v3plus %d (want %d)\n", bbr_is_loss_too_high(&b, &rs), want_plus[lost]);
+		ASSERT_EQ(bbr_is_loss_too_high(&b, &rs), want_plus[lost]);
+	}
+	/* above 50 in flight the rate rules as before: 3 of 150 is > 2 % */
+	rs.tx_in_flight = 150;
+	rs.lost = 3;
+	ASSERT_TRUE(bbr_is_loss_too_high(&b, &rs));
+	/* no queue in the round: 3 of 40 (7.5 % < 15 %) looks random */
+	b.round_rtt_max_us = 40500;
+	rs.tx_in_flight = 40;
+	ASSERT_FALSE(bbr_is_loss_too_high(&b, &rs));
+}
+
 /* Growth of tp->lost between ACKs (also timer-marked losses, which
  * rs->losses misses) opens a loss round. */
 TEST(newly_lost_from_tp_lost_delta)

@@ -2,11 +2,14 @@
 """The bbr3 profile scorecard: the goals of docs/bbr3.md ("Beyond v3")
 checked against the lab results of scenarios/bbr3_profiles/.
 
-    python3 -m labkit.scorecard RESULTS_DIR [--json]
+    python3 -m labkit.scorecard RESULTS_DIR [RESULTS_DIR...] [--json]
 
 RESULTS_DIR holds one folder per scenario (as `make lab` writes them:
 RESULTS_DIR/two_flows_2bdp/summary.json, ...). Each goal row shows every
 CC of the run side by side, and whether each bbr3 profile meets the goal.
+With several RESULTS_DIRs (runs of the same set), each cell is the mean
+over the runs with the lowest and highest value, and "meets" counts the
+runs in which the profile met the goal.
 Goals relative to another CC (kernel bbr's retransmissions, the reference
 profile's utilisation or Jain) use that CC's figure from the same run.
 A scenario that is missing is reported as such, never as passed.
@@ -74,10 +77,14 @@ GOALS = [
      lambda r: _jain(r, "mean"), lambda v, c: v >= 0.95, "{:.3f}"),
     ("4 flows 100 BDP: Jain min >= 0.85", "four_flows_100bdp", None,
      lambda r: _jain(r, "min"), lambda v, c: v >= 0.85, "{:.3f}"),
+    ("2 flows 1 % loss: Jain mean >= 0.95", "two_flows_loss", None,
+     lambda r: _jain(r, "mean"), lambda v, c: v >= 0.95, "{:.3f}"),
+    ("2 flows 1 % loss: Jain min >= 0.85", "two_flows_loss", None,
+     lambda r: _jain(r, "min"), lambda v, c: v >= 0.85, "{:.3f}"),
     ("1 % loss: utilisation >= 0.90", "random_loss", 0.01,
      lambda r: r.get("utilisation"), lambda v, c: v >= 0.90, "{:.3f}"),
-    ("3 % loss: utilisation >= 0.60", "random_loss", 0.03,
-     lambda r: r.get("utilisation"), lambda v, c: v >= 0.60, "{:.3f}"),
+    ("3 % loss: utilisation >= 0.80", "random_loss", 0.03,
+     lambda r: r.get("utilisation"), lambda v, c: v >= 0.80, "{:.3f}"),
     ("1 flow: utilisation >= 0.96", "single_1bdp", None,
      lambda r: r.get("utilisation"), lambda v, c: v >= 0.96, "{:.3f}"),
     ("1 flow: median queue <= 5 % of min RTT", "single_1bdp", None,
@@ -141,19 +148,74 @@ def render(rows, ccs):
     return "\n".join(out)
 
 
+def merge(runs):
+    """Rows of several evaluate() results: values become lists over runs,
+    met the list of each run's verdict."""
+    rows, ccs = [], []
+    for rs, cs in runs:
+        ccs += [c for c in cs if c not in ccs]
+    for i, row in enumerate(runs[0][0]):
+        m = dict(row, values={}, met={}, runs=0)
+        for rs, _ in runs:
+            r = rs[i]
+            if r["missing"]:
+                continue
+            m["runs"] += 1
+            for cc, v in r["values"].items():
+                if v is not None:
+                    m["values"].setdefault(cc, []).append(v)
+            for p, ok in r["met"].items():
+                if ok is not None:
+                    m["met"].setdefault(p, []).append(ok)
+        m["missing"] = m["runs"] == 0
+        rows.append(m)
+    return rows, ccs
+
+
+def render_spread(rows, ccs):
+    def cell(vs, fmt):
+        if not vs:
+            return "–"
+        mean = fmt.format(sum(vs) / len(vs))
+        return mean if len(vs) == 1 else \
+            f"{mean} [{fmt.format(min(vs))}..{fmt.format(max(vs))}]"
+
+    def met(oks):
+        return "–" if not oks else f"{sum(oks)}/{len(oks)}"
+    out = ["| goal | " + " | ".join(ccs) + " | runs | v3 meets | v3plus meets |",
+           "|---|" + "---|" * (len(ccs) + 3)]
+    for row in rows:
+        if row["missing"]:
+            out.append(f"| {row['goal']} | " + " | ".join("–" for _ in ccs) +
+                       f" | 0 | no results ({row['scenario']}) | no results |")
+            continue
+        verdict = [met(row["met"].get(p)) if row["met"] else "" for p in PROFILES]
+        out.append(f"| {row['goal']} | " + " | ".join(cell(row["values"].get(c), row["fmt"])
+                                                       for c in ccs) +
+                   f" | {row['runs']} | {verdict[0]} | {verdict[1]} |")
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m labkit.scorecard", description=__doc__.split("\n\n")[0])
-    ap.add_argument("results", help=f"folder with one result folder per scenario of {SET_DIR}/")
+    ap.add_argument("results", nargs="+",
+                    help=f"folder with one result folder per scenario of {SET_DIR}/ (several: one per run)")
     ap.add_argument("--json", action="store_true", help="rows as JSON")
     a = ap.parse_args(argv)
-    if not Path(a.results).is_dir():
-        ap.error(f"{a.results}: no such folder")
-    rows, ccs = evaluate(a.results)
+    for d in a.results:
+        if not Path(d).is_dir():
+            ap.error(f"{d}: no such folder")
+    if len(a.results) == 1:
+        rows, ccs = evaluate(a.results[0])
+        text = render(rows, ccs)
+    else:
+        rows, ccs = merge([evaluate(d) for d in a.results])
+        text = render_spread(rows, ccs)
     if a.json:
         print(json.dumps({"ccs": ccs, "rows": [{k: v for k, v in r.items() if k != "fmt"}
                                                 for r in rows]}, indent=1))
     else:
-        print(render(rows, ccs))
+        print(text)
     missing = sum(r["missing"] for r in rows)
     if missing:
         print(f"scorecard: {missing} rows without results", file=sys.stderr)

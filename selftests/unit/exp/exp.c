@@ -171,6 +171,9 @@ static int run_scenario(const char *sc, u32 seed, struct run *r)
 	} else if (!strcmp(sc, "single1") || !strcmp(sc, "single2") ||
 		   !strcmp(sc, "single100")) {
 		base((!strcmp(sc, "single1") ? 1 : !strcmp(sc, "single2") ? 2 : 100) * BDP, 1, dur);
+	} else if (!strcmp(sc, "twoloss1")) {	/* 2 flows from t = 0, 1 BDP, 1 % loss */
+		base(BDP, 2, dur);
+		cfg.loss_ppm = 10000;
 	} else if (!strncmp(sc, "shallow", 7)) {	/* shallow[N]: 4 flows, N % of a BDP (50) */
 		u32 pct = sc[7] ? atoi(sc + 7) : 50;
 
@@ -229,7 +232,7 @@ static int run_scenario(const char *sc, u32 seed, struct run *r)
 			printf("  J %.3f\n", sim_jain(&res, cfg.nflows, t, t + NS_PER_SEC));
 		}
 	}
-	if (!strncmp(sc, "two2", 4)) {
+	if (!strncmp(sc, "two2", 4) || !strcmp(sc, "twoloss1")) {
 		jain_ps(r, 2, 10 * NS_PER_SEC, dur);
 		put(r, "util", util(2, 10 * NS_PER_SEC, dur));
 		put(r, "f0", sim_goodput_bps(&res, 0, 10 * NS_PER_SEC, dur) / 1e6);
