@@ -16,6 +16,12 @@ from pathlib import Path
 from .base import BBRCTL, REPO, BbrtestError, run, wait_for
 from .btf import VMLINUX_BTF, kernel_cong_control_args  # noqa: F401 (bbrtest.cc's API)
 
+# A load runs the verifier over bbr3's programs: under a second on the
+# reference machine, but over 15 s (base.CMD_TIMEOUT_S) in a kernel matrix
+# guest under TCG on a loaded host, where the verifier figures alone took
+# 20-60 s for three objects.
+LOAD_TIMEOUT_S = 180.0
+
 __all__ = ["available_ccs", "struct_ops_ids", "ensure_bpffs", "StructOpsRegistration",
            "BbrctlRegistration", "register_cc", "bbrctl_can_load", "RegistrationError",
            "BPFFS_ROOT", "CC_LIST_PATH", "renamed_copy", "cc_name_copy", "own_cc_name",
@@ -209,7 +215,8 @@ class StructOpsRegistration(_Registration):
             self.registered_obj = cc_name_copy(self.obj, self.as_name,
                                                self._tmpdir / f"{self.as_name}.bpf.o",
                                                old_name=self.obj_cc_name)
-        run(["bpftool", "struct_ops", "register", str(self.registered_obj), str(self.pin_dir)])
+        run(["bpftool", "struct_ops", "register", str(self.registered_obj), str(self.pin_dir)],
+            timeout=LOAD_TIMEOUT_S)
 
     def _release(self):
         remove_pin_dir(self.pin_dir)
@@ -268,7 +275,8 @@ class BbrctlRegistration(_Registration):
         pin_dir = self.pin_dir
         existed = pin_dir is not None and pin_dir.exists()
         try:
-            cp = run([str(self.bbrctl), "load", *rename, "--obj", str(self.obj)])
+            cp = run([str(self.bbrctl), "load", *rename, "--obj", str(self.obj)],
+                     timeout=LOAD_TIMEOUT_S)
         except BbrtestError:
             # bbrctl loads all or nothing, unless it was cut short (timeout)
             if pin_dir is not None and not existed and pin_dir.exists():

@@ -491,7 +491,7 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
             assert sockets >= len(mine)
             assert f"{topo.snd_addr}:" in table
             ours.append(mine[0])
-    assert len(ours) >= len(res["samples"]) // 2, \
+    assert ours and len(ours) >= len(res["samples"]) // 2, \
         f"the sender's socket showed up in only {len(ours)} of {len(res['samples'])} samples"
     print(f"\n{B3} (bbr3) {res['mbps']:.0f} Mbit/s; last sample: "
           + json.dumps({k: ours[-1][k] for k in ("mode_name", "phase_name", "bw_bps",

@@ -68,6 +68,7 @@ PY_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py.py",
 # This tree's build that the guest uses.
 BUILT = ("bpf/vmlinux.h", "bpf/*.bpf.o", "bpf/tx_start/*.bpf.o", "selftests/progs/*.bpf.o",
          "loader/bbrctl", "selftests/tools/verifier_stats", "selftests/tools/hostdelay",
+         "selftests/tools/layouts",
          "selftests/integration/ets_attach", "selftests/lab/linkem/linkem")
 
 
