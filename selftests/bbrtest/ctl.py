@@ -17,6 +17,7 @@ other pin (PrivateBpffs).
 import json
 import os
 import subprocess
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -195,3 +196,14 @@ class PrivateBpffs:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+def watched_seconds(nominal_s, sample, samples=4):
+    """How long a transfer watched by sample() runs here: nominal_s, or long
+    enough for `samples` calls of sample() where one takes long (bbrctl in a
+    kernel-matrix guest under QEMU's TCG takes seconds per call). sample() is
+    timed once, before the transfer, so it must accept being called then."""
+    t0 = time.monotonic()
+    sample()
+    took_s = time.monotonic() - t0
+    return max(nominal_s, samples * took_s + 1.0)

@@ -11,7 +11,7 @@ then run the same checks with their bottleneck at that rate where the
 nominal one is higher (and move the bytes that keep their durations), so
 the bottleneck, not the CPU, limits them.
 
-selftests/kernels/rate_scale.py measures a guest's capacity and prints the
+selftests/kernels/max_rate.py measures a guest's capacity and prints the
 rate; selftests/kernels/guest-init exports it.
 """
 

@@ -478,7 +478,9 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
         recs = json.loads(bbrctl("stat", "--json", B3, check=0).stdout)
         return recs, listed[B3]["sockets"], table
 
-    with bbrtest.Transfer(topo, B3, seconds=STAT_SECONDS) as t:
+    # Samples take seconds in a kernel-matrix guest: run long enough for a few.
+    seconds = bbrtest.ctl.watched_seconds(STAT_SECONDS, sample)
+    with bbrtest.Transfer(topo, B3, seconds=seconds) as t:
         t.connected()
         res = t.result(sample_cb=sample, sample_interval=STAT_INTERVAL_S)
     assert res["cc"] == B3

@@ -149,7 +149,9 @@ def capture(tmp_path, cc, ect1=False, server_cc=None, peer_no_ecn=False):
             while not (pcap.exists() and pcap.stat().st_size > 0):
                 assert time.monotonic() < deadline, "tcpdump did not start"
                 time.sleep(0.05)
-            res = bbrtest.run_transfer(topo, cc, seconds=TRANSFER_S, port=PORT,
+            # `bbrctl stat` takes seconds in a kernel-matrix guest: a few samples
+            seconds = bbrtest.ctl.watched_seconds(TRANSFER_S, lambda: stat_ecn(cc))
+            res = bbrtest.run_transfer(topo, cc, seconds=seconds, port=PORT,
                                        server_cc=server_cc or cc,
                                        sample_cb=lambda: stat_ecn(cc), sample_interval=0.2)
         finally:

@@ -287,6 +287,7 @@ def check_option(opt, syn, ack):
 
 
 @pytest.mark.kernel_matrix
+@pytest.mark.kernel_matrix_slow
 def test_ets_wire_format_and_negotiation(tmp_path):
     from scapy.layers.inet import TCP
     # An ACK the cap sent: the cap, the wheel's slack and this machine's timer

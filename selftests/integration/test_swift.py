@@ -105,6 +105,7 @@ def _transfer(obj, name, default_target_us=0):
 
 
 @pytest.mark.kernel_matrix
+@pytest.mark.kernel_matrix_slow
 @pytest.mark.parametrize("cc,obj,name", [("bbr_swift", SWIFT_OBJ, BS),
                                          ("dctcp_bpf", DCTCP_OBJ, DC)])
 def test_registers_and_carries_a_transfer(cc, obj, name):
