@@ -21,7 +21,7 @@ from bbrtest.flowgen import topology_server as Server
 
 NS_PREFIX = f"lfp{os.getpid()}"
 SAMPLE_MS = 100
-SAMPLE_LATE_S = 0.06            # a sample may come late by a busy epoll pass (CI: 37 ms)
+SAMPLE_LATE_S = 0.09            # late by busy epoll passes (37-73 ms seen), still before the next tick
 STOP_TOL_S = 0.05               # stop at 1 ms ticks, plus scheduling noise
 KERNEL_CCS = ("cubic", "reno", "bbr")
 BUFFER_BYTES = 4_000_000
