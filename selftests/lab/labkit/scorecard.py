@@ -131,21 +131,33 @@ def evaluate(results):
     return rows, ccs
 
 
-def render(rows, ccs):
-    def cell(v, fmt):
-        return "–" if v is None else fmt.format(v)
-    out = ["| goal | " + " | ".join(ccs) + " | v3 meets | v3plus meets |",
-           "|---|" + "---|" * (len(ccs) + 2)]
+def _table(rows, ccs, cell, verdict, runs=None):
+    """The markdown scorecard: a row per goal, a column per CC (cell(value,
+    fmt)), a runs column where runs(row) is given, then each profile's
+    verdict(row, profile)."""
+    runs_head = " runs |" if runs else ""
+    out = ["| goal | " + " | ".join(ccs) + f" |{runs_head} v3 meets | v3plus meets |",
+           "|---|" + "---|" * (len(ccs) + 2 + bool(runs))]
     for row in rows:
         if row["missing"]:
             out.append(f"| {row['goal']} | " + " | ".join("–" for _ in ccs) +
+                       (" | 0" if runs else "") +
                        f" | no results ({row['scenario']}) | no results |")
             continue
-        met = [{True: "yes", False: "**no**", None: "–"}[row["met"].get(p)] if row["met"] else ""
-               for p in PROFILES]
+        met = [verdict(row, p) if row["met"] else "" for p in PROFILES]
         out.append(f"| {row['goal']} | " + " | ".join(cell(row["values"].get(c), row["fmt"])
-                                                       for c in ccs) + f" | {met[0]} | {met[1]} |")
+                                                       for c in ccs) +
+                   (f" | {runs(row)}" if runs else "") + f" | {met[0]} | {met[1]} |")
     return "\n".join(out)
+
+
+def render(rows, ccs):
+    def cell(v, fmt):
+        return "–" if v is None else fmt.format(v)
+
+    def verdict(row, p):
+        return {True: "yes", False: "**no**", None: "–"}[row["met"].get(p)]
+    return _table(rows, ccs, cell, verdict)
 
 
 def merge(runs):
@@ -180,20 +192,10 @@ def render_spread(rows, ccs):
         return mean if len(vs) == 1 else \
             f"{mean} [{fmt.format(min(vs))}..{fmt.format(max(vs))}]"
 
-    def met(oks):
+    def verdict(row, p):
+        oks = row["met"].get(p)
         return "–" if not oks else f"{sum(oks)}/{len(oks)}"
-    out = ["| goal | " + " | ".join(ccs) + " | runs | v3 meets | v3plus meets |",
-           "|---|" + "---|" * (len(ccs) + 3)]
-    for row in rows:
-        if row["missing"]:
-            out.append(f"| {row['goal']} | " + " | ".join("–" for _ in ccs) +
-                       f" | 0 | no results ({row['scenario']}) | no results |")
-            continue
-        verdict = [met(row["met"].get(p)) if row["met"] else "" for p in PROFILES]
-        out.append(f"| {row['goal']} | " + " | ".join(cell(row["values"].get(c), row["fmt"])
-                                                       for c in ccs) +
-                   f" | {row['runs']} | {verdict[0]} | {verdict[1]} |")
-    return "\n".join(out)
+    return _table(rows, ccs, cell, verdict, runs=lambda row: row["runs"])
 
 
 def main(argv=None):
