@@ -153,7 +153,7 @@ integration: all
 test: all
 	./$(UNIT_BIN)
 	$(MAKE) --no-print-directory fuzz-short
-	$(PYTHON) -m pytest -q $(PYTEST_DIRS)
+	$(PYTHON) -m pytest -q --durations=20 $(PYTEST_DIRS)
 	$(MAKE) --no-print-directory kernels-test
 
 clean:
