@@ -100,13 +100,17 @@ SWAPS = ((0.6, "cubic->bbr3"), (1.2, "bbr3 in place"), (1.8, "bbr3->cubic"))
 LOSSY_ACTIONS = ((0.6, "cubic->bbr3"), (1.2, "bbr3->cubic"), (1.8, "cubic->bbr3"),
                  (2.4, "unload bbr3"))
 
-# The receiver records every gap in each flow's data (what a swap stall
-# would show); the sender runs FLOWS cubic flows of BYTES_PER_FLOW each.
+# The receiver records every gap in each flow's data it reads, and how long
+# it waited for a CPU within it; the sender runs FLOWS cubic flows of
+# BYTES_PER_FLOW each. Both ends' socket buffers hold a whole flow, so that
+# neither process, waiting for a CPU, closes a window or runs a flow dry:
+# the flows are limited by their CC and the path alone.
 RECEIVER = r"""
 import json, os, selectors, socket, sys, time
 n, port, addr, want, gap_min = (int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
                                 int(sys.argv[4]), float(sys.argv[5]))
 l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2 * want)     # the accepted sockets' too
 l.bind((addr, port)); l.listen(128)
 print("ready", flush=True)
 sel = selectors.DefaultSelector(); flows = []
@@ -148,7 +152,8 @@ import socket, sys, time, selectors
 n, port, addr, want = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 socks = []
 for i in range(n):
-    s = socket.socket(); s.setsockopt(6, 13, b"cubic"); s.connect((addr, port))
+    s = socket.socket(); s.setsockopt(6, 13, b"cubic")
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 2 * want); s.connect((addr, port))
     s.setblocking(False); socks.append([s, want])
 print("connected", flush=True)
 sel = selectors.DefaultSelector(); buf = b"x" * 65536
