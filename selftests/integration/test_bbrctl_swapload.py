@@ -57,8 +57,8 @@ import time
 import pytest
 
 import bbrtest
-from bbrtest.ctl import bbrctl, struct_ops_maps
-from conftest import make_target
+from bbrtest.ctl import PIN_ROOT, bbrctl, struct_ops_maps
+from conftest import PINS, make_target
 from labkit.path import EmulatedPath
 
 FLOWS = 50
@@ -235,7 +235,7 @@ def act(what, ns):
         return swap_sockets(ns, B3, "cubic")
     if what == "bbr3 in place":
         bbrctl("swap", "--obj", BBR3_OBJ, B3, check=0)
-        return {}
+        return {"map_id": b3_map_id()}
     if what == "unload bbr3":
         bbrctl("unload", B3, check=0)
         return {"ccs_after": ccs_of_flows(ns)}
@@ -362,12 +362,22 @@ def dmesg():
     return subprocess.run(["dmesg"], capture_output=True, text=True).stdout
 
 
-def assert_kernel_clean(maps_before, dmesg_before):
-    """No struct_ops map of the test left once its sockets are gone, and no
-    kernel warning since dmesg_before."""
-    bbrtest.wait_for(lambda: not (set(struct_ops_maps()) - maps_before), 5.0)
-    leaked = set(struct_ops_maps()) - maps_before
-    assert not leaked, f"struct_ops maps left after unload: {leaked}"
+def b3_map_id():
+    """The struct_ops map B3's pinned link runs now."""
+    cp = subprocess.run(["bpftool", "-j", "link", "show", "pinned",
+                         str(PIN_ROOT / B3 / PINS["PIN_LINK"])],
+                        capture_output=True, text=True, timeout=30)
+    # bpftool 7.5 exits 255 after printing a struct_ops link: trust the JSON
+    assert cp.stdout.strip(), f"bpftool link show: {cp.stderr}"
+    return json.loads(cp.stdout)["map_id"]
+
+
+def assert_kernel_clean(own_maps, dmesg_before):
+    """None of the struct_ops maps this test registered (own_maps) left once
+    its sockets are gone, and no kernel warning since dmesg_before."""
+    bbrtest.wait_for(lambda: not (set(own_maps) & set(struct_ops_maps())), 5.0)
+    leaked = set(own_maps) & set(struct_ops_maps())
+    assert not leaked, f"struct_ops maps left after unload: {leaked} of {own_maps}"
     dmesg_after = dmesg()
     new = dmesg_after[len(dmesg_before):] if dmesg_after.startswith(dmesg_before[:200]) \
         else dmesg_after
@@ -378,7 +388,7 @@ def assert_kernel_clean(maps_before, dmesg_before):
 @pytest.mark.kernel_matrix
 @pytest.mark.kernel_matrix_slow        # 50 flows through the emulator, twice
 def test_swap_under_load():
-    maps_before, dmesg_before = set(struct_ops_maps()), dmesg()
+    dmesg_before = dmesg()
     base, _ = run_flows((), ecn_k_ms=ECN_K_MS)
     b_err, b_short = flow_figures(base)
     b_figs = print_windows(base, [(at, at, what) for at, what in SWAPS], "no swaps, at the swap times")
@@ -390,10 +400,12 @@ def test_swap_under_load():
          f"swap; bound {MAX_SWAP_STALL_S * 1000:.0f} ms, no RTO): the emulator or the "
          f"machine, not bbrctl; nothing to measure the swaps against")
     bbrctl("load", "--name", B3, "bbr3", check=0)
+    own_maps = [b3_map_id()]
     try:
         res, events = run_flows(SWAPS, ecn_k_ms=ECN_K_MS)
     finally:
         bbrctl("unload", B3)
+    own_maps += [r["map_id"] for _, _, w, r in events if "map_id" in r]
     errors, short = flow_figures(res)
     figs = print_windows(res, [(a, b, w) for a, b, w, _ in events], "swaps")
     first = events[0][3]
@@ -418,12 +430,13 @@ def test_swap_under_load():
             (f"a flow stalled {fg['stall_s'] * 1000:.1f} ms within {SWAP_WINDOW_S} s of {what} "
              f"(bound {MAX_SWAP_STALL_S * 1000:.0f} ms, under the RTO floor; "
              f"{b_stall * 1000:.1f} ms without swaps)")
-    assert_kernel_clean(maps_before, dmesg_before)
+    assert_kernel_clean(own_maps, dmesg_before)
 
 
 def test_swap_under_load_with_loss():
-    maps_before, dmesg_before = set(struct_ops_maps()), dmesg()
+    dmesg_before = dmesg()
     bbrctl("load", "--name", B3, "bbr3", check=0)
+    own_maps = [b3_map_id()]
     try:
         res, events = run_flows(LOSSY_ACTIONS)
     finally:
@@ -444,4 +457,4 @@ def test_swap_under_load_with_loss():
         f"after unload the live sockets should keep bbr3 until they close: {ccs}"
     assert not errors, f"connection errors: {errors[:5]}"
     assert not short, f"flows that lost bytes or did not end: {short[:5]}"
-    assert_kernel_clean(maps_before, dmesg_before)
+    assert_kernel_clean(own_maps, dmesg_before)
