@@ -5,7 +5,27 @@ switches them bbr3 -> cubic, and unloads bbr3 under live sockets.
 
 Checked per flow, on the receiver: no connection reset or error, every byte
 received, and the longest gap in received data; on the sender, that `swap`
-switched every flow each time.
+switched every flow each time, and the kernel's TCP counters of the
+sender's namespace, sampled every COUNTER_PERIOD_S.
+
+What a broken swap does to a flow, a stopped ACK clock (a cwnd or pacing
+rate of nothing, packets in flight the new CC lost track of), ends only in
+a retransmission timeout: the kernel counts it (TcpExt TCPTimeouts), and
+the flow receives nothing for at least TCP_RTO_MIN (200 ms). So around
+every swap:
+
+* no RTO: TCPTimeouts does not move from SWAP_WINDOW_S before the first
+  swap until the flows end, the signal itself, whatever the host's load;
+  each window's count (up to RTO_WATCH_S after it) is printed to say which
+  swap an RTO followed;
+* no flow stalls for as long as the shortest RTO (MAX_SWAP_STALL_S, 0.9 x
+  TCP_RTO_MIN): a flow's stall is its receive gap less the time the
+  receiver process waited for a CPU within it (its schedstat run_delay).
+  On the 2 CPUs that carry the 50 flows, the emulator and bbrctl (whose
+  object load and verification take a CPU for a second or more), the
+  receiver waits for a CPU for hundreds of ms at a time under load and all
+  50 flows show the same gap at once; that is the machine, not TCP, and
+  not what the bound is about.
 
 Two paths, because a stall bound needs a path that does not stall by
 itself. On a drop-tail FIFO, 50 cubic flows fill the 4 BDP buffer (srtt
@@ -14,17 +34,16 @@ itself. On a drop-tail FIFO, 50 cubic flows fill the 4 BDP buffer (srtt
 drown in them. So:
 
 * test_swap_under_load: the FIFO marks CE above ECN_K_MS of sojourn time
-  (ECN-capable flows, as in the lab's l4s scenarios), the flows keep the
-  queue near it and lose nothing; a baseline run without swaps shows no gap
-  longer than 2 RTT (checked: otherwise the path, not bbrctl, is at fault),
-  and with the swaps no receive gap within SWAP_WINDOW_S of a swap may be
-  as long as the shortest RTO (MAX_SWAP_STALL_S, 0.9 x TCP_RTO_MIN).
+  (ECN-capable flows, as in the lab's l4s scenarios), the cubic flows keep
+  the queue near it and lose nothing. A baseline run without swaps must
+  show no RTO and no stall as long as the bound (otherwise the path, not
+  bbrctl, is at fault); the swap run is held to the two checks above.
 * test_swap_under_load_with_loss: the drop-tail FIFO, so the flows are in
   loss recovery when they are switched (both ways); then bbr3 is unloaded
   while 50 sockets still run it. No reset, every byte, every socket
   switched, the sockets keep bbr3 after the unload, and once they close the
-  kernel frees the struct_ops maps without a warning in dmesg. The gaps are
-  printed next to the same path's no-swap figure, not bounded.
+  kernel frees the struct_ops maps without a warning in dmesg. The gaps and
+  RTOs are printed next to each action, not bounded.
 
 bbr3 is loaded as B3 (`bbrctl load --name B3 bbr3`, swapped in place with
 `swap --obj bpf/bbr3.bpf.o B3`), so that an operator's bbr3 may stay loaded
@@ -38,8 +57,8 @@ import time
 import pytest
 
 import bbrtest
-from bbrtest.ctl import bbrctl, struct_ops_maps
-from conftest import make_target
+from bbrtest.ctl import PIN_ROOT, bbrctl, struct_ops_maps
+from conftest import PINS, make_target
 from labkit.path import EmulatedPath
 
 FLOWS = 50
@@ -48,21 +67,29 @@ RATE_MBIT = bbrtest.scaled_rate_mbit(RATE_NOMINAL_MBIT)     # or less: bbrtest.r
 RTT_MS = 20
 BUFFER_BDP = 4
 ECN_K_MS = 5                    # CE above 5 ms of sojourn: a standing queue of ~5 ms
-PATH_RTT_MS = RTT_MS + ECN_K_MS
 # 100 MB in all at 200 Mbit/s: ~4 s at RATE_MBIT, past the last action
 BYTES_PER_FLOW = bbrtest.scaled_bytes(2_000_000, RATE_NOMINAL_MBIT)
 PORT = 5401
 SWAP_WINDOW_S = 0.3             # a stall "around" a swap: within this of it
-MAX_STALL_S = 2 * PATH_RTT_MS / 1000   # the path alone, without swaps
-# Around a swap: bbrctl loads and verifies an object on the same 2 CPUs that
-# carry the 50 flows and the emulator, tens of ms of CPU the flows lose.
-# On a quiet 2-vCPU VM most runs stay under 4 RTT (27-81 ms), but about one
-# in five shows 118-144 ms, with this code and with the code before the core
-# split alike. What a broken swap causes, a stopped ACK clock, ends only in
-# an RTO, and the kernel's RTO is never below TCP_RTO_MIN (200 ms): a bound
-# just under that floor catches it and not the machine's noise.
+# What a broken swap causes, a stopped ACK clock, ends only in an RTO, and
+# the kernel's RTO is never below TCP_RTO_MIN (200 ms): a stall bound just
+# under that floor catches it. The wall-clock gap is no such measure on a
+# loaded 2-CPU host: there the receiver waits for a CPU for 100-900 ms at
+# a time, all flows at once, with and without swaps alike; the stall
+# (the gap less that wait) stays at 10-110 ms.
 TCP_RTO_MIN_S = 0.200
 MAX_SWAP_STALL_S = 0.9 * TCP_RTO_MIN_S
+# A window's counters run until this long after its action, to show which
+# action an RTO followed: an RTO fires one RTO (srtt + 4 rttvar, at least
+# TCP_RTO_MIN) after the packet it retransmits; `ss -ti` at cubic -> bbr3
+# shows 240-320 ms on a loaded 2-CPU host. (The assertion counts RTOs until
+# the end of the run.)
+RTO_WATCH_S = 1.0
+COUNTER_PERIOD_S = 0.005        # the sender's TCP counters, sampled this often
+# TcpExt / Tcp counters the sampler reads (the kernel's names in
+# /proc/net/netstat and /proc/net/snmp): RTOs, tail loss probes, and
+# retransmitted segments of any kind.
+COUNTERS = ("TCPTimeouts", "TCPLossProbes", "RetransSegs")
 RUN_TIMEOUT_S = 60
 GAP_MIN_S = 0.005               # the receiver records gaps longer than this
 B3 = bbrtest.own_cc_name("b3w")         # bbr3 as this test loads it
@@ -73,13 +100,17 @@ SWAPS = ((0.6, "cubic->bbr3"), (1.2, "bbr3 in place"), (1.8, "bbr3->cubic"))
 LOSSY_ACTIONS = ((0.6, "cubic->bbr3"), (1.2, "bbr3->cubic"), (1.8, "cubic->bbr3"),
                  (2.4, "unload bbr3"))
 
-# The receiver records every gap in each flow's data (what a swap stall
-# would show); the sender runs FLOWS cubic flows of BYTES_PER_FLOW each.
+# The receiver records every gap in each flow's data it reads, and how long
+# it waited for a CPU within it; the sender runs FLOWS cubic flows of
+# BYTES_PER_FLOW each. Both ends' socket buffers hold a whole flow, so that
+# neither process, waiting for a CPU, closes a window or runs a flow dry:
+# the flows are limited by their CC and the path alone.
 RECEIVER = r"""
-import json, selectors, socket, sys, time
+import json, os, selectors, socket, sys, time
 n, port, addr, want, gap_min = (int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
                                 int(sys.argv[4]), float(sys.argv[5]))
 l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2 * want)     # the accepted sockets' too
 l.bind((addr, port)); l.listen(128)
 print("ready", flush=True)
 sel = selectors.DefaultSelector(); flows = []
@@ -87,22 +118,33 @@ for i in range(n):
     c, _ = l.accept(); c.setblocking(False)
     f = {"bytes": 0, "first": None, "last": None, "gaps": [], "error": None, "eof": False}
     flows.append(f); sel.register(c, selectors.EVENT_READ, f)
+# The time this process has waited for a CPU (schedstat run_delay, ns);
+# 0 where the kernel does not keep it (no CONFIG_SCHED_INFO).
+try:
+    sched = os.open("/proc/self/schedstat", os.O_RDONLY)
+except OSError:
+    sched = None
+def cpu_wait():
+    return int(os.pread(sched, 128, 0).split()[1]) / 1e9 if sched is not None else 0.0
 t0 = time.monotonic(); open_ = n
 while open_ and time.monotonic() - t0 < 50:
     for key, _ in sel.select(1.0):
-        f = key.data; now = time.monotonic() - t0
+        f = key.data
         try:
             d = key.fileobj.recv(1 << 20)
         except OSError as e:
             f["error"] = str(e); d = b""
+        now = time.monotonic() - t0; w = cpu_wait()
         if not d:
             f["eof"] = True; sel.unregister(key.fileobj); key.fileobj.close(); open_ -= 1
             continue
         if f["last"] is not None and now - f["last"] > gap_min:
-            f["gaps"].append([round(f["last"], 4), round(now - f["last"], 4)])
+            # [start, length, of which the receiver waited for a CPU]
+            f["gaps"].append([round(f["last"], 4), round(now - f["last"], 4),
+                              round(min(w - f["wait"], now - f["last"]), 4)])
         f["first"] = f["first"] if f["first"] is not None else now
-        f["last"] = now; f["bytes"] += len(d)
-print(json.dumps({"t0": t0, "flows": flows}), flush=True)
+        f["last"] = now; f["wait"] = w; f["bytes"] += len(d)
+print(json.dumps({"t0": t0, "schedstat": sched is not None, "flows": flows}), flush=True)
 """
 
 SENDER = r"""
@@ -110,7 +152,8 @@ import socket, sys, time, selectors
 n, port, addr, want = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 socks = []
 for i in range(n):
-    s = socket.socket(); s.setsockopt(6, 13, b"cubic"); s.connect((addr, port))
+    s = socket.socket(); s.setsockopt(6, 13, b"cubic")
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 2 * want); s.connect((addr, port))
     s.setblocking(False); socks.append([s, want])
 print("connected", flush=True)
 sel = selectors.DefaultSelector(); buf = b"x" * 65536
@@ -128,6 +171,29 @@ while left:
             sel.unregister(e[0]); e[0].shutdown(socket.SHUT_WR); left -= 1
 time.sleep(0.5)
 print("done", flush=True)
+"""
+
+# The sender namespace's TCP counters (argv: period, names), sampled until
+# stdin closes; prints the first sample and each one in which a counter
+# changed, with its CLOCK_MONOTONIC time.
+SAMPLER = r"""
+import json, select, sys, time
+period, names = float(sys.argv[1]), sys.argv[2:]
+def read():
+    out = {}
+    for path in ("/proc/net/netstat", "/proc/net/snmp"):
+        lines = open(path).read().splitlines()
+        for head, vals in zip(lines[::2], lines[1::2]):
+            out.update((k, int(v)) for k, v in zip(head.split()[1:], vals.split()[1:])
+                       if k in names)
+    return out
+samples = [[time.monotonic(), read()]]
+while not select.select([sys.stdin], [], [], period)[0]:
+    c = read()
+    if c != samples[-1][1]:
+        samples.append([time.monotonic(), c])
+samples.append([time.monotonic(), read()])
+print(json.dumps(samples), flush=True)
 """
 
 
@@ -169,7 +235,7 @@ def act(what, ns):
         return swap_sockets(ns, B3, "cubic")
     if what == "bbr3 in place":
         bbrctl("swap", "--obj", BBR3_OBJ, B3, check=0)
-        return {}
+        return {"map_id": b3_map_id()}
     if what == "unload bbr3":
         bbrctl("unload", B3, check=0)
         return {"ccs_after": ccs_of_flows(ns)}
@@ -178,14 +244,18 @@ def act(what, ns):
 
 def run_flows(actions, ecn_k_ms=None):
     """FLOWS flows through the emulator; bbrctl carries out `actions` at
-    their times. Returns (receiver result, [(t_begin, t_end, what, report)])."""
+    their times. Returns (run, [(t_begin, t_end, what, report)]): run has
+    the receiver's "flows" and the sender's "counters" [(t, {name: n})],
+    all times in seconds since the flows connected."""
     ecn = {"mode": "sojourn", "k_us": int(ecn_k_ms * 1000)} if ecn_k_ms else None
-    rcv = snd = None
+    rcv = snd = smp = None
     events = []
     try:
         with EmulatedPath(rate_mbit=RATE_MBIT, rtt_ms=RTT_MS, buffer_bdp=BUFFER_BDP,
                           ecn=ecn, backend="linkem", log=False) as p:
             args = [str(FLOWS), str(PORT), p.rcv_addr, str(BYTES_PER_FLOW)]
+            smp = bbrtest.python_in(p.snd_ns[0], SAMPLER, COUNTER_PERIOD_S, *COUNTERS,
+                                    stdin=subprocess.PIPE, stderr=None)
             rcv = bbrtest.python_in(p.rcv_ns, RECEIVER, *args, GAP_MIN_S, stderr=None)
             assert rcv.stdout.readline().strip() == "ready"
             snd = bbrtest.python_in(p.snd_ns[0], SENDER, *args, stderr=None)
@@ -200,23 +270,73 @@ def run_flows(actions, ecn_k_ms=None):
                       {k: v for k, v in r.items() if k not in ("top", "modes", "srtt_ms")})
             out, _ = rcv.communicate(timeout=RUN_TIMEOUT_S)
             snd.wait(timeout=RUN_TIMEOUT_S)
+            counters, _ = smp.communicate(input="", timeout=RUN_TIMEOUT_S)
     finally:
-        for proc in (snd, rcv):
+        for proc in (snd, rcv, smp):
             if proc and proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    return json.loads(out.strip().splitlines()[-1]), events
+    run = json.loads(out.strip().splitlines()[-1])
+    to_run_time = run["t0"] - t_start          # receiver's clock -> the actions'
+    for f in run["flows"]:
+        for g in f["gaps"]:
+            g[0] = round(g[0] + to_run_time, 4)
+    run["counters"] = [(t - t_start, c) for t, c in json.loads(counters.strip().splitlines()[-1])]
+    return run, events
 
 
-def gap_figures(res, windows):
-    """(errors, short flows, worst gap in the windows, worst gap overall)."""
-    flows = res["flows"]
+def counters_at(run, t):
+    """The sender's counters as last sampled at or before t."""
+    now = run["counters"][0][1]
+    for ts, c in run["counters"]:
+        if ts > t:
+            break
+        now = c
+    return now
+
+
+def counters_between(run, a, b):
+    ca, cb = counters_at(run, a), counters_at(run, b)
+    return {k: cb[k] - ca[k] for k in COUNTERS}
+
+
+def flow_figures(run):
+    """(errors, short flows)."""
+    flows = run["flows"]
     errors = [f["error"] for f in flows if f["error"]]
     short = [f["bytes"] for f in flows if f["bytes"] != BYTES_PER_FLOW or not f["eof"]]
-    gaps = [g for f in flows for g in f["gaps"]]
-    near = [g[1] for g in gaps for (a, b) in windows
+    return errors, short
+
+
+def window_figures(run, a, b):
+    """Around an action from a to b: the longest receive gap and the longest
+    stall (a gap less the receiver's CPU wait in it) of those that begin
+    within SWAP_WINDOW_S of it, and how much the sender's counters grew from
+    SWAP_WINDOW_S before it until RTO_WATCH_S after it."""
+    near = [g for f in run["flows"] for g in f["gaps"]
             if a - SWAP_WINDOW_S <= g[0] <= b + SWAP_WINDOW_S]
-    return errors, short, max(near, default=0.0), max((g[1] for g in gaps), default=0.0)
+    return {"gap_s": max((g[1] for g in near), default=0.0),
+            "stall_s": max((g[1] - g[2] for g in near), default=0.0),
+            **counters_between(run, a - SWAP_WINDOW_S, b + RTO_WATCH_S)}
+
+
+def print_windows(run, windows, label):
+    """One line per window (a, b, what) and the run's totals; returns the
+    windows' figures."""
+    figs = [window_figures(run, a, b) for a, b, _ in windows]
+    print(f"{label}: longest receive gap / stall (less the receiver's CPU wait) within "
+          f"{SWAP_WINDOW_S} s, counters from {SWAP_WINDOW_S} s before to {RTO_WATCH_S} s after"
+          + ("" if run["schedstat"] else " (no schedstat here: stall = gap)"))
+    for (a, b, what), fg in zip(windows, figs):
+        print(f"  {what:>14} t={a:.2f}..{b:.2f}s  gap {fg['gap_s'] * 1000:6.1f} ms  "
+              f"stall {fg['stall_s'] * 1000:6.1f} ms  "
+              + "  ".join(f"{k} {fg[k]}" for k in COUNTERS))
+    gaps = [g for f in run["flows"] for g in f["gaps"]]
+    whole = counters_between(run, -1e9, 1e9)
+    print(f"  {'whole run':>14}                gap {max((g[1] for g in gaps), default=0) * 1000:6.1f} ms  "
+          f"stall {max((g[1] - g[2] for g in gaps), default=0) * 1000:6.1f} ms  "
+          + "  ".join(f"{k} {whole[k]}" for k in COUNTERS))
+    return figs
 
 
 def assert_switched(events, what):
@@ -242,12 +362,22 @@ def dmesg():
     return subprocess.run(["dmesg"], capture_output=True, text=True).stdout
 
 
-def assert_kernel_clean(maps_before, dmesg_before):
-    """No struct_ops map of the test left once its sockets are gone, and no
-    kernel warning since dmesg_before."""
-    bbrtest.wait_for(lambda: not (set(struct_ops_maps()) - maps_before), 5.0)
-    leaked = set(struct_ops_maps()) - maps_before
-    assert not leaked, f"struct_ops maps left after unload: {leaked}"
+def b3_map_id():
+    """The struct_ops map B3's pinned link runs now."""
+    cp = subprocess.run(["bpftool", "-j", "link", "show", "pinned",
+                         str(PIN_ROOT / B3 / PINS["PIN_LINK"])],
+                        capture_output=True, text=True, timeout=30)
+    # bpftool 7.5 exits 255 after printing a struct_ops link: trust the JSON
+    assert cp.stdout.strip(), f"bpftool link show: {cp.stderr}"
+    return json.loads(cp.stdout)["map_id"]
+
+
+def assert_kernel_clean(own_maps, dmesg_before):
+    """None of the struct_ops maps this test registered (own_maps) left once
+    its sockets are gone, and no kernel warning since dmesg_before."""
+    bbrtest.wait_for(lambda: not (set(own_maps) & set(struct_ops_maps())), 5.0)
+    leaked = set(own_maps) & set(struct_ops_maps())
+    assert not leaked, f"struct_ops maps left after unload: {leaked} of {own_maps}"
     dmesg_after = dmesg()
     new = dmesg_after[len(dmesg_before):] if dmesg_after.startswith(dmesg_before[:200]) \
         else dmesg_after
@@ -258,66 +388,73 @@ def assert_kernel_clean(maps_before, dmesg_before):
 @pytest.mark.kernel_matrix
 @pytest.mark.kernel_matrix_slow        # 50 flows through the emulator, twice
 def test_swap_under_load():
-    maps_before, dmesg_before = set(struct_ops_maps()), dmesg()
-    windows = [(at, at) for at, _ in SWAPS]
+    dmesg_before = dmesg()
     base, _ = run_flows((), ecn_k_ms=ECN_K_MS)
-    b_err, b_short, b_near, b_worst = gap_figures(base, windows)
-    print(f"no swaps: longest receive gap within {SWAP_WINDOW_S} s of the swap times "
-          f"{b_near * 1000:.1f} ms, whole run {b_worst * 1000:.1f} ms")
+    b_err, b_short = flow_figures(base)
+    b_figs = print_windows(base, [(at, at, what) for at, what in SWAPS], "no swaps, at the swap times")
+    b_stall = max(fg["stall_s"] for fg in b_figs)
+    b_rtos = counters_between(base, SWAPS[0][0] - SWAP_WINDOW_S, 1e9)["TCPTimeouts"]
     assert not b_err and not b_short, "the baseline run itself lost data"
-    assert b_near <= MAX_STALL_S, \
-        (f"the path stalls by itself ({b_near * 1000:.1f} ms > 2 RTT = "
-         f"{MAX_STALL_S * 1000:.0f} ms without any swap): the emulator or the machine, "
-         f"not bbrctl; nothing to measure the swaps against")
+    assert b_rtos == 0 and b_stall <= MAX_SWAP_STALL_S, \
+        (f"the path stalls by itself ({b_stall * 1000:.1f} ms, {b_rtos} RTOs without any "
+         f"swap; bound {MAX_SWAP_STALL_S * 1000:.0f} ms, no RTO): the emulator or the "
+         f"machine, not bbrctl; nothing to measure the swaps against")
     bbrctl("load", "--name", B3, "bbr3", check=0)
+    own_maps = [b3_map_id()]
     try:
         res, events = run_flows(SWAPS, ecn_k_ms=ECN_K_MS)
     finally:
         bbrctl("unload", B3)
-    windows = [(a, b) for a, b, _, _ in events]
-    errors, short, worst_near, worst = gap_figures(res, windows)
+    own_maps += [r["map_id"] for _, _, w, r in events if "map_id" in r]
+    errors, short = flow_figures(res)
+    figs = print_windows(res, [(a, b, w) for a, b, w, _ in events], "swaps")
     first = events[0][3]
     print("bbrctl top after cubic -> bbr3:\n" + first["top"])
     srtt = first["srtt_ms"]
     print(f"{FLOWS} flows x {BYTES_PER_FLOW} B, {RATE_MBIT} Mbit/s, base RTT {RTT_MS} ms, "
           f"CE above {ECN_K_MS} ms, buffer {BUFFER_BDP} BDP; srtt at cubic -> bbr3: "
           f"median {srtt[len(srtt) // 2] if srtt else float('nan'):.1f} ms")
-    print("longest gap per swap window (ms):",
-          [round(gap_figures(res, [w])[2] * 1000, 1) for w in windows],
-          f"bound {MAX_SWAP_STALL_S * 1000:.0f} ms, under the RTO floor; whole run {worst * 1000:.1f} ms")
     assert_switched(events, "cubic->bbr3")
     assert_switched(events, "bbr3->cubic")
     assert_warm_start(first)
     assert not errors, f"connection errors: {errors[:5]}"
     assert not short, f"flows that lost bytes or did not end: {short[:5]}"
-    assert worst_near <= MAX_SWAP_STALL_S, \
-        (f"a flow stalled {worst_near * 1000:.1f} ms within {SWAP_WINDOW_S} s of a swap "
-         f"(bound {MAX_SWAP_STALL_S * 1000:.0f} ms, under the RTO floor; {b_near * 1000:.1f} ms without swaps)")
-    assert_kernel_clean(maps_before, dmesg_before)
+    rtos = counters_between(res, events[0][0] - SWAP_WINDOW_S, 1e9)["TCPTimeouts"]
+    print(f"RTOs from {SWAP_WINDOW_S} s before the first swap to the end: {rtos} "
+          f"({b_rtos} without swaps)")
+    assert rtos == 0, \
+        (f"{rtos} RTOs once the swaps began, by window: "
+         f"{[(w, fg['TCPTimeouts']) for (_, _, w, _), fg in zip(events, figs)]}")
+    for (a, b, what, _), fg in zip(events, figs):
+        assert fg["stall_s"] <= MAX_SWAP_STALL_S, \
+            (f"a flow stalled {fg['stall_s'] * 1000:.1f} ms within {SWAP_WINDOW_S} s of {what} "
+             f"(bound {MAX_SWAP_STALL_S * 1000:.0f} ms, under the RTO floor; "
+             f"{b_stall * 1000:.1f} ms without swaps)")
+    assert_kernel_clean(own_maps, dmesg_before)
 
 
 def test_swap_under_load_with_loss():
-    maps_before, dmesg_before = set(struct_ops_maps()), dmesg()
+    dmesg_before = dmesg()
     bbrctl("load", "--name", B3, "bbr3", check=0)
+    own_maps = [b3_map_id()]
     try:
         res, events = run_flows(LOSSY_ACTIONS)
     finally:
         if B3 in bbrtest.available_ccs():
             bbrctl("unload", B3)
-    windows = [(a, b) for a, b, _, _ in events]
-    errors, short, worst_near, worst = gap_figures(res, windows)
-    print("longest gap per window (ms):",
-          [(w, round(gap_figures(res, [(a, b)])[2] * 1000, 1)) for a, b, w, _ in events],
-          f"whole run {worst * 1000:.1f} ms (drop-tail: the flows' own loss recovery)")
+    errors, short = flow_figures(res)
+    print_windows(res, [(a, b, w) for a, b, w, _ in events],
+                  "drop-tail (the flows' own loss recovery; printed, not bounded)")
     assert_switched(events, "cubic->bbr3")
     assert_switched(events, "bbr3->cubic")
     assert_warm_start(events[0][3])
-    # The flows that have not finished by the unload (most: ~4 s of data each)
-    # keep running the unregistered bbr3 until they close.
+    # The flows that have not finished by the unload (most on a quiet host:
+    # ~4 s of data each; fewer when a loaded host delays the actions) keep
+    # running the unregistered bbr3 until they close.
     ccs = events[-1][3]["ccs_after"]
     print(f"after unload: {ccs.count(B3)} sockets on {B3}, {len(ccs)} in all")
-    assert set(ccs) == {B3} and len(ccs) >= FLOWS // 2, \
+    assert ccs and set(ccs) == {B3}, \
         f"after unload the live sockets should keep bbr3 until they close: {ccs}"
     assert not errors, f"connection errors: {errors[:5]}"
     assert not short, f"flows that lost bytes or did not end: {short[:5]}"
-    assert_kernel_clean(maps_before, dmesg_before)
+    assert_kernel_clean(own_maps, dmesg_before)
