@@ -2,13 +2,15 @@
 /*
  * bbr_swift: BBR.Swift as a BPF struct_ops tcp_congestion_ops.
  *
- * BBRv3 (core/bbr3.h, with the same ops as bbr3: lib/tcp_cc.h) plus the
- * Swift delay signal of core/swift.h, which the core consumes at one point
- * of its per-ACK step. Before each ACK, this file gives it the socket's
- * target (the rows target_rtt_us, stale_us, keep_ecn, raw_samples and
- * host_target_us of its parameter set: include/bbr_params.h) and its latest
- * Network_RTT, path value and host delay from the ETS sockops program
- * (ets_sk_stor, include/ets_shared.h).
+ * BBRv3 (core/bbr3.h) plus the Swift delay signal of core/swift.h, which
+ * the core consumes at one point of its per-ACK step, with the ops, maps
+ * and iterator of bbr3 (lib/bbr3_ops.h) under its own names. What is
+ * Swift's is below: the socket's storage (struct bbr_swift_sk: bbr3's state
+ * and Swift's), and the template's hooks that fill Swift's part. Before
+ * each ACK they give it the socket's target (the rows target_rtt_us,
+ * stale_us, keep_ecn, raw_samples and host_target_us of its parameter set:
+ * include/bbr_params.h) and its latest Network_RTT, path value and host
+ * delay from the ETS sockops program (ets_sk_stor, include/ets_shared.h).
  *
  * ets_sk_stor declares no pinning: bbrctl gives it the pin path
  * PIN_SHARED/ets_sk_stor (include/bbr_pins.h) before loading, so it is the
@@ -36,34 +38,8 @@
 
 char _license[] SEC("license") = "Dual BSD/GPL";
 
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct bbr_swift_sk);
-} bbr_swift_sk_stor SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, BBR_TRACE_RING_BYTES);
-} bbr_swift_trace_rb SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, struct bbr_trace_ctl);
-} bbr_swift_trace_ctl SEC(".maps");
-
-struct bbr_glue_stats bbr_swift_stats;
-
 /* Filled by the ETS sockops program (bpf/ets.bpf.c); read-only here. */
 #include "lib/ets_sk_stor.h"
-
-static __always_inline struct bbr_swift_sk *swift_sk(struct sock *sk)
-{
-	return bbr_cc_value(&bbr_swift_sk_stor, sk, &bbr_swift_stats);
-}
 
 /* The socket's target, from the parameter set it runs with (its own, its
  * cgroup's or the default: the glue picks it at init and round starts). */
@@ -165,155 +141,51 @@ static __always_inline void swift_start(struct sock *sk, struct bbr_swift_sk *v)
 	bbr_sock_store(sk, &s);
 }
 
-SEC("struct_ops")
-void BPF_PROG(bbr_swift_init, struct sock *sk)
-{
-	struct bbr_swift_sk *v = bpf_sk_storage_get(&bbr_swift_sk_stor, sk, NULL,
-						    BPF_SK_STORAGE_GET_F_CREATE);
+/* The template's hooks (lib/bbr3_ops.h): Swift's state beside bbr3's. */
+#define BBR3_CC_SK		struct bbr_swift_sk
+#define BBR3_CC_REC		struct bbr_swift_state_rec
 
-	if (!v) {	/* the socket keeps its initial cwnd, unpaced */
-		__sync_fetch_and_add(&bbr_swift_stats.no_storage, 1);
-		return;
-	}
-	bbr_cc_init(sk, &v->bbr);
+#define BBR3_OPS_CORE
+static __always_inline struct bbr3_sk *bbr3_ops_core(struct bbr_swift_sk *v)
+{
+	return &v->bbr;
+}
+
+#define BBR3_OPS_EXT
+static __always_inline struct bbr_delay *bbr3_ops_ext(struct bbr_swift_sk *v)
+{
+	return &v->delay;
+}
+
+/* At init, after BBRv3's: the target in force, and the start under it. */
+#define BBR3_OPS_INIT
+static __always_inline void bbr3_ops_init(struct sock *sk,
+					  struct bbr_swift_sk *v)
+{
 	__builtin_memset(&v->delay, 0, sizeof(v->delay));
 	swift_read_cfg(v);
 	swift_start(sk, v);
 }
 
-SEC("struct_ops")
-void BPF_PROG(bbr_swift_release, struct sock *sk)
+#define BBR3_OPS_ACK
+static __always_inline void bbr3_ops_ack(struct sock *sk,
+					 struct bbr_swift_sk *v)
 {
-	bpf_sk_storage_delete(&bbr_swift_sk_stor, sk);
-}
-
-SEC("struct_ops")
-void BPF_PROG(bbr_swift_main, struct sock *sk, u32 ack, int flag,
-	      const struct rate_sample *rs)
-{
-	struct bbr_swift_sk *v = swift_sk(sk);
-	struct bbr_cc_ack a = {};
-
-	if (!v)
-		return;
 	swift_load_signal(sk, v);
-	bbr_cc_ack_in(&a, sk, &v->bbr, ack, flag, rs, &bbr_swift_trace_ctl);
-	bbr_core_main(&v->bbr, &a.s, &a.r, &v->delay);
-	bbr_cc_ack_out(&a, sk, &v->bbr, &v->delay, &bbr_swift_trace_rb);
 }
-
-SEC("struct_ops")
-u32 BPF_PROG(bbr_swift_ssthresh, struct sock *sk)
-{
-	struct bbr_swift_sk *v = swift_sk(sk);
-
-	return v ? bbr_cc_ssthresh(sk, &v->bbr) : tcp_sk(sk)->snd_ssthresh;
-}
-
-SEC("struct_ops")
-u32 BPF_PROG(bbr_swift_undo_cwnd, struct sock *sk)
-{
-	struct bbr_swift_sk *v = swift_sk(sk);
-
-	return v ? bbr_cc_undo_cwnd(sk, &v->bbr) : tcp_sk(sk)->snd_cwnd;
-}
-
-SEC("struct_ops")
-void BPF_PROG(bbr_swift_set_state, struct sock *sk, u8 new_state)
-{
-	struct bbr_swift_sk *v = swift_sk(sk);
-
-	if (v)
-		bbr_cc_set_state(sk, &v->bbr, new_state);
-}
-
-#ifdef BBR_TX_START_OP
-SEC("struct_ops")
-void BPF_PROG(bbr_swift_cwnd_event_tx_start, struct sock *sk)
-{
-	struct bbr_swift_sk *v = swift_sk(sk);
-
-	if (v)
-		bbr_cc_tx_start(sk, &v->bbr);
-}
-#else
-SEC("struct_ops")
-void BPF_PROG(bbr_swift_cwnd_event, struct sock *sk, enum tcp_ca_event event)
-{
-	struct bbr_swift_sk *v;
-
-	if (event != CA_EVENT_TX_START)
-		return;		/* the only event BBRv3 acts on as a sender */
-	v = swift_sk(sk);
-	if (v)
-		bbr_cc_tx_start(sk, &v->bbr);
-}
-#endif
-
-SEC("struct_ops")
-void BPF_PROG(bbr_swift_in_ack_event, struct sock *sk, u32 flags)
-{
-	struct bbr_swift_sk *v;
-
-	if (!bbr_cc_tlp_outstanding(sk))
-		return;
-	v = swift_sk(sk);
-	if (v)
-		bbr_cc_in_ack_event(sk, &v->bbr);
-}
-
-SEC("struct_ops")
-u32 BPF_PROG(bbr_swift_min_tso_segs, struct sock *sk)
-{
-	return bbr_cc_min_tso_segs(sk);
-}
-
-SEC("struct_ops")
-u32 BPF_PROG(bbr_swift_sndbuf_expand, struct sock *sk)
-{
-	return BBR_SNDBUF_EXPAND_FACTOR;
-}
-
-#ifdef BBR_TX_START_OP
-SEC(".struct_ops.link")
-struct tcp_congestion_ops___tx_start bbr_swift = {
-	.cwnd_event_tx_start = (void *)bbr_swift_cwnd_event_tx_start,
-#else
-SEC(".struct_ops.link")
-struct tcp_congestion_ops bbr_swift = {
-	.cwnd_event	= (void *)bbr_swift_cwnd_event,
-#endif
-	.init		= (void *)bbr_swift_init,
-	.release	= (void *)bbr_swift_release,
-	.cong_control	= (void *)bbr_swift_main,
-	.ssthresh	= (void *)bbr_swift_ssthresh,
-	.undo_cwnd	= (void *)bbr_swift_undo_cwnd,
-	.set_state	= (void *)bbr_swift_set_state,
-	.in_ack_event	= (void *)bbr_swift_in_ack_event,
-	.min_tso_segs	= (void *)bbr_swift_min_tso_segs,
-	.sndbuf_expand	= (void *)bbr_swift_sndbuf_expand,
-	.flags		= TCP_CONG_NON_RESTRICTED,
-	.name		= "bbr_swift",
-};
 
 /* `bbrctl stat`: bbr3's record of each bbr_swift socket, plus its Swift
  * state. */
-SEC("iter/tcp")
-int dump_bbr_swift_state(struct bpf_iter__tcp *ctx)
+#define BBR3_OPS_REC
+static __always_inline void bbr3_ops_rec(struct bbr_swift_state_rec *rec,
+					 struct sock *sk, struct tcp_sock *tp,
+					 struct bbr_swift_sk *v)
 {
-	struct tcp_sock *tp = bbr_iter_tcp_sock(ctx);
-	struct bbr_swift_state_rec rec = {};
-	struct bbr_swift_sk *v;
-
-	if (!tp)
-		return 0;
-	v = bpf_sk_storage_get(&bbr_swift_sk_stor, tp, NULL, 0);
-	if (!v)
-		return 0;
-	bbr_cc_fill_rec(&rec.bbr, (struct sock *)tp, tp, &v->bbr);
-	rec.magic = BBR_SWIFT_STATE_REC_MAGIC;
-	rec.version = BBR_SWIFT_VERSION;
-	__builtin_memcpy(&rec.sw, &v->delay.w, sizeof(rec.sw));
-	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
-	return 0;
+	bbr_cc_fill_rec(&rec->bbr, sk, tp, &v->bbr);
+	rec->magic = BBR_SWIFT_STATE_REC_MAGIC;
+	rec->version = BBR_SWIFT_VERSION;
+	__builtin_memcpy(&rec->sw, &v->delay.w, sizeof(rec->sw));
 }
+
+#define BBR3_CC		bbr_swift
+#include "lib/bbr3_ops.h"	/* bbr3's maps, programs, ops and iterator */

@@ -279,17 +279,103 @@ static int pin_maps(struct cc_ab *skel, int dfd, const char *dir)
 	return 0;
 }
 
-int ab_attach(const struct cmd_opts *o)
+/* The cgroup has an attachment of bbrctl already (cgdfd: its parent's pin
+ * directory, closed here): new weights if it is a split, else refused. */
+static int ab_attach_again(const struct cmd_opts *o, const struct att_target *t,
+			   int cgdfd, const struct ab_arms *a)
+{
+	int dfd = pt_subdir(cgdfd, PIN_CGROUP, t->idname, 0), ret = EXIT_FAIL;
+
+	if (dfd >= 0 && ab_pinned(dfd))
+		ret = ab_reweigh(dfd, t->dir, t->cg, a);
+	else if (dfd >= 0)
+		err("attach: %s already has a congestion control attached by "
+		    "bbrctl (%s); run `bbrctl detach --cgroup %s` first", t->cg,
+		    t->dir, o->cgroup);
+	if (dfd >= 0)
+		close(dfd);
+	close(cgdfd);
+	return ret;
+}
+
+/* cc_ab loaded, its split written: the arms' weights and a salt for the
+ * hash that assigns connections; NULL after a message. */
+static struct cc_ab *ab_load(const struct ab_arms *a, uint64_t cgroup_id)
+{
+	struct cc_ab *skel = cc_ab__open_and_load();
+	struct ab_cfg c = {};
+	uint32_t key = 0;
+
+	if (!skel) {
+		err("loading cc_ab failed: %s", strerror(errno));
+		return NULL;
+	}
+	cfg_weights(&c, a);
+	if (getrandom(&c.salt, sizeof(c.salt), 0) != sizeof(c.salt))
+		c.salt = cgroup_id * 0x9e3779b97f4a7c15ull;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ab_cfg), &key, &c, BPF_ANY)) {
+		err("attach: writing the split failed: %s", strerror(errno));
+		cc_ab__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/* A failed attach leaves nothing: the link, the ETS pin, the split's maps
+ * and its directory. */
+static void ab_attach_undo(struct sockops_att *lk, const struct sockops_att *ets,
+			   int dfd, int cgdfd, const struct att_target *t)
+{
+	att_undo(lk);
+	if (ets->pinned)	/* ets_attach_cgroup() let go of its link */
+		pt_unlink(dfd, PIN_ETS);
+	ab_unpin(dfd, t->idname);
+	pt_rmdir(cgdfd, t->idname);
+}
+
+/* The split's sockops program on the cgroup, with ETS if an arm needs it,
+ * its maps and link pinned in dfd. */
+static int ab_attach_new(const struct cmd_opts *o, const struct att_target *t,
+			 const struct ab_arms *a, bool need_ets, int dfd, int cgdfd)
 {
 	struct sockops_att lk = {}, ets = {};
 	struct cc_ab *skel = NULL;
-	struct ab_arms a;
-	struct ab_cfg c = {};
-	struct att_target t;
+	int cgfd, ret = EXIT_FAIL;
+
+	cgfd = att_open_cgroup(t);
+	if (cgfd < 0)
+		goto out;
+	if (need_ets && ets_attach_cgroup(&ets, cgfd, dfd, PIN_ETS)) {
+		err("attach: an arm needs the ETS sockops program, which is "
+		    "unavailable; nothing attached");
+		goto out;
+	}
+	skel = ab_load(a, t->id);
+	if (!skel || pin_maps(skel, dfd, t->dir) ||
+	    att_do(&lk, skel->progs.cc_ab, cgfd, dfd, PIN_AB))
+		goto out;
+	info("attached: new TCP connections in %s (cgroup id %llu) split %s%s; "
+	     "pinned at %s", t->cg, (unsigned long long)t->id, o->cc,
+	     ets.pinned ? " with ETS" : "", t->dir);
+	ret = EXIT_OK;
+out:
+	if (ret != EXIT_OK)
+		ab_attach_undo(&lk, &ets, dfd, cgdfd, t);
+	else
+		att_keep(&lk);
+	cc_ab__destroy(skel);
+	if (cgfd >= 0)
+		close(cgfd);
+	return ret;
+}
+
+int ab_attach(const struct cmd_opts *o)
+{
 	const char *names[AB_ARMS_MAX];
+	struct att_target t;
+	struct ab_arms a;
 	bool need_ets = false;
-	uint32_t key = 0;
-	int cgfd = -1, cgdfd = -1, dfd, ret;
+	int cgdfd = -1, dfd, ret;
 
 	ret = parse_spec(o->cc, &a);
 	if (ret)
@@ -301,69 +387,14 @@ int ab_attach(const struct cmd_opts *o)
 	if (att_prepare(o, names, a.n, &t))
 		return EXIT_FAIL;
 	dfd = ab_dir(t.id, PT_CREATE | PT_EXCL, &cgdfd);
-	if (dfd == -EEXIST) {
-		/* an attachment is there: new weights if it is a split */
-		dfd = pt_subdir(cgdfd, PIN_CGROUP, t.idname, 0);
-		if (dfd >= 0 && ab_pinned(dfd))
-			ret = ab_reweigh(dfd, t.dir, t.cg, &a);
-		else if (dfd >= 0) {
-			err("attach: %s already has a congestion control attached by "
-			    "bbrctl (%s); run `bbrctl detach --cgroup %s` first", t.cg,
-			    t.dir, o->cgroup);
-			ret = EXIT_FAIL;
-		} else
-			ret = EXIT_FAIL;
-		if (dfd >= 0)
-			close(dfd);
-		close(cgdfd);
-		return ret;
-	}
+	if (dfd == -EEXIST)
+		return ab_attach_again(o, &t, cgdfd, &a);
 	if (dfd < 0) {
 		if (cgdfd >= 0)
 			close(cgdfd);
 		return EXIT_FAIL;
 	}
-	ret = EXIT_FAIL;
-	cgfd = att_open_cgroup(&t);
-	if (cgfd < 0)
-		goto out;
-	if (need_ets && ets_attach_cgroup(&ets, cgfd, dfd, PIN_ETS)) {
-		err("attach: an arm needs the ETS sockops program, which is "
-		    "unavailable; nothing attached");
-		goto out;
-	}
-	skel = cc_ab__open_and_load();
-	if (!skel) {
-		err("loading cc_ab failed: %s", strerror(errno));
-		goto out;
-	}
-	cfg_weights(&c, &a);
-	if (getrandom(&c.salt, sizeof(c.salt), 0) != sizeof(c.salt))
-		c.salt = (uint64_t)t.id * 0x9e3779b97f4a7c15ull;
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.ab_cfg), &key, &c, BPF_ANY)) {
-		err("attach: writing the split failed: %s", strerror(errno));
-		goto out;
-	}
-	if (pin_maps(skel, dfd, t.dir) ||
-	    att_do(&lk, skel->progs.cc_ab, cgfd, dfd, PIN_AB))
-		goto out;
-	info("attached: new TCP connections in %s (cgroup id %llu) split %s%s; "
-	     "pinned at %s", t.cg, (unsigned long long)t.id, o->cc,
-	     ets.pinned ? " with ETS" : "", t.dir);
-	ret = EXIT_OK;
-out:
-	if (ret != EXIT_OK) {
-		att_undo(&lk);
-		if (ets.pinned)		/* ets_attach_cgroup() let go of its link */
-			pt_unlink(dfd, PIN_ETS);
-		ab_unpin(dfd, t.idname);
-		pt_rmdir(cgdfd, t.idname);
-	} else {
-		att_keep(&lk);
-	}
-	cc_ab__destroy(skel);
-	if (cgfd >= 0)
-		close(cgfd);
+	ret = ab_attach_new(o, &t, &a, need_ets, dfd, cgdfd);
 	close(dfd);
 	close(cgdfd);
 	return ret;
@@ -663,6 +694,9 @@ struct ab_split {
 	struct ab_stats st[AB_ARMS_MAX];
 };
 
+#define AB_OFF(m)	offsetof(struct ab_stats, m)
+#define AB_WEIGHT	((size_t)-1)	/* ab_family(): the weight, from the split */
+
 /* One family: HELP, TYPE, then a sample per arm of every split. */
 static void ab_family(FILE *f, const struct ab_split *s, int ns, const char *name,
 		      const char *type, const char *help, size_t off, double scale)
@@ -672,7 +706,7 @@ static void ab_family(FILE *f, const struct ab_split *s, int ns, const char *nam
 		for (uint32_t i = 0; i < s[k].cfg.narms && i < AB_ARMS_MAX; i++) {
 			uint64_t v;
 
-			if (off == (size_t)-1)	/* the weight */
+			if (off == AB_WEIGHT)
 				v = s[k].cfg.cum_pct[i] - (i ? s[k].cfg.cum_pct[i - 1] : 0);
 			else
 				memcpy(&v, (const char *)&s[k].st[i] + off, sizeof(v));
@@ -681,7 +715,31 @@ static void ab_family(FILE *f, const struct ab_split *s, int ns, const char *nam
 		}
 }
 
-void ab_metrics(FILE *f)
+/* One pinned split (dfd: its directory, closed here) into *sp; -1 if it
+ * cannot be read. */
+static int ab_split_read(int dfd, uint64_t id, struct ab_split *sp)
+{
+	char cg[PATH_MAX];
+	int fd;
+
+	memset(sp, 0, sizeof(*sp));
+	if (read_cfg(dfd, &sp->cfg)) {
+		close(dfd);
+		return -1;
+	}
+	fd = ab_map_fd(dfd, "ab_stats");
+	close(dfd);
+	for (uint32_t i = 0; fd >= 0 && i < sp->cfg.narms && i < AB_ARMS_MAX; i++)
+		bpf_map_lookup_elem(fd, &i, &sp->st[i]);
+	if (fd >= 0)
+		close(fd);
+	cgroup_path_of(id, cg, sizeof(cg));
+	metrics_cgroup_label(cg, id, sp->cgroup, sizeof(sp->cgroup));
+	return 0;
+}
+
+/* Every split bbrctl has pinned, in *out (the caller frees it); how many. */
+static int ab_splits(struct ab_split **out)
 {
 	struct ab_split *s = NULL;
 	char **ids = NULL;
@@ -690,14 +748,12 @@ void ab_metrics(FILE *f)
 	/* a tree bbrctl does not trust is refused (with a message): no series */
 	cgdfd = pt_dir(PIN_CGROUP_DIR, PT_QUIET);
 	if (cgdfd < 0)
-		return;
+		return 0;
 	n = pt_list(cgdfd, true, &ids);
 	for (int k = 0; k < n; k++) {
-		char cg[PATH_MAX];
 		struct ab_split *ns2;
 		uint64_t id;
-		int fd, dfd;
-		bool ok;
+		int dfd;
 
 		dfd = cg_pin_subdir(cgdfd, ids[k], &id);
 		if (dfd < 0)
@@ -712,50 +768,53 @@ void ab_metrics(FILE *f)
 			break;
 		}
 		s = ns2;
-		memset(&s[ns], 0, sizeof(s[ns]));
-		ok = !read_cfg(dfd, &s[ns].cfg);
-		fd = ok ? ab_map_fd(dfd, "ab_stats") : -1;
-		close(dfd);
-		if (!ok)
-			continue;
-		for (uint32_t i = 0; fd >= 0 && i < s[ns].cfg.narms && i < AB_ARMS_MAX; i++)
-			bpf_map_lookup_elem(fd, &i, &s[ns].st[i]);
-		if (fd >= 0)
-			close(fd);
-		cgroup_path_of(id, cg, sizeof(cg));
-		metrics_cgroup_label(cg, id, s[ns].cgroup, sizeof(s[ns].cgroup));
-		ns++;
+		if (!ab_split_read(dfd, id, &s[ns]))
+			ns++;
 	}
 	free_names(ids, n > 0 ? n : 0);
 	close(cgdfd);
-	if (ns) {
-#define AB_OFF(m) offsetof(struct ab_stats, m)
-		ab_family(f, s, ns, "bbrbpf_ab_weight_ratio", "gauge",
-			  "Share of new connections an A/B split gives the arm.",
-			  (size_t)-1, 0.01);
-		ab_family(f, s, ns, "bbrbpf_ab_connections_opened_total", "counter",
-			  "Connections the split gave the arm.", AB_OFF(opened), 1);
-		ab_family(f, s, ns, "bbrbpf_ab_setsockopt_failures_total", "counter",
-			  "Connections whose switch to the arm's CC failed.",
-			  AB_OFF(set_failed), 1);
-		ab_family(f, s, ns, "bbrbpf_ab_connections_finished_total", "counter",
-			  "Connections of the arm that finished.", AB_OFF(closed), 1);
-		ab_family(f, s, ns, "bbrbpf_ab_acked_bytes_total", "counter",
-			  "Bytes acknowledged on the arm's finished connections.",
-			  AB_OFF(bytes_acked), 1);
-		ab_family(f, s, ns, "bbrbpf_ab_data_segments_sent_total", "counter",
-			  "Data segments sent on the arm's finished connections.",
-			  AB_OFF(data_segs_out), 1);
-		ab_family(f, s, ns, "bbrbpf_ab_retransmitted_segments_total", "counter",
-			  "Segments retransmitted on the arm's finished connections.",
-			  AB_OFF(total_retrans), 1);
-		ab_family(f, s, ns, "bbrbpf_ab_srtt_seconds_total", "counter",
-			  "Smoothed RTT at the end of each finished connection, summed "
-			  "(divide by _finished_total for the mean).", AB_OFF(srtt_sum_us), 1e-6);
-		ab_family(f, s, ns, "bbrbpf_ab_duration_seconds_total", "counter",
-			  "Lifetimes of the arm's finished connections, summed.",
-			  AB_OFF(duration_sum_us), 1e-6);
-#undef AB_OFF
-	}
+	*out = s;
+	return ns;
+}
+
+/* The A/B families of `bbrctl metrics`, in their order of output. */
+static const struct ab_fam {
+	const char *name, *type, *help;
+	size_t off;
+	double scale;
+} ab_fams[] = {
+	{ "bbrbpf_ab_weight_ratio", "gauge",
+	  "Share of new connections an A/B split gives the arm.", AB_WEIGHT, 0.01 },
+	{ "bbrbpf_ab_connections_opened_total", "counter",
+	  "Connections the split gave the arm.", AB_OFF(opened), 1 },
+	{ "bbrbpf_ab_setsockopt_failures_total", "counter",
+	  "Connections whose switch to the arm's CC failed.", AB_OFF(set_failed), 1 },
+	{ "bbrbpf_ab_connections_finished_total", "counter",
+	  "Connections of the arm that finished.", AB_OFF(closed), 1 },
+	{ "bbrbpf_ab_acked_bytes_total", "counter",
+	  "Bytes acknowledged on the arm's finished connections.",
+	  AB_OFF(bytes_acked), 1 },
+	{ "bbrbpf_ab_data_segments_sent_total", "counter",
+	  "Data segments sent on the arm's finished connections.",
+	  AB_OFF(data_segs_out), 1 },
+	{ "bbrbpf_ab_retransmitted_segments_total", "counter",
+	  "Segments retransmitted on the arm's finished connections.",
+	  AB_OFF(total_retrans), 1 },
+	{ "bbrbpf_ab_srtt_seconds_total", "counter",
+	  "Smoothed RTT at the end of each finished connection, summed "
+	  "(divide by _finished_total for the mean).", AB_OFF(srtt_sum_us), 1e-6 },
+	{ "bbrbpf_ab_duration_seconds_total", "counter",
+	  "Lifetimes of the arm's finished connections, summed.",
+	  AB_OFF(duration_sum_us), 1e-6 },
+};
+
+void ab_metrics(FILE *f)
+{
+	struct ab_split *s = NULL;
+	int ns = ab_splits(&s);
+
+	for (size_t i = 0; ns && i < sizeof(ab_fams) / sizeof(ab_fams[0]); i++)
+		ab_family(f, s, ns, ab_fams[i].name, ab_fams[i].type,
+			  ab_fams[i].help, ab_fams[i].off, ab_fams[i].scale);
 	free(s);
 }

@@ -297,14 +297,9 @@ int att_open_cgroup(const struct att_target *t)
 	return fd;
 }
 
-int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
+/* attach's command line, an A/B split aside: EXIT_OK or EXIT_USAGE. */
+static int attach_check_args(const struct cmd_opts *o, char **args, int nargs)
 {
-	struct sockops_att sel = {}, ets = {};
-	struct cc_select *sel_skel = NULL;
-	struct ets *ets_skel = NULL;
-	struct att_target t;
-	int cgfd = -1, ret = EXIT_FAIL, cgdfd = -1, dfd = -1;
-
 	if (nargs) {
 		err("attach: unexpected argument \"%s\" (parameters: use `bbrctl set`)",
 		    args[0]);
@@ -314,29 +309,39 @@ int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
 		err("attach: --cgroup PATH and --cc NAME are required");
 		return EXIT_USAGE;
 	}
-	if (ab_spec(o->cc))	/* --cc A:W,B:W...: an A/B split (ab.c) */
-		return ab_attach(o);
-	if (!valid_cc_name(o->cc)) {
-		err("attach: invalid congestion control name \"%s\"", o->cc);
-		return EXIT_USAGE;
-	}
-	if (att_prepare(o, (const char *const *)&o->cc, 1, &t))
-		return EXIT_FAIL;
-	cgdfd = pt_dir(PIN_CGROUP_DIR, PT_CREATE);
-	if (cgdfd < 0)
-		return EXIT_FAIL;
-	dfd = pt_subdir(cgdfd, PIN_CGROUP, t.idname, PT_CREATE | PT_EXCL);
-	if (dfd < 0) {
-		if (dfd == -EEXIST)
-			err("attach: %s already has a congestion control %s "
-			    "by bbrctl (%s); run `bbrctl detach --cgroup %s` first",
-			    t.cg, ab_pinned_at(cgdfd, t.idname) ?
-			    "split (A/B) attached" : "attached", t.dir, o->cgroup);
-		close(cgdfd);
-		return EXIT_FAIL;
-	}
-	ret = EXIT_FAIL;
-	cgfd = att_open_cgroup(&t);
+	return EXIT_OK;
+}
+
+/* The cgroup's new pin directory (its parent's fd in *cgdfd, the caller
+ * closes it); -1 after a message if it has one already. */
+static int attach_dir(const struct cmd_opts *o, const struct att_target *t,
+		      int *cgdfd)
+{
+	int dfd;
+
+	*cgdfd = pt_dir(PIN_CGROUP_DIR, PT_CREATE);
+	if (*cgdfd < 0)
+		return -1;
+	dfd = pt_subdir(*cgdfd, PIN_CGROUP, t->idname, PT_CREATE | PT_EXCL);
+	if (dfd == -EEXIST)
+		err("attach: %s already has a congestion control %s "
+		    "by bbrctl (%s); run `bbrctl detach --cgroup %s` first",
+		    t->cg, ab_pinned_at(*cgdfd, t->idname) ?
+		    "split (A/B) attached" : "attached", t->dir, o->cgroup);
+	return dfd;
+}
+
+/* cc_select for o->cc on the cgroup, with ETS if the CC needs it, their
+ * links pinned in dfd; nothing is left on failure. */
+static int attach_progs(const struct cmd_opts *o, const struct att_target *t,
+			int dfd, int cgdfd)
+{
+	struct sockops_att sel = {}, ets = {};
+	struct cc_select *sel_skel = NULL;
+	struct ets *ets_skel = NULL;
+	int cgfd, ret = EXIT_FAIL;
+
+	cgfd = att_open_cgroup(t);
 	if (cgfd < 0)
 		goto out;
 	if (cc_needs_ets(o->cc)) {
@@ -353,14 +358,14 @@ int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
 				PIN_SELECT))
 		goto out;
 	info("attached: new TCP sockets in %s (cgroup id %llu) use %s%s; pinned at %s",
-	     t.cg, (unsigned long long)t.id, o->cc,
-	     ets.link ? " with ETS" : "", t.dir);
+	     t->cg, (unsigned long long)t->id, o->cc,
+	     ets.link ? " with ETS" : "", t->dir);
 	ret = EXIT_OK;
 out:
 	if (ret != EXIT_OK) {
 		att_undo(&sel);
 		att_undo(&ets);
-		pt_rmdir(cgdfd, t.idname);
+		pt_rmdir(cgdfd, t->idname);
 	} else {
 		att_keep(&sel);
 		att_keep(&ets);
@@ -369,6 +374,32 @@ out:
 	ets__destroy(ets_skel);
 	if (cgfd >= 0)
 		close(cgfd);
+	return ret;
+}
+
+int cmd_attach(const struct cmd_opts *o, char **args, int nargs)
+{
+	struct att_target t;
+	int ret, cgdfd = -1, dfd;
+
+	ret = attach_check_args(o, args, nargs);
+	if (ret)
+		return ret;
+	if (ab_spec(o->cc))	/* --cc A:W,B:W...: an A/B split (ab.c) */
+		return ab_attach(o);
+	if (!valid_cc_name(o->cc)) {
+		err("attach: invalid congestion control name \"%s\"", o->cc);
+		return EXIT_USAGE;
+	}
+	if (att_prepare(o, (const char *const *)&o->cc, 1, &t))
+		return EXIT_FAIL;
+	dfd = attach_dir(o, &t, &cgdfd);
+	if (dfd < 0) {
+		if (cgdfd >= 0)
+			close(cgdfd);
+		return EXIT_FAIL;
+	}
+	ret = attach_progs(o, &t, dfd, cgdfd);
 	close(dfd);
 	close(cgdfd);
 	return ret;
@@ -492,12 +523,58 @@ int cg_pin_subdir(int cgdfd, const char *idname, uint64_t *id)
 	return pt_subdir(cgdfd, PIN_CGROUP, idname, PT_QUIET);
 }
 
-int attachments_of(const char *cc, bool detach)
+/* One pinned attachment (idname: its cgroup id) of the tree cgdfd: removed
+ * if its cgroup is gone; if it selects cc, detached or refused by detach.
+ * 1 if it selects cc, else 0. */
+static int attachment_visit(int cgdfd, const char *idname, const char *cc,
+			    bool detach)
 {
 	char name[CC_NAME_MAX + 1], cg[PATH_MAX];
+	uint64_t id;
+	int dfd, ret;
+	bool arm, live;
+
+	dfd = cg_pin_subdir(cgdfd, idname, &id);
+	if (dfd < 0)
+		return 0;
+	if (ab_pinned(dfd)) {	/* a split: is cc one of its arms? */
+		ret = 0;
+		arm = ab_has_arm(dfd, cc, &live);
+	} else {
+		ret = attachment_cc(dfd, name, sizeof(name), &live);
+		arm = !ret && cc && !strcmp(name, cc);
+	}
+	close(dfd);
+	*cg = '\0';
+	if (!ret && live)
+		cgroup_path_of(id, cg, sizeof(cg));
+	/*
+	 * Its cgroup is gone (or the pin is broken): nothing selects through
+	 * it any more. The kernel detaches the link of a removed cgroup only
+	 * once the cgroup is freed, which may be later than its rmdir: a
+	 * cgroup that no longer has a path is as gone for this purpose.
+	 */
+	if (ret || !live || !*cg) {
+		dbg("removing the stale attachment %s/%s", PIN_CGROUP, idname);
+		attachment_remove(cgdfd, idname);
+		return 0;
+	}
+	if (!cc || !arm)
+		return 0;
+	if (!detach)
+		err("%s is attached to cgroup %s (id %llu): `bbrctl detach "
+		    "--cgroup %s` first, or unload --force to detach it", cc,
+		    cg, (unsigned long long)id, cg);
+	else if (!attachment_remove(cgdfd, idname))
+		info("%s: detached from cgroup %s (id %llu)", cc, cg,
+		     (unsigned long long)id);
+	return 1;
+}
+
+int attachments_of(const char *cc, bool detach)
+{
 	char **ids = NULL;
 	int found = 0, n, cgdfd;
-	bool live;
 
 	cgdfd = pt_dir(PIN_CGROUP_DIR, PT_QUIET);
 	if (cgdfd == -ENOENT)
@@ -505,50 +582,8 @@ int attachments_of(const char *cc, bool detach)
 	if (cgdfd < 0)
 		return -1;
 	n = pt_list(cgdfd, true, &ids);
-	for (int i = 0; i < n; i++) {
-		uint64_t id;
-		int dfd, ret;
-		bool arm;
-
-		dfd = cg_pin_subdir(cgdfd, ids[i], &id);
-		if (dfd < 0)
-			continue;
-		if (ab_pinned(dfd)) {	/* a split: is cc one of its arms? */
-			ret = 0;
-			arm = ab_has_arm(dfd, cc, &live);
-		} else {
-			ret = attachment_cc(dfd, name, sizeof(name), &live);
-			arm = !ret && cc && !strcmp(name, cc);
-		}
-		close(dfd);
-		*cg = '\0';
-		if (!ret && live)
-			cgroup_path_of(id, cg, sizeof(cg));
-		/*
-		 * Its cgroup is gone (or the pin is broken): nothing selects
-		 * through it any more. The kernel detaches the link of a
-		 * removed cgroup only once the cgroup is freed, which may be
-		 * later than its rmdir: a cgroup that no longer has a path is
-		 * as gone for this purpose.
-		 */
-		if (ret || !live || !*cg) {
-			dbg("removing the stale attachment %s/%s", PIN_CGROUP, ids[i]);
-			attachment_remove(cgdfd, ids[i]);
-			continue;
-		}
-		if (!cc || !arm)
-			continue;
-		found++;
-		if (!detach) {
-			err("%s is attached to cgroup %s (id %llu): `bbrctl detach "
-			    "--cgroup %s` first, or unload --force to detach it", cc,
-			    cg, (unsigned long long)id, cg);
-			continue;
-		}
-		if (!attachment_remove(cgdfd, ids[i]))
-			info("%s: detached from cgroup %s (id %llu)", cc, cg,
-			     (unsigned long long)id);
-	}
+	for (int i = 0; i < n; i++)
+		found += attachment_visit(cgdfd, ids[i], cc, detach);
 	free_names(ids, n > 0 ? n : 0);
 	close(cgdfd);
 	cgroup_dir_remove_if_empty();

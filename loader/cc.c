@@ -500,29 +500,34 @@ static int pin_at(const struct cc_target *t, struct bpf_link *link,
 	return ret;
 }
 
-int cc_attach(struct cc_target *t)
+/* The object into the kernel, with the shared maps it reuses; -errno after
+ * a message. */
+static int cc_load_obj(struct cc_target *t)
 {
-	int ret, root, dfd = -1;
+	int ret = shared_map_pins(t->obj);
 
-	ret = shared_map_pins(t->obj);
 	if (ret)
 		return ret;
-	if (bpf_object__load(t->obj)) {
-		ret = -errno;
-		err("%s: loading %s into the kernel failed: %s%s", t->name,
-		    t->path, strerror(-ret),
-		    ret == -EACCES || ret == -EINVAL || ret == -E2BIG ?
-		    " (see the libbpf and verifier messages above)" : "");
-		if (ret == -EINVAL && t->ecn_flags)
-			err("--ecn: a kernel without the AccECN congestion control "
-			     "flags refuses .flags 0x%x (EINVAL); try --ecn classic",
-			     t->ecn_flags);
-		return ret;
-	}
+	if (!bpf_object__load(t->obj))
+		return 0;
+	ret = -errno;
+	err("%s: loading %s into the kernel failed: %s%s", t->name,
+	    t->path, strerror(-ret),
+	    ret == -EACCES || ret == -EINVAL || ret == -E2BIG ?
+	    " (see the libbpf and verifier messages above)" : "");
+	if (ret == -EINVAL && t->ecn_flags)
+		err("--ecn: a kernel without the AccECN congestion control "
+		     "flags refuses .flags 0x%x (EINVAL); try --ecn classic",
+		     t->ecn_flags);
+	return ret;
+}
 
-	/* A new directory of our own (bbrctl_lock() keeps other bbrctl runs
-	 * out meanwhile), under a pin root nobody else can write. */
-	root = pt_root(PT_CREATE);
+/* A new directory of our own (bbrctl_lock() keeps other bbrctl runs out
+ * meanwhile), under a pin root nobody else can write: its fd, or -errno. */
+static int cc_make_dir(struct cc_target *t)
+{
+	int root = pt_root(PT_CREATE), dfd;
+
 	if (root < 0)
 		return root;
 	dfd = pt_subdir(root, PIN_ROOT, t->name, PT_CREATE | PT_EXCL);
@@ -535,48 +540,72 @@ int cc_attach(struct cc_target *t)
 		return dfd;
 	}
 	t->dir_created = true;
+	return dfd;
+}
+
+/* The state iterator attached and pinned in dfd. */
+static int cc_pin_iter(struct cc_target *t, int dfd)
+{
+	int ret;
+
+	/* a TCP socket iterator: no map to bind */
+	t->iter_link = bpf_program__attach_iter(t->iter_prog, NULL);
+	if (!t->iter_link) {
+		ret = -errno;
+		err("%s: attaching iterator %s failed: %s", t->name,
+		    bpf_program__name(t->iter_prog), strerror(-ret));
+		return ret;
+	}
+	ret = pin_at(t, t->iter_link, dfd, PIN_ITER, "state iterator");
+	if (!ret)
+		t->iter_pinned = true;
+	return ret;
+}
+
+/* Register: the struct_ops link, then the iterator and trace maps, pinned
+ * in dfd; -errno after a message (the caller rolls back). */
+static int cc_register(struct cc_target *t, int dfd)
+{
+	int ret;
 
 	t->link = bpf_map__attach_struct_ops(t->st_map);
 	if (!t->link) {
 		ret = -errno;
 		explain_attach_error(t, -ret);
-		goto fail;
+		return ret;
 	}
 	ret = pin_at(t, t->link, dfd, PIN_LINK, "struct_ops link");
 	if (ret)
-		goto fail;
+		return ret;
 	t->link_pinned = true;
-
-	if (t->iter_prog) {
-		/* a TCP socket iterator: no map to bind */
-		t->iter_link = bpf_program__attach_iter(t->iter_prog, NULL);
-		if (!t->iter_link) {
-			ret = -errno;
-			err("%s: attaching iterator %s failed: %s", t->name,
-			    bpf_program__name(t->iter_prog), strerror(-ret));
-			goto fail;
-		}
-		ret = pin_at(t, t->iter_link, dfd, PIN_ITER, "state iterator");
-		if (ret)
-			goto fail;
-		t->iter_pinned = true;
-	}
+	if (t->iter_prog && (ret = cc_pin_iter(t, dfd)))
+		return ret;
 	ret = trace_pin_maps(t, dfd);
 	if (ret)
-		goto fail;
-
+		return ret;
 	/* Registration is synchronous; this only catches the impossible. */
 	if (cc_wait_available(t->name, true, 200) != 1) {
 		err("%s: attached, but it does not appear in %s", t->name,
 		    PROC_AVAIL_CC);
-		ret = -ENOENT;
-		goto fail;
+		return -ENOENT;
 	}
-	close(dfd);
 	return 0;
-fail:
+}
+
+int cc_attach(struct cc_target *t)
+{
+	int ret, dfd;
+
+	ret = cc_load_obj(t);
+	if (ret)
+		return ret;
+	dfd = cc_make_dir(t);
+	if (dfd < 0)
+		return dfd;
+	ret = cc_register(t, dfd);
 	close(dfd);
-	cc_rollback(t);
+	if (ret)
+		cc_rollback(t);
 	return ret;
 }
 
@@ -679,13 +708,72 @@ static int loaded_dir(const char *name, bool quiet)
 	return -ENOENT;
 }
 
-int cc_unload_pinned(const char *name)
+/* Detach the CC's link (dir: its pin directory, for messages): the id of
+ * its struct_ops map, 0 if unknown. */
+static uint32_t unload_detach(int dfd, const char *name, const char *dir)
 {
-	char dir[PATH_MAX];
 	struct bpf_link_info li;
 	__u32 li_len = sizeof(li);
 	uint32_t map_id = 0;
-	int fd, ret, avail, dfd, root;
+	int fd = pt_obj_get(dfd, PIN_LINK);
+
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			warn("%s: cannot open %s/%s: %s; removing the pin anyway",
+			     name, dir, PIN_LINK, strerror(-fd));
+		return 0;
+	}
+	memset(&li, 0, sizeof(li));
+	if (bpf_link_get_info_by_fd(fd, &li, &li_len) == 0 &&
+	    li.type == BPF_LINK_TYPE_STRUCT_OPS)
+		map_id = li.struct_ops.map_id;
+	/* Detach explicitly: a pin is not the only possible holder of the
+	 * link, and unload must unregister regardless. */
+	if (bpf_link_detach(fd) != 0 && errno != EOPNOTSUPP &&
+	    errno != ENOLINK && errno != EINVAL)
+		warn("%s: detaching the link failed: %s; removing the "
+		     "pin anyway", name, strerror(errno));
+	close(fd);
+	return map_id;
+}
+
+/* The pins bbrctl made in the CC's directory. */
+static int unload_remove_pins(int dfd, const char *dir)
+{
+	int ret = remove_pin(dfd, dir, PIN_ITER);
+
+	if (!ret)
+		ret = remove_pin(dfd, dir, PIN_TRACE_RB);
+	if (!ret)
+		ret = remove_pin(dfd, dir, PIN_TRACE_CTL);
+	if (!ret)
+		ret = remove_pin(dfd, dir, PIN_LINK);
+	return ret;
+}
+
+/* The CC's directory, emptied. */
+static int unload_rmdir(const char *name, const char *dir)
+{
+	int root = pt_root(0), ret;
+
+	if (root < 0)
+		return root;
+	ret = pt_rmdir(root, name);
+	close(root);
+	if (ret == -ENOTEMPTY)
+		err("%s: %s holds files bbrctl did not create; the "
+		    "congestion control is unregistered but the directory "
+		    "is left in place", name, dir);
+	else if (ret)
+		err("cannot remove %s: %s", dir, strerror(-ret));
+	return ret;
+}
+
+int cc_unload_pinned(const char *name)
+{
+	char dir[PATH_MAX];
+	uint32_t map_id;
+	int ret, dfd;
 
 	if (!valid_cc_name(name)) {
 		err("invalid congestion control name \"%s\"", name);
@@ -695,52 +783,15 @@ int cc_unload_pinned(const char *name)
 	dfd = loaded_dir(name, false);
 	if (dfd < 0)
 		return dfd;
-
-	fd = pt_obj_get(dfd, PIN_LINK);
-	if (fd >= 0) {
-		memset(&li, 0, sizeof(li));
-		if (bpf_link_get_info_by_fd(fd, &li, &li_len) == 0 &&
-		    li.type == BPF_LINK_TYPE_STRUCT_OPS)
-			map_id = li.struct_ops.map_id;
-		/* Detach explicitly: a pin is not the only possible holder of
-		 * the link, and unload must unregister regardless. */
-		if (bpf_link_detach(fd) != 0 && errno != EOPNOTSUPP &&
-		    errno != ENOLINK && errno != EINVAL)
-			warn("%s: detaching the link failed: %s; removing the "
-			     "pin anyway", name, strerror(errno));
-		close(fd);
-	} else if (fd != -ENOENT) {
-		warn("%s: cannot open %s/%s: %s; removing the pin anyway", name,
-		     dir, PIN_LINK, strerror(-fd));
-	}
-
-	ret = remove_pin(dfd, dir, PIN_ITER);
-	if (!ret)
-		ret = remove_pin(dfd, dir, PIN_TRACE_RB);
-	if (!ret)
-		ret = remove_pin(dfd, dir, PIN_TRACE_CTL);
-	if (!ret)
-		ret = remove_pin(dfd, dir, PIN_LINK);
+	map_id = unload_detach(dfd, name, dir);
+	ret = unload_remove_pins(dfd, dir);
 	close(dfd);
+	if (!ret)
+		ret = unload_rmdir(name, dir);
 	if (ret)
 		return ret;
-	root = pt_root(0);
-	if (root < 0)
-		return root;
-	ret = pt_rmdir(root, name);
-	close(root);
-	if (ret) {
-		if (ret == -ENOTEMPTY)
-			err("%s: %s holds files bbrctl did not create; the "
-			    "congestion control is unregistered but the directory "
-			    "is left in place", name, dir);
-		else
-			err("cannot remove %s: %s", dir, strerror(-ret));
-		return ret;
-	}
 	pt_remove_root_if_empty();
-	avail = cc_wait_available(name, false, UNLOAD_POLL_MS);
-	if (avail == 1) {
+	if (cc_wait_available(name, false, UNLOAD_POLL_MS) == 1) {
 		err("%s: pins removed, but it is still in %s after %d ms "
 		    "(another process holds the link?)", name, PROC_AVAIL_CC,
 		    UNLOAD_POLL_MS);

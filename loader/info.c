@@ -32,6 +32,56 @@ static struct btf *vmlinux_btf(void)
 	return btf;
 }
 
+/* The struct `data` inside the struct_ops value type vt, and its offset
+ * in the value; NULL if vt has none. */
+static const struct btf_type *ops_data_type(const struct btf *btf,
+					    const struct btf_type *vt,
+					    size_t *data_off)
+{
+	const struct btf_member *m = btf_members(vt);
+	const struct btf_type *dt;
+
+	for (int i = 0; i < btf_vlen(vt); i++, m++) {
+		const char *mname = btf__name_by_offset(btf, m->name_off);
+
+		if (mname && strcmp(mname, "data") == 0) {
+			*data_off = btf_member_bit_offset(vt, i) / 8;
+			dt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
+			return dt && btf_is_struct(dt) ? dt : NULL;
+		}
+	}
+	return NULL;
+}
+
+/* The program ids in the function-pointer members of data type dt at
+ * data_off of the map's value (size bytes), up to max: how many. */
+static int ops_value_prog_ids(const struct btf *btf, const struct btf_type *dt,
+			      size_t data_off, const char *value, size_t size,
+			      uint32_t *ids, int max)
+{
+	const struct btf_member *m = btf_members(dt);
+	int n = 0;
+
+	for (int i = 0; i < btf_vlen(dt) && n < max; i++, m++) {
+		const struct btf_type *mt, *pt;
+		size_t off = data_off + btf_member_bit_offset(dt, i) / 8;
+		uint64_t id;
+
+		mt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
+		if (!mt || !btf_is_ptr(mt))
+			continue;
+		pt = btf__type_by_id(btf, btf__resolve_type(btf, mt->type));
+		if (!pt || !btf_is_func_proto(pt))
+			continue;
+		if (off + sizeof(id) > size)
+			break;
+		memcpy(&id, value + off, sizeof(id));
+		if (id && id <= UINT32_MAX)
+			ids[n++] = (uint32_t)id;
+	}
+	return n;
+}
+
 /*
  * A struct_ops map's value as userspace reads it is the kernel's
  * struct bpf_struct_ops_<type> { refcnt; state; <type> data; } with each
@@ -43,13 +93,11 @@ int struct_ops_prog_ids(uint32_t map_id, uint32_t *ids, int max)
 	struct bpf_map_info mi;
 	__u32 mi_len = sizeof(mi);
 	const struct btf_type *vt, *dt;
-	const struct btf_member *m;
 	struct btf *btf;
 	size_t data_off = 0;
-	bool found = false;
 	char *value = NULL;
 	__u32 key = 0;
-	int fd, n = 0, ret;
+	int fd, ret;
 
 	fd = bpf_map_get_fd_by_id(map_id);
 	if (fd < 0)
@@ -73,40 +121,10 @@ int struct_ops_prog_ids(uint32_t map_id, uint32_t *ids, int max)
 		goto out;
 	}
 	vt = btf__type_by_id(btf, mi.btf_vmlinux_value_type_id);
-	if (!vt || !btf_is_struct(vt))
-		goto out;
-	m = btf_members(vt);
-	for (int i = 0; i < btf_vlen(vt); i++, m++) {
-		const char *mname = btf__name_by_offset(btf, m->name_off);
-
-		if (mname && strcmp(mname, "data") == 0) {
-			data_off = btf_member_bit_offset(vt, i) / 8;
-			dt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
-			found = dt && btf_is_struct(dt);
-			break;
-		}
-	}
-	if (!found)
-		goto out;
-	m = btf_members(dt);
-	for (int i = 0; i < btf_vlen(dt) && n < max; i++, m++) {
-		const struct btf_type *mt, *pt;
-		size_t off = data_off + btf_member_bit_offset(dt, i) / 8;
-		uint64_t id;
-
-		mt = btf__type_by_id(btf, btf__resolve_type(btf, m->type));
-		if (!mt || !btf_is_ptr(mt))
-			continue;
-		pt = btf__type_by_id(btf, btf__resolve_type(btf, mt->type));
-		if (!pt || !btf_is_func_proto(pt))
-			continue;
-		if (off + sizeof(id) > mi.value_size)
-			break;
-		memcpy(&id, value + off, sizeof(id));
-		if (id && id <= UINT32_MAX)
-			ids[n++] = (uint32_t)id;
-	}
-	ret = n;
+	dt = vt && btf_is_struct(vt) ? ops_data_type(btf, vt, &data_off) : NULL;
+	if (dt)
+		ret = ops_value_prog_ids(btf, dt, data_off, value, mi.value_size,
+					 ids, max);
 out:
 	free(value);
 	close(fd);
@@ -191,13 +209,66 @@ static int prog_id_of_link_pin(int dfd, const char *name)
 	return id;
 }
 
+/* The CC's link (p: its pin path, for the note): its id and struct_ops
+ * map's, or a note why not. */
+static void cc_info_link(int dfd, const char *p, struct cc_info *ci)
+{
+	struct bpf_link_info li;
+	__u32 len = sizeof(li);
+	int fd = pt_obj_get(dfd, PIN_LINK);
+
+	if (fd < 0) {
+		snprintf(ci->note, sizeof(ci->note), "cannot open %.200s: %s", p,
+			 strerror(-fd));
+		return;
+	}
+	ci->has_link = true;
+	memset(&li, 0, sizeof(li));
+	if (bpf_link_get_info_by_fd(fd, &li, &len) == 0) {
+		ci->link_id = li.id;
+		if (li.type == BPF_LINK_TYPE_STRUCT_OPS)
+			ci->map_id = li.struct_ops.map_id;
+	}
+	close(fd);
+}
+
+/* One program of the load (the struct_ops map's first, or the iterator's)
+ * and the time it was loaded. */
+static void cc_info_load_time(int dfd, struct cc_info *ci)
+{
+	uint32_t ids[STRUCT_OPS_PROGS_MAX];
+	struct bpf_prog_info pi;
+	__u32 pi_len = sizeof(pi);
+	int n, pfd;
+
+	if (ci->map_id) {
+		n = struct_ops_prog_ids(ci->map_id, ids, STRUCT_OPS_PROGS_MAX);
+		if (n > 0)
+			ci->prog_id = ids[0];
+		else if (n < 0)
+			snprintf(ci->note, sizeof(ci->note),
+				 "cannot read struct_ops map %u: %s", ci->map_id,
+				 strerror(-n));
+	}
+	/* Same object, same load: the iterator's program is as good a
+	 * witness of the load time if the map could not be read. */
+	if (!ci->prog_id && ci->has_iter)
+		ci->prog_id = prog_id_of_link_pin(dfd, PIN_ITER);
+	if (!ci->prog_id)
+		return;
+	pfd = bpf_prog_get_fd_by_id(ci->prog_id);
+	if (pfd < 0)
+		return;
+	memset(&pi, 0, sizeof(pi));
+	if (bpf_prog_get_info_by_fd(pfd, &pi, &pi_len) == 0)
+		ci->load_time_boot_ns = pi.load_time;
+	close(pfd);
+}
+
 int cc_get_info(const char *name, struct cc_info *ci)
 {
 	char dir[PATH_MAX], p[PATH_MAX];
-	struct bpf_link_info li;
-	__u32 len = sizeof(li);
-	uint32_t ids[STRUCT_OPS_PROGS_MAX];
-	int fd, n, dfd;
+	int dfd;
 
 	memset(ci, 0, sizeof(*ci));
 	snprintf(ci->name, sizeof(ci->name), "%s", name);
@@ -215,50 +286,9 @@ int cc_get_info(const char *name, struct cc_info *ci)
 	}
 	if (dfd < 0)
 		return -1;
-	fd = pt_obj_get(dfd, PIN_LINK);
-	if (fd < 0) {
-		snprintf(ci->note, sizeof(ci->note), "cannot open %.200s: %s", p,
-			 strerror(-fd));
-	} else {
-		ci->has_link = true;
-		memset(&li, 0, sizeof(li));
-		if (bpf_link_get_info_by_fd(fd, &li, &len) == 0) {
-			ci->link_id = li.id;
-			if (li.type == BPF_LINK_TYPE_STRUCT_OPS)
-				ci->map_id = li.struct_ops.map_id;
-		}
-		close(fd);
-	}
-
+	cc_info_link(dfd, p, ci);
 	ci->has_iter = pt_exists(dfd, PIN_ITER);
-
-	if (ci->map_id) {
-		n = struct_ops_prog_ids(ci->map_id, ids, STRUCT_OPS_PROGS_MAX);
-		if (n > 0)
-			ci->prog_id = ids[0];
-		else if (n < 0)
-			snprintf(ci->note, sizeof(ci->note),
-				 "cannot read struct_ops map %u: %s", ci->map_id,
-				 strerror(-n));
-	}
-	/* Same object, same load: the iterator's program is as good a
-	 * witness of the load time if the map could not be read. */
-	if (!ci->prog_id && ci->has_iter)
-		ci->prog_id = prog_id_of_link_pin(dfd, PIN_ITER);
-
-	if (ci->prog_id) {
-		struct bpf_prog_info pi;
-		__u32 pi_len = sizeof(pi);
-		int pfd = bpf_prog_get_fd_by_id(ci->prog_id);
-
-		if (pfd >= 0) {
-			memset(&pi, 0, sizeof(pi));
-			if (bpf_prog_get_info_by_fd(pfd, &pi, &pi_len) == 0)
-				ci->load_time_boot_ns = pi.load_time;
-			close(pfd);
-		}
-	}
-
+	cc_info_load_time(dfd, ci);
 	if (ci->has_iter) {
 		void *buf = NULL;
 		size_t blen = 0;

@@ -371,12 +371,11 @@ static void groups_out(FILE *f, const struct groups *gs, const char **cgl)
 				 &gs->g[i].net_rtt, rtt_bounds_s, RTT_NB);
 }
 
-/* The ETS program's counters, summed over network namespaces and CPUs. */
-static void ets_out(FILE *f)
+/* The ETS program's counters map (per CPU, a key per network namespace);
+ * -1 if ETS was never attached. */
+static int ets_stats_fd(void)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = -1, dfd;
-	struct ets_stats *v, sum = {};
-	uint64_t key, next, *cur = NULL;
+	int fd = -1, dfd;
 
 	/* through the verified PIN_SHARED (pintree.c), never its path */
 	dfd = pt_dir(PIN_SHARED_DIR, PT_QUIET);
@@ -384,12 +383,15 @@ static void ets_out(FILE *f)
 		fd = pt_obj_get(dfd, ETS_STATS_MAP_NAME);
 		close(dfd);
 	}
-	if (fd < 0 || ncpu <= 0) {
-		if (fd >= 0)
-			close(fd);
-		return;		/* ETS never attached */
-	}
-	v = calloc((size_t)ncpu, sizeof(*v));
+	return fd;
+}
+
+/* The map's counters summed over network namespaces and CPUs into *sum. */
+static void ets_sum(int fd, int ncpu, struct ets_stats *sum)
+{
+	struct ets_stats *v = calloc((size_t)ncpu, sizeof(*v));
+	uint64_t key, next, *cur = NULL;
+
 	while (v && !bpf_map_get_next_key(fd, cur, &next)) {
 		key = next;
 		cur = &key;
@@ -397,13 +399,44 @@ static void ets_out(FILE *f)
 			continue;
 		for (int c = 0; c < ncpu; c++) {
 			const uint64_t *s = (const void *)&v[c];
-			uint64_t *d = (void *)&sum;
+			uint64_t *d = (void *)sum;
 
-			for (size_t k = 0; k < sizeof(sum) / sizeof(uint64_t); k++)
+			for (size_t k = 0; k < sizeof(*sum) / sizeof(uint64_t); k++)
 				d[k] += s[k];
 		}
 	}
 	free(v);
+}
+
+/* The rejections, by stage: the parser's and the sample checks'. */
+static void ets_rejected_out(FILE *f, const struct ets_stats *sum)
+{
+	uint64_t parse = 0, sample = 0;
+
+	family(f, "bbrbpf_ets_rejected_total", "counter",
+	       "ETS options or samples rejected, by stage.");
+	for (size_t k = 0; k < sizeof(sum->rej_parse) / sizeof(sum->rej_parse[0]); k++)
+		parse += sum->rej_parse[k];
+	for (size_t k = 0; k < sizeof(sum->rej_sample) / sizeof(sum->rej_sample[0]); k++)
+		sample += sum->rej_sample[k];
+	fprintf(f, "bbrbpf_ets_rejected_total{stage=\"parse\"} %llu\n",
+		(unsigned long long)parse);
+	fprintf(f, "bbrbpf_ets_rejected_total{stage=\"sample\"} %llu\n",
+		(unsigned long long)sample);
+}
+
+/* The ETS program's counters, summed over network namespaces and CPUs. */
+static void ets_out(FILE *f)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = ets_stats_fd();
+	struct ets_stats sum = {};
+
+	if (fd < 0 || ncpu <= 0) {
+		if (fd >= 0)
+			close(fd);
+		return;		/* ETS never attached */
+	}
+	ets_sum(fd, ncpu, &sum);
 	close(fd);
 #define ETS_C(name, field, help)					\
 	do {								\
@@ -421,20 +454,7 @@ static void ets_out(FILE *f)
 	ETS_C("store_errors", store_err, "bpf_store_hdr_opt() failures.");
 	ETS_C("hw_rx_stamps", hw_rx, "Arrivals stamped with the NIC clock.");
 #undef ETS_C
-	family(f, "bbrbpf_ets_rejected_total", "counter",
-	       "ETS options or samples rejected, by stage.");
-	{
-		uint64_t parse = 0, sample = 0;
-
-		for (size_t k = 0; k < sizeof(sum.rej_parse) / sizeof(sum.rej_parse[0]); k++)
-			parse += sum.rej_parse[k];
-		for (size_t k = 0; k < sizeof(sum.rej_sample) / sizeof(sum.rej_sample[0]); k++)
-			sample += sum.rej_sample[k];
-		fprintf(f, "bbrbpf_ets_rejected_total{stage=\"parse\"} %llu\n",
-			(unsigned long long)parse);
-		fprintf(f, "bbrbpf_ets_rejected_total{stage=\"sample\"} %llu\n",
-			(unsigned long long)sample);
-	}
+	ets_rejected_out(f, &sum);
 }
 
 /* ---- bbrctl's own counters ----------------------------------------------------------- */

@@ -66,6 +66,46 @@ static int fail(char *why, size_t len, const char *what, const char *detail)
 	return -EINVAL;
 }
 
+/* A decimal number (with NUM_MICRO, up to 6 places after a point, in
+ * millionths) into *v; *ok false if it does not fit in 64 bits. */
+static int dec_parse(const char *s, unsigned int flags, const char *what,
+		     uint64_t *v, bool *ok, char *why, size_t whylen)
+{
+	const char *p = s;
+	uint64_t frac = 0;
+	int n = 0, places = 0;
+
+	*ok = digits(&p, 10, v, &n);
+	if (!n)
+		return fail(why, whylen, what, flags & NUM_HEX ?
+			    "decimal digits, or 0x and hex digits" :
+			    "decimal digits only");
+	if (n > 1 && s[0] == '0')
+		return fail(why, whylen, what, "no leading zeros: 010 is neither 10 nor octal");
+	if ((flags & NUM_MICRO) && *p == '.') {
+		p++;
+		for (; *p >= '0' && *p <= '9'; p++, places++)
+			if (places < MICRO_PLACES)
+				frac = frac * 10 + (uint64_t)(*p - '0');
+		if (!places || places > MICRO_PLACES || *p)
+			return fail(why, whylen, what,
+				    "decimal, at most 6 digits after the point");
+		while (places++ < MICRO_PLACES)
+			frac *= 10;
+	} else if (*p) {
+		return fail(why, whylen, what, flags & NUM_HEX ?
+			    "decimal digits, or 0x and hex digits" :
+			    "decimal digits only");
+	}
+	if (flags & NUM_MICRO) {
+		if (*v > (UINT64_MAX - frac) / MICRO)
+			*ok = false;
+		else
+			*v = *v * MICRO + frac;
+	}
+	return 0;
+}
+
 int num_parse(const char *s, uint64_t min, uint64_t max, unsigned int flags,
 	      uint64_t *out, char *why, size_t whylen)
 {
@@ -73,9 +113,9 @@ int num_parse(const char *s, uint64_t min, uint64_t max, unsigned int flags,
 			   "non-negative integer";
 	const char *p = s;
 	char lo[32], hi[32];
-	uint64_t v = 0, frac = 0;
+	uint64_t v = 0;
 	bool ok = true;
-	int n = 0, places = 0;
+	int n = 0, ret;
 
 	if (!s || !*s)
 		return fail(why, whylen, what, "empty");
@@ -86,35 +126,8 @@ int num_parse(const char *s, uint64_t min, uint64_t max, unsigned int flags,
 		ok = digits(&p, 16, &v, &n);
 		if (!n || *p)
 			return fail(why, whylen, what, "0x must be followed by hex digits only");
-	} else {
-		ok = digits(&p, 10, &v, &n);
-		if (!n)
-			return fail(why, whylen, what, flags & NUM_HEX ?
-				    "decimal digits, or 0x and hex digits" :
-				    "decimal digits only");
-		if (n > 1 && s[0] == '0')
-			return fail(why, whylen, what, "no leading zeros: 010 is neither 10 nor octal");
-		if ((flags & NUM_MICRO) && *p == '.') {
-			p++;
-			for (; *p >= '0' && *p <= '9'; p++, places++)
-				if (places < MICRO_PLACES)
-					frac = frac * 10 + (uint64_t)(*p - '0');
-			if (!places || places > MICRO_PLACES || *p)
-				return fail(why, whylen, what,
-					    "decimal, at most 6 digits after the point");
-			while (places++ < MICRO_PLACES)
-				frac *= 10;
-		} else if (*p) {
-			return fail(why, whylen, what, flags & NUM_HEX ?
-				    "decimal digits, or 0x and hex digits" :
-				    "decimal digits only");
-		}
-		if (flags & NUM_MICRO) {
-			if (v > (UINT64_MAX - frac) / MICRO)
-				ok = false;
-			else
-				v = v * MICRO + frac;
-		}
+	} else if ((ret = dec_parse(s, flags, what, &v, &ok, why, whylen))) {
+		return ret;
 	}
 	range_text(lo, sizeof(lo), min, flags);
 	range_text(hi, sizeof(hi), max, flags);

@@ -665,6 +665,54 @@ static const char *profile_of(struct cc_params *c, int slot)
 	return "custom";
 }
 
+/* A set's value of a key, by its member of struct bbr_params. */
+#define SLOT_VAL(c, slot, key)	\
+	(*param_field(c, slot, offsetof(struct bbr_params, key)))
+
+/* bbr_swift's keys of the set, as the object "swift" of `--json`. */
+static json_t *show_swift_json(struct cc_params *c, int slot, const char *from)
+{
+	u32 keep_ecn = SLOT_VAL(c, slot, keep_ecn), raw = SLOT_VAL(c, slot, raw_samples);
+	json_t *sw = json_object();
+
+	js_set_u64(sw, "target_rtt_us", SLOT_VAL(c, slot, target_rtt_us));
+	js_set_u64(sw, "stale_us", SLOT_VAL(c, slot, stale_us));
+	js_set_u64(sw, "keep_ecn", keep_ecn);
+	js_set_u64(sw, "raw_samples", raw);
+	js_set_u64(sw, "host_target_us", SLOT_VAL(c, slot, host_target_us));
+	js_set_u64(sw, "flags", (keep_ecn ? SWIFT_CFG_F_KEEP_ECN : 0) |
+			       (raw ? SWIFT_CFG_F_RAW_SAMPLES : 0));
+	js_set_str(sw, "from", from);
+	return sw;
+}
+
+static void show_json(struct cc_params *c, const struct scope *sc, int slot,
+		      const char *from)
+{
+	json_t *j = json_object(), *pj = json_object();
+
+	js_set_str(j, "cc", c->cc);
+	js_set_str(j, "scope", scope_names[sc->kind]);
+	if (sc->kind == SC_CGROUP)
+		js_set_str(j, "cgroup", sc->path);
+	if (sc->kind == SC_SOCKET)
+		js_set_u64(j, "cookie", sc->cookie);
+	if (sc->kind != SC_DEFAULT)
+		js_set_u64(j, "cgroup_id", sc->cgroup_id);
+	js_set_u64(j, "slot", slot);
+	js_set_str(j, "params_from", from);
+	js_set_u64(j, "data_map_id", c->data_id);
+	if (c->groups & BBR_PARAM_GROUP_CORE)
+		js_set_str(j, "profile", profile_of(c, slot));
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (keys[i].group & c->groups & (BBR_PARAM_GROUP_CORE | BBR_PARAM_GROUP_L4S))
+			js_set_u64(pj, keys[i].name, *param_field(c, slot, keys[i].off));
+	js_set(j, "params", pj);
+	if (c->groups & BBR_PARAM_GROUP_SWIFT)
+		js_set(j, "swift", show_swift_json(c, slot, from));
+	js_print(j);
+}
+
 static void show(struct cc_params *c, const struct scope *sc)
 {
 	static const char *const whose[] = { "the default", "its cgroup's", "its own" };
@@ -672,45 +720,9 @@ static void show(struct cc_params *c, const struct scope *sc)
 	int slot = scope_slot(c, sc, &from);
 	const char *set_of = whose[!strcmp(from, scope_names[sc->kind]) ? 2 :
 				   !strcmp(from, scope_names[SC_CGROUP])];
-	u32 keep_ecn = *param_field(c, slot, offsetof(struct bbr_params, keep_ecn));
-	u32 raw = *param_field(c, slot, offsetof(struct bbr_params, raw_samples));
 
 	if (g_opts.json) {
-		json_t *j = json_object(), *pj = json_object(), *sw;
-
-		js_set_str(j, "cc", c->cc);
-		js_set_str(j, "scope", scope_names[sc->kind]);
-		if (sc->kind == SC_CGROUP)
-			js_set_str(j, "cgroup", sc->path);
-		if (sc->kind == SC_SOCKET)
-			js_set_u64(j, "cookie", sc->cookie);
-		if (sc->kind != SC_DEFAULT)
-			js_set_u64(j, "cgroup_id", sc->cgroup_id);
-		js_set_u64(j, "slot", slot);
-		js_set_str(j, "params_from", from);
-		js_set_u64(j, "data_map_id", c->data_id);
-		if (c->groups & BBR_PARAM_GROUP_CORE)
-			js_set_str(j, "profile", profile_of(c, slot));
-		for (size_t i = 0; i < N_KEYS; i++)
-			if (keys[i].group & c->groups & (BBR_PARAM_GROUP_CORE | BBR_PARAM_GROUP_L4S))
-				js_set_u64(pj, keys[i].name, *param_field(c, slot, keys[i].off));
-		js_set(j, "params", pj);
-		if (c->groups & BBR_PARAM_GROUP_SWIFT) {
-			sw = json_object();
-			js_set_u64(sw, "target_rtt_us",
-				   *param_field(c, slot, offsetof(struct bbr_params, target_rtt_us)));
-			js_set_u64(sw, "stale_us",
-				   *param_field(c, slot, offsetof(struct bbr_params, stale_us)));
-			js_set_u64(sw, "keep_ecn", keep_ecn);
-			js_set_u64(sw, "raw_samples", raw);
-			js_set_u64(sw, "host_target_us",
-				   *param_field(c, slot, offsetof(struct bbr_params, host_target_us)));
-			js_set_u64(sw, "flags", (keep_ecn ? SWIFT_CFG_F_KEEP_ECN : 0) |
-					       (raw ? SWIFT_CFG_F_RAW_SAMPLES : 0));
-			js_set_str(sw, "from", from);
-			js_set(j, "swift", sw);
-		}
-		js_print(j);
+		show_json(c, sc, slot, from);
 		return;
 	}
 	if (sc->kind == SC_DEFAULT)
@@ -877,15 +889,12 @@ static int reset(struct cc_params *c, const struct scope *sc)
 
 /* ---- the commands -------------------------------------------------------------------- */
 
-/* `set` and `params`: args are NAME [key=value...]. */
-static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
-		      int nargs, bool dflt)
+/* The command line of `set`/`params` checked before anything is opened:
+ * the name, one scope, no pair with --reset, no key twice. */
+static int set_check_args(const char *cmd, const struct cmd_opts *o, char **args,
+			  int nargs, bool dflt)
 {
-	char path[PATH_MAX];
-	struct scope sc = { .kind = SC_DEFAULT };
-	struct cc_params c;
-	struct pair *pairs = NULL;
-	int ret = EXIT_USAGE, npairs = nargs - 1, n = 0;
+	int npairs = nargs - 1;
 
 	if (nargs < 1) {
 		err("%s: name one congestion control", cmd);
@@ -917,19 +926,59 @@ static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
 				return EXIT_USAGE;
 			}
 		}
-	if (check_privileges(cmd))
-		return EXIT_FAIL;
+	return 0;
+}
+
+/* The set the options name (path: room for a cgroup's path): the
+ * default, a cgroup's or a socket's. */
+static int set_scope(const struct cmd_opts *o, struct scope *sc, char *path,
+		     size_t size)
+{
+	*sc = (struct scope){ .kind = SC_DEFAULT };
 	if (o->cgroup) {
-		if (cgroup_resolve(o->cgroup, path, sizeof(path), &sc.cgroup_id))
-			return EXIT_FAIL;
-		sc.kind = SC_CGROUP;
-		sc.path = path;
-		sc.key = sc.cgroup_id;
+		if (cgroup_resolve(o->cgroup, path, size, &sc->cgroup_id))
+			return -1;
+		sc->kind = SC_CGROUP;
+		sc->path = path;
+		sc->key = sc->cgroup_id;
 	} else if (o->set_socket) {
-		sc.kind = SC_SOCKET;
-		sc.cookie = o->socket_cookie;
-		sc.key = BBR_PARAM_KEY_SOCKET | o->socket_cookie;
+		sc->kind = SC_SOCKET;
+		sc->cookie = o->socket_cookie;
+		sc->key = BBR_PARAM_KEY_SOCKET | o->socket_cookie;
 	}
+	return 0;
+}
+
+/* The key=value and profile=NAME arguments, in argument order (keys after
+ * a profile override it), into pairs: their number, or -1 after a message. */
+static int set_parse_pairs(struct cc_params *c, char **args, int npairs,
+			   struct pair *pairs)
+{
+	int n = 0;
+
+	for (int i = 0; i < npairs; i++)
+		if (!strncmp(args[i], "profile=", 8) ?
+		    parse_profile(c, args[i] + 8, pairs, &n) :
+		    parse_pair(c, args[i], &pairs[n++]))
+			return -1;
+	return n;
+}
+
+/* `set` and `params`: args are NAME [key=value...]. */
+static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
+		      int nargs, bool dflt)
+{
+	char path[PATH_MAX];
+	struct scope sc;
+	struct cc_params c;
+	struct pair *pairs = NULL;
+	int ret, npairs = nargs - 1, n;
+
+	ret = set_check_args(cmd, o, args, nargs, dflt);
+	if (ret)
+		return ret;
+	if (check_privileges(cmd) || set_scope(o, &sc, path, sizeof(path)))
+		return EXIT_FAIL;
 	if (cc_params_open(args[0], &c))
 		return EXIT_FAIL;
 	/* a profile=NAME argument stands for N_PROFILE_ROWS pairs at most */
@@ -939,14 +988,10 @@ static int set_common(const char *cmd, const struct cmd_opts *o, char **args,
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	n = 0;
-	for (int i = 0; i < npairs; i++) {
-		/* in argument order: keys after a profile override it */
-		if (!strncmp(args[i + 1], "profile=", 8) ?
-		    parse_profile(&c, args[i + 1] + 8, pairs, &n) :
-		    parse_pair(&c, args[i + 1], &pairs[n++]))
-			goto out;	/* EXIT_USAGE, nothing written */
-	}
+	n = set_parse_pairs(&c, args + 1, npairs, pairs);
+	ret = EXIT_USAGE;
+	if (n < 0)
+		goto out;	/* nothing written */
 	ret = EXIT_FAIL;
 	if (npairs || o->set_reset)
 		tidy(&c);	/* under bbrctl_lock(), as every change */

@@ -494,13 +494,10 @@ static void print_table(const struct row *rows, size_t n)
 	}
 }
 
-static json_t *rec_to_json(const char *cc, const struct bbr3_state_rec *r,
-			   const struct bbr_swift_state_rec *sw)
+/* The socket: who it is, its cwnd, delivery and addresses. */
+static void sock_to_json(json_t *j, const char *cc, const struct bbr3_state_rec *r)
 {
-	const struct bbr3 *b = &r->st;
 	char addr[INET6_ADDRSTRLEN + 2];
-	uint32_t bw = model_bw(b);
-	json_t *j = json_object(), *sj;
 
 	js_set_str(j, "cc", cc);
 	js_set_u64(j, "cookie", r->cookie);
@@ -520,11 +517,15 @@ static json_t *rec_to_json(const char *cc, const struct bbr3_state_rec *r,
 	js_set_str(j, "saddr", addr);
 	fmt_addr(r, r->daddr, addr, sizeof(addr));
 	js_set_str(j, "daddr", addr);
+}
 
-	/* struct bbr3, flattened: its member names do not collide. */
+/* struct bbr3, flattened: its member names do not collide. */
+static void bbr3_to_json(json_t *j, const struct bbr3 *b)
+{
 	for (size_t i = 0; i < sizeof(bbr3_fields) / sizeof(bbr3_fields[0]); i++) {
 		const struct field *f = &bbr3_fields[i];
 		const char *base = (const char *)b + f->off;
+		json_t *aj;
 
 		if (f->name[0] == '_')
 			continue;
@@ -532,11 +533,18 @@ static json_t *rec_to_json(const char *cc, const struct bbr3_state_rec *r,
 			js_set_u64(j, f->name, load_uint(base, f->elem));
 			continue;
 		}
-		sj = json_array();
+		aj = json_array();
 		for (size_t k = 0; k < f->count; k++)
-			json_array_append_new(sj, js_u64(load_uint(base + k * f->elem, f->elem)));
-		js_set(j, f->name, sj);
+			json_array_append_new(aj, js_u64(load_uint(base + k * f->elem, f->elem)));
+		js_set(j, f->name, aj);
 	}
+}
+
+/* What the model's state means: mode and phase by name, bw in bit/s. */
+static void model_to_json(json_t *j, const struct bbr3_state_rec *r)
+{
+	const struct bbr3 *b = &r->st;
+	uint32_t bw = model_bw(b);
 
 	js_set_str(j, "mode_name", mode_name(b->mode));
 	if (b->mode == BBR_PROBE_BW)
@@ -545,8 +553,11 @@ static json_t *rec_to_json(const char *cc, const struct bbr3_state_rec *r,
 		js_set(j, "phase_name", json_null());
 	js_set_u64(j, "bw", bw);
 	js_set_u64(j, "bw_bps", bw_to_bps(bw, r->mss_bytes));
+}
 
-	/* tcp_info's fields, read by the iterator. */
+/* tcp_info's fields, read by the iterator. */
+static void tcp_info_to_json(json_t *j, const struct bbr3_state_rec *r)
+{
 	js_set_u64(j, "bytes_acked", r->bytes_acked);
 	js_set_u64(j, "bytes_retrans", r->bytes_retrans);
 	js_set_u64(j, "total_retrans", r->total_retrans);
@@ -562,32 +573,128 @@ static json_t *rec_to_json(const char *cc, const struct bbr3_state_rec *r,
 	js_set_str(j, "l4s_mode", l4s_mode_name(r->l4s_mode));
 	js_set_u64(j, "loss_ppm", loss_ppm(r));
 	js_set_u64(j, "ce_ppm", ce_ppm(r));
+}
 
-	if (sw) {
-		sj = json_object();
-		js_set_u64(sj, "version", sw->version);
-		js_set_str(sj, "status", swift_status_name(sw->sw.status));
-		js_set_u64(sj, "status_code", sw->sw.status);
-		js_set_bool(sj, "fallback", sw->sw.status != SWIFT_ST_ACTIVE);
-		js_set_u64(sj, "target_rtt_us", sw->sw.target_rtt_us);
-		js_set_u64(sj, "network_rtt_us", sw->sw.network_rtt_us);
-		js_set_u64(sj, "decided_rtt_us", sw->sw.decided_rtt_us);
-		js_set_u64(sj, "stale_us", sw->sw.stale_us);
-		js_set_u64(sj, "last_sample_ns", sw->sw.last_sample_ns);
-		js_set_u64(sj, "last_factor", sw->sw.last_factor);
-		js_set_u64(sj, "last_factor_ppm",
-			    (uint64_t)sw->sw.last_factor * 1000000 / SWIFT_FACTOR_UNIT);
-		js_set_u64(sj, "decreases", sw->sw.decreases);
-		js_set_u64(sj, "fallback_acks", sw->sw.fallback_acks);
-		js_set_u64(sj, "cwnd_milli", sw->sw.cwnd_milli);
-		js_set_u64(sj, "path_rtt_us", sw->sw.path_rtt_us);
-		js_set_u64(sj, "host_delay_us", sw->sw.host_delay_us);
-		js_set_u64(sj, "host_target_us", sw->sw.host_target_us);
-		js_set_u64(sj, "start_milli", sw->sw.start_milli);
-		js_set_u64(sj, "flags", sw->sw.flags);
-		js_set(j, "swift", sj);
-	}
+/* bbr_swift's part of the record, as the object "swift". */
+static json_t *swift_to_json(const struct bbr_swift_state_rec *sw)
+{
+	json_t *sj = json_object();
+
+	js_set_u64(sj, "version", sw->version);
+	js_set_str(sj, "status", swift_status_name(sw->sw.status));
+	js_set_u64(sj, "status_code", sw->sw.status);
+	js_set_bool(sj, "fallback", sw->sw.status != SWIFT_ST_ACTIVE);
+	js_set_u64(sj, "target_rtt_us", sw->sw.target_rtt_us);
+	js_set_u64(sj, "network_rtt_us", sw->sw.network_rtt_us);
+	js_set_u64(sj, "decided_rtt_us", sw->sw.decided_rtt_us);
+	js_set_u64(sj, "stale_us", sw->sw.stale_us);
+	js_set_u64(sj, "last_sample_ns", sw->sw.last_sample_ns);
+	js_set_u64(sj, "last_factor", sw->sw.last_factor);
+	js_set_u64(sj, "last_factor_ppm",
+		    (uint64_t)sw->sw.last_factor * 1000000 / SWIFT_FACTOR_UNIT);
+	js_set_u64(sj, "decreases", sw->sw.decreases);
+	js_set_u64(sj, "fallback_acks", sw->sw.fallback_acks);
+	js_set_u64(sj, "cwnd_milli", sw->sw.cwnd_milli);
+	js_set_u64(sj, "path_rtt_us", sw->sw.path_rtt_us);
+	js_set_u64(sj, "host_delay_us", sw->sw.host_delay_us);
+	js_set_u64(sj, "host_target_us", sw->sw.host_target_us);
+	js_set_u64(sj, "start_milli", sw->sw.start_milli);
+	js_set_u64(sj, "flags", sw->sw.flags);
+	return sj;
+}
+
+static json_t *rec_to_json(const char *cc, const struct bbr3_state_rec *r,
+			   const struct bbr_swift_state_rec *sw)
+{
+	json_t *j = json_object();
+
+	sock_to_json(j, cc, r);
+	bbr3_to_json(j, &r->st);
+	model_to_json(j, r);
+	tcp_info_to_json(j, r);
+	if (sw)
+		js_set(j, "swift", swift_to_json(sw));
 	return j;
+}
+
+/* One CC's state stream, read and checked: 0 and the records in *buf, 1
+ * when a CC found by listing has no iterator (skipped), -1 on error (said). */
+static int stat_read(const char *name, bool explicit, void **buf, size_t *len)
+{
+	char p[PATH_MAX];
+	bool has_iter;
+	int dfd;
+
+	if (!valid_cc_name(name)) {
+		err("invalid congestion control name \"%s\"", name);
+		return -1;
+	}
+	snprintf(p, sizeof(p), PIN_CC_FMT, name);
+	dfd = pt_dir(name, PT_QUIET);
+	if (dfd < 0) {
+		if (dfd == -ENOENT)
+			err("%s is not loaded by bbrctl (no %s)", name, p);
+		return -1;
+	}
+	has_iter = pt_exists(dfd, PIN_ITER);
+	close(dfd);
+	if (!explicit && !has_iter) {
+		dbg("%s: no state iterator, skipped", name);
+		return 1;
+	}
+	if (read_state_iter(name, buf, len, false) ||
+	    validate_stream(name, *buf, *len)) {
+		free(*buf);
+		*buf = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* The records of one CC as rows of the table, appended to *rows. */
+static int stat_rows(const char *name, const void *buf, size_t len,
+		     struct row **rows, size_t *nrows)
+{
+	size_t stride = rec_stride(buf, len), cnt = len / stride;
+	struct row *nr;
+
+	if (!cnt)
+		return 0;
+	nr = realloc(*rows, (*nrows + cnt) * sizeof(**rows));
+	if (!nr) {
+		err("out of memory");
+		return -1;
+	}
+	*rows = nr;
+	for (size_t k = 0; k < cnt; k++) {
+		const struct bbr3_state_rec *r = rec_at(buf, stride, k);
+
+		rec_to_row(name, r, swift_rec(r, stride), &nr[(*nrows)++]);
+	}
+	return 0;
+}
+
+/* The records of one CC as JSON objects, appended to arr. */
+static void stat_json(const char *name, const void *buf, size_t len, json_t *arr)
+{
+	size_t stride = rec_stride(buf, len), cnt = len / stride;
+
+	for (size_t k = 0; k < cnt; k++) {
+		const struct bbr3_state_rec *r = rec_at(buf, stride, k);
+
+		json_array_append_new(arr, rec_to_json(name, r, swift_rec(r, stride)));
+	}
+}
+
+static int stat_output(json_t *arr, const struct row *rows, size_t nrows, int ret)
+{
+	if (g_opts.json)
+		return js_print(arr) ? -1 : ret;
+	if (nrows)
+		print_table(rows, nrows);
+	else if (ret == 0)
+		printf("no sockets\n");
+	return ret;
 }
 
 int stat_print(char **names, int n)
@@ -609,73 +716,25 @@ int stat_print(char **names, int n)
 	if (g_opts.json)
 		arr = json_array();
 	for (int i = 0; i < n; i++) {
-		char p[PATH_MAX];
 		void *buf = NULL;
-		size_t len = 0, cnt, stride;
-		bool has_iter;
-		int dfd;
+		size_t len = 0;
+		int rc = stat_read(names[i], explicit, &buf, &len);
 
-		if (!valid_cc_name(names[i])) {
-			err("invalid congestion control name \"%s\"", names[i]);
-			ret = -1;
+		if (rc) {
+			if (rc < 0)
+				ret = -1;
 			continue;
 		}
-		snprintf(p, sizeof(p), PIN_CC_FMT, names[i]);
-		dfd = pt_dir(names[i], PT_QUIET);
-		if (dfd < 0) {
-			if (dfd == -ENOENT)
-				err("%s is not loaded by bbrctl (no %s)", names[i], p);
-			ret = -1;
-			continue;
-		}
-		has_iter = pt_exists(dfd, PIN_ITER);
-		close(dfd);
-		if (!explicit && !has_iter) {
-			dbg("%s: no state iterator, skipped", names[i]);
-			continue;
-		}
-		if (read_state_iter(names[i], &buf, &len, false) ||
-		    validate_stream(names[i], buf, len)) {
+		if (g_opts.json) {
+			stat_json(names[i], buf, len, arr);
+		} else if (stat_rows(names[i], buf, len, &rows, &nrows)) {
 			free(buf);
 			ret = -1;
-			continue;
-		}
-		stride = rec_stride(buf, len);
-		cnt = len / stride;
-		if (g_opts.json) {
-			for (size_t k = 0; k < cnt; k++) {
-				const struct bbr3_state_rec *r = rec_at(buf, stride, k);
-
-				json_array_append_new(arr, rec_to_json(names[i], r,
-								       swift_rec(r, stride)));
-			}
-		} else if (cnt) {
-			struct row *nr = realloc(rows, (nrows + cnt) * sizeof(*rows));
-
-			if (!nr) {
-				err("out of memory");
-				free(buf);
-				ret = -1;
-				break;
-			}
-			rows = nr;
-			for (size_t k = 0; k < cnt; k++) {
-				const struct bbr3_state_rec *r = rec_at(buf, stride, k);
-
-				rec_to_row(names[i], r, swift_rec(r, stride),
-					   &rows[nrows++]);
-			}
+			break;
 		}
 		free(buf);
 	}
-	if (g_opts.json) {
-		if (js_print(arr))
-			ret = -1;
-	} else if (nrows) {
-		print_table(rows, nrows);
-	} else if (ret == 0) {
-		printf("no sockets\n");
-	}
+	ret = stat_output(arr, rows, nrows, ret);
 	free(rows);
 	free_names(all, nall);
 	return ret;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * The maps, struct_ops programs, ops table and state iterator of a CC built
- * on lib/tcp_cc.h with no signal of its own (bbr3, bbr3_l4s): one body,
- * instantiated by each object under its own names.
+ * The maps, struct_ops programs, ops table and state iterator of every CC
+ * built on lib/tcp_cc.h (bbr3, bbr3_l4s, bbr_swift): one body, instantiated
+ * by each object under its own names.
  *
  * The including object defines, before including this file:
  *   BBR3_CC		its name, a bare identifier (bbr3): the ops table's
@@ -12,6 +12,21 @@
  * and includes lib/tcp_cc.h and the hook sets first. The names come out as
  * before, e.g. bbr3_sk_stor, bbr3_main, dump_bbr3_state: bbrctl and
  * `bpftool struct_ops register` see no difference.
+ *
+ * A variant with per-socket state of its own beside BBRv3's (bbr_swift:
+ * the core's BBR_EXT) also defines, each function under a macro of its
+ * name in capitals as the core's hooks are (core/bbr3_hooks.h):
+ *   BBR3_CC_SK			the socket's storage: a struct holding a
+ *				struct bbr3_sk and the variant's state
+ *   BBR3_CC_REC		the state iterator's record
+ *   bbr3_ops_core(v)		the struct bbr3_sk in v
+ *   bbr3_ops_ext(v)		the variant's state in v (BBR_EXT), which
+ *				the core's hooks receive per ACK
+ *   bbr3_ops_rec(rec, sk, tp, v)	fill the record of v's socket
+ * and, where it has work there:
+ *   bbr3_ops_init(sk, v)	at init, after BBRv3's
+ *   bbr3_ops_ack(sk, v)	at each ACK, before the glue reads its inputs
+ * The defaults below are bbr3's: its state alone, no work of its own.
  */
 #ifndef BBR3_CC
 #error "define BBR3_CC (the CC's name) before including lib/bbr3_ops.h"
@@ -32,11 +47,53 @@
 #define BBR3_PROG_(name, args...)	BPF_PROG(name, args)
 #define BBR3_CC_PROG(x, args...)	BBR3_PROG_(BBR3_CC_(x), args)
 
+#ifndef BBR3_CC_SK
+#define BBR3_CC_SK		struct bbr3_sk
+#define BBR3_CC_REC		struct bbr3_state_rec
+
+#define BBR3_OPS_CORE
+static __always_inline struct bbr3_sk *bbr3_ops_core(struct bbr3_sk *v)
+{
+	return v;
+}
+
+#define BBR3_OPS_EXT
+static __always_inline BBR_EXT *bbr3_ops_ext(struct bbr3_sk *v)
+{
+	return NULL;
+}
+
+#define BBR3_OPS_REC
+static __always_inline void bbr3_ops_rec(struct bbr3_state_rec *rec,
+					 struct sock *sk, struct tcp_sock *tp,
+					 struct bbr3_sk *v)
+{
+	bbr_cc_fill_rec(rec, sk, tp, v);
+}
+#endif
+
+#if !defined(BBR3_CC_REC) || !defined(BBR3_OPS_CORE) || \
+	!defined(BBR3_OPS_EXT) || !defined(BBR3_OPS_REC)
+#error "with BBR3_CC_SK, define BBR3_CC_REC, bbr3_ops_core, bbr3_ops_ext and bbr3_ops_rec"
+#endif
+
+#ifndef BBR3_OPS_INIT
+static __always_inline void bbr3_ops_init(struct sock *sk, BBR3_CC_SK *v)
+{
+}
+#endif
+
+#ifndef BBR3_OPS_ACK
+static __always_inline void bbr3_ops_ack(struct sock *sk, BBR3_CC_SK *v)
+{
+}
+#endif
+
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct bbr3_sk);
+	__type(value, BBR3_CC_SK);
 } BBR3_CC_(sk_stor) SEC(".maps");
 
 struct {
@@ -53,7 +110,7 @@ struct {
 
 struct bbr_glue_stats BBR3_CC_(stats);
 
-static __always_inline struct bbr3_sk *BBR3_CC_(sk)(struct sock *sk)
+static __always_inline BBR3_CC_SK *BBR3_CC_(sk)(struct sock *sk)
 {
 	return bbr_cc_value(&BBR3_CC_(sk_stor), sk, &BBR3_CC_(stats));
 }
@@ -61,14 +118,15 @@ static __always_inline struct bbr3_sk *BBR3_CC_(sk)(struct sock *sk)
 SEC("struct_ops")
 void BBR3_CC_PROG(init, struct sock *sk)
 {
-	struct bbr3_sk *v = bpf_sk_storage_get(&BBR3_CC_(sk_stor), sk, NULL,
-					       BPF_SK_STORAGE_GET_F_CREATE);
+	BBR3_CC_SK *v = bpf_sk_storage_get(&BBR3_CC_(sk_stor), sk, NULL,
+					   BPF_SK_STORAGE_GET_F_CREATE);
 
 	if (!v) {	/* the socket keeps its initial cwnd, unpaced */
 		__sync_fetch_and_add(&BBR3_CC_(stats).no_storage, 1);
 		return;
 	}
-	bbr_cc_init(sk, v);
+	bbr_cc_init(sk, bbr3_ops_core(v));
+	bbr3_ops_init(sk, v);
 }
 
 SEC("struct_ops")
@@ -81,74 +139,78 @@ SEC("struct_ops")
 void BBR3_CC_PROG(main, struct sock *sk, u32 ack, int flag,
 	      const struct rate_sample *rs)
 {
-	struct bbr3_sk *v = BBR3_CC_(sk)(sk);
+	BBR3_CC_SK *v = BBR3_CC_(sk)(sk);
 	struct bbr_cc_ack a = {};
 
 	if (!v)
 		return;
-	bbr_cc_ack_in(&a, sk, v, ack, flag, rs, &BBR3_CC_(trace_ctl));
-	bbr_core_main(v, &a.s, &a.r, NULL);
-	bbr_cc_ack_out(&a, sk, v, NULL, &BBR3_CC_(trace_rb));
+	bbr3_ops_ack(sk, v);
+	bbr_cc_ack_in(&a, sk, bbr3_ops_core(v), ack, flag, rs,
+		      &BBR3_CC_(trace_ctl));
+	bbr_core_main(bbr3_ops_core(v), &a.s, &a.r, bbr3_ops_ext(v));
+	bbr_cc_ack_out(&a, sk, bbr3_ops_core(v), bbr3_ops_ext(v),
+		       &BBR3_CC_(trace_rb));
 }
 
 SEC("struct_ops")
 u32 BBR3_CC_PROG(ssthresh, struct sock *sk)
 {
-	struct bbr3_sk *v = BBR3_CC_(sk)(sk);
+	BBR3_CC_SK *v = BBR3_CC_(sk)(sk);
 
-	return v ? bbr_cc_ssthresh(sk, v) : tcp_sk(sk)->snd_ssthresh;
+	return v ? bbr_cc_ssthresh(sk, bbr3_ops_core(v)) :
+		   tcp_sk(sk)->snd_ssthresh;
 }
 
 SEC("struct_ops")
 u32 BBR3_CC_PROG(undo_cwnd, struct sock *sk)
 {
-	struct bbr3_sk *v = BBR3_CC_(sk)(sk);
+	BBR3_CC_SK *v = BBR3_CC_(sk)(sk);
 
-	return v ? bbr_cc_undo_cwnd(sk, v) : tcp_sk(sk)->snd_cwnd;
+	return v ? bbr_cc_undo_cwnd(sk, bbr3_ops_core(v)) : tcp_sk(sk)->snd_cwnd;
 }
 
 SEC("struct_ops")
 void BBR3_CC_PROG(set_state, struct sock *sk, u8 new_state)
 {
-	struct bbr3_sk *v = BBR3_CC_(sk)(sk);
+	BBR3_CC_SK *v = BBR3_CC_(sk)(sk);
 
 	if (v)
-		bbr_cc_set_state(sk, v, new_state);
+		bbr_cc_set_state(sk, bbr3_ops_core(v), new_state);
 }
 
 #ifdef BBR_TX_START_OP
 SEC("struct_ops")
 void BBR3_CC_PROG(cwnd_event_tx_start, struct sock *sk)
 {
-	struct bbr3_sk *v = BBR3_CC_(sk)(sk);
+	BBR3_CC_SK *v = BBR3_CC_(sk)(sk);
 
 	if (v)
-		bbr_cc_tx_start(sk, v);
+		bbr_cc_tx_start(sk, bbr3_ops_core(v));
 }
 #else
 SEC("struct_ops")
 void BBR3_CC_PROG(cwnd_event, struct sock *sk, enum tcp_ca_event event)
 {
-	struct bbr3_sk *v;
+	BBR3_CC_SK *v;
 
 	if (event != CA_EVENT_TX_START)
 		return;		/* the only event BBRv3 acts on as a sender */
 	v = BBR3_CC_(sk)(sk);
 	if (v)
-		bbr_cc_tx_start(sk, v);
+		bbr_cc_tx_start(sk, bbr3_ops_core(v));
 }
 #endif
 
 SEC("struct_ops")
 void BBR3_CC_PROG(in_ack_event, struct sock *sk, u32 flags)
 {
-	struct bbr3_sk *v;
+	BBR3_CC_SK *v;
 
 	if (!bbr_cc_tlp_outstanding(sk))
 		return;
 	v = BBR3_CC_(sk)(sk);
 	if (v)
-		bbr_cc_in_ack_event(sk, v);
+		bbr_cc_in_ack_event(sk, bbr3_ops_core(v));
 }
 
 SEC("struct_ops")
@@ -185,21 +247,21 @@ struct tcp_congestion_ops BBR3_CC = {
 	.name		= BBR3_CC_STR(BBR3_CC),
 };
 
-/* `bbrctl stat`: one struct bbr3_state_rec per socket of this CC of the
+/* `bbrctl stat`: one record (BBR3_CC_REC) per socket of this CC of the
  * network namespace that reads it. */
 SEC("iter/tcp")
 int BBR3_CC_ID(dump, state)(struct bpf_iter__tcp *ctx)
 {
 	struct tcp_sock *tp = bbr_iter_tcp_sock(ctx);
-	struct bbr3_state_rec rec = {};
-	struct bbr3_sk *v;
+	BBR3_CC_REC rec = {};
+	BBR3_CC_SK *v;
 
 	if (!tp)
 		return 0;
 	v = bpf_sk_storage_get(&BBR3_CC_(sk_stor), tp, NULL, 0);
 	if (!v)
 		return 0;
-	bbr_cc_fill_rec(&rec, (struct sock *)tp, tp, v);
+	bbr3_ops_rec(&rec, (struct sock *)tp, tp, v);
 	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
 	return 0;
 }

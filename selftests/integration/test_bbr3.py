@@ -32,7 +32,7 @@ RATE_MBIT = bbrtest.scaled_rate_mbit(RATE_NOMINAL_MBIT)
 # bytes of payload: the most any CC can get.
 PAYLOAD_MBIT = RATE_MBIT * 1448 / 1514
 TRANSFER_BYTES = bbrtest.scaled_bytes(20 * 1000 * 1000, RATE_NOMINAL_MBIT)
-# bbr3_main verifies in ~56k steps today (with the send-record lookup and
+# bbr3_main verifies in ~37k steps today (with the send-record lookup and
 # the retransmit-queue walk); path explosion in the core would show up as
 # several times more long before the 1M limit.
 MAIN_VERIFIER_BUDGET = 150_000

@@ -64,7 +64,7 @@ def built():
                 "selftests/tools/verifier_stats")
 
 
-# bbr_swift_main verifies in ~62k steps today: bbr3's per-ACK pipeline is a
+# bbr_swift_main verifies in ~43k steps today: bbr3's per-ACK pipeline is a
 # function of its own, walked once, plus the Swift hooks around it
 # and the retransmit-queue walk. Walked once per path through the Swift
 # code, as before the split, it took 122k; a square root with a branch per
