@@ -58,18 +58,11 @@ static struct cc_swap *swap_load(const struct cmd_opts *o, uint64_t cgid)
 	return skel;
 }
 
-static int swap_sockets(const struct cmd_opts *o)
+/* The filters of `swap --from --to`, checked; the cgroup's id into *cgid
+ * and, with --netns, this process moved into that namespace. */
+static int swap_prepare(const struct cmd_opts *o, char *cg, size_t cg_len,
+			uint64_t *cgid)
 {
-	char cg[PATH_MAX], buf[4096], line[256];
-	uint64_t cgid = 0;
-	struct cc_swap *skel = NULL;
-	struct bpf_link *link = NULL;
-	const struct cc_swap__bss *c;
-	size_t ll = 0;
-	FILE *out = stdout;
-	int fd = -1, ret = EXIT_FAIL, tries = 0;
-	ssize_t n;
-
 	if (!valid_cc_name(o->from) || !valid_cc_name(o->to)) {
 		err("swap: invalid congestion control name");
 		return EXIT_USAGE;
@@ -78,7 +71,7 @@ static int swap_sockets(const struct cmd_opts *o)
 		err("swap: --port %d is out of range 1..65535", o->port);
 		return EXIT_USAGE;
 	}
-	if (o->cgroup && cgroup_resolve(o->cgroup, cg, sizeof(cg), &cgid))
+	if (o->cgroup && cgroup_resolve(o->cgroup, cg, cg_len, cgid))
 		return EXIT_FAIL;
 	if (o->netns && enter_netns("swap", o->netns))
 		return EXIT_FAIL;
@@ -88,31 +81,28 @@ static int swap_sockets(const struct cmd_opts *o)
 		    o->netns ? o->netns : "");
 		return EXIT_FAIL;
 	}
-	skel = swap_load(o, cgid);
-	if (!skel)
-		return EXIT_FAIL;
-	link = bpf_program__attach_iter(skel->progs.cc_swap, NULL);
-	if (!link) {
-		err("swap: creating the TCP iterator failed: %s", strerror(errno));
-		goto out;
-	}
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0) {
-		err("swap: bpf_iter_create failed: %s", strerror(errno));
-		goto out;
-	}
-	if (g_opts.json)
-		out = stderr;	/* per-socket lines go to stderr in JSON mode */
+	return EXIT_OK;
+}
+
+/* Read the iterator to its end (each read switches the sockets it walks),
+ * printing its per-socket lines to out unless JSON without -v. */
+static int swap_iter_read(int fd, FILE *out)
+{
+	char buf[4096], line[256];
+	size_t ll = 0;
+	int tries = 0;
+	ssize_t n;
+
 	for (;;) {
 		n = read(fd, buf, sizeof(buf));
 		if (n < 0 && errno == EAGAIN && tries++ < 100)
 			continue;
 		if (n < 0) {
 			err("swap: reading the iterator failed: %s", strerror(errno));
-			goto out;
+			return EXIT_FAIL;
 		}
 		if (n == 0)
-			break;
+			return EXIT_OK;
 		for (ssize_t i = 0; i < n; i++) {
 			if (buf[i] == '\n' || ll == sizeof(line) - 1) {
 				line[ll] = 0;
@@ -124,7 +114,14 @@ static int swap_sockets(const struct cmd_opts *o)
 			}
 		}
 	}
-	c = skel->bss;		/* the iterator's counters, mapped */
+}
+
+/* The iterator's counters, as JSON or one line; failed sockets fail. */
+static int swap_report(const struct cmd_opts *o, const struct cc_swap *skel,
+		       uint64_t cgid)
+{
+	const struct cc_swap__bss *c = skel->bss;	/* mapped */
+
 	if (g_opts.json) {
 		json_t *j = json_object();
 
@@ -147,10 +144,41 @@ static int swap_sockets(const struct cmd_opts *o)
 		       (unsigned long long)c->n_failed, (unsigned long long)c->n_timewait,
 		       (unsigned long long)c->n_reqsk, (unsigned long long)c->n_other_cc);
 	}
-	ret = c->n_failed ? EXIT_FAIL : EXIT_OK;
-	if (c->n_failed)
-		err("swap: %llu sockets could not be switched (see the error lines)",
-		    (unsigned long long)c->n_failed);
+	if (!c->n_failed)
+		return EXIT_OK;
+	err("swap: %llu sockets could not be switched (see the error lines)",
+	    (unsigned long long)c->n_failed);
+	return EXIT_FAIL;
+}
+
+static int swap_sockets(const struct cmd_opts *o)
+{
+	char cg[PATH_MAX];
+	uint64_t cgid = 0;
+	struct cc_swap *skel = NULL;
+	struct bpf_link *link = NULL;
+	int fd = -1, ret;
+
+	ret = swap_prepare(o, cg, sizeof(cg), &cgid);
+	if (ret != EXIT_OK)
+		return ret;
+	skel = swap_load(o, cgid);
+	if (!skel)
+		return EXIT_FAIL;
+	ret = EXIT_FAIL;
+	link = bpf_program__attach_iter(skel->progs.cc_swap, NULL);
+	if (!link) {
+		err("swap: creating the TCP iterator failed: %s", strerror(errno));
+		goto out;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err("swap: bpf_iter_create failed: %s", strerror(errno));
+		goto out;
+	}
+	/* per-socket lines go to stderr in JSON mode */
+	if (swap_iter_read(fd, g_opts.json ? stderr : stdout) == EXIT_OK)
+		ret = swap_report(o, skel, cgid);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -272,12 +300,128 @@ out:
 	return flags;
 }
 
+/* The object that replaces name: --obj, else name's own, or for a copy
+ * loaded with `load --name NAME BASE` BASE's (*from = BASE, the name the
+ * registered struct_ops map carries). */
+static void swap_object_path(const struct cmd_opts *o, const char *name,
+			     int ops_fd, const struct bpf_map_info *ops,
+			     char *path, size_t len, char *from, size_t from_len)
+{
+	if (o->nobjs) {
+		snprintf(path, len, "%s", o->objs[0]);
+		return;
+	}
+	cc_object_path(path, len, name);
+	if (access(path, F_OK) != 0 && ops_fd >= 0 && ops->name[0] &&
+	    valid_cc_name(ops->name)) {
+		snprintf(from, from_len, "%s", ops->name);
+		cc_object_path(path, len, from);
+		dbg("swap: %s is a copy of %s: %s", name, from, path);
+	}
+}
+
+/* Open and load the new build as name, with the running copy's ECN flags
+ * and the pinned shared maps; 0 or -1 with a message. */
+static int swap_load_new(struct cc_target *t, const struct cmd_opts *o,
+			 const char *path, const char *from, const char *name,
+			 uint32_t ecn)
+{
+	int ret;
+
+	/* With --obj or for a copy, its CC takes the loaded one's name
+	 * (loaded with `load --name`, the two differ): the kernel replaces a
+	 * CC only by one of the same name. */
+	if (o->nobjs || from[0])
+		ret = cc_open(t, path, o->nobjs ? NULL : from, name);
+	else
+		ret = cc_open(t, path, name, NULL);
+	if (ret)
+		return -1;
+	/* A copy loaded with --ecn keeps its ECN flags across the swap. */
+	if (ecn && cc_add_ecn_flags(t, ecn))
+		return -1;
+	/* The maps it shares with the ETS program (bbr_swift's ets_sk_stor)
+	 * must be the pinned ones, as at load: a map of its own would stay
+	 * empty, and every socket of the new build would run without ETS. */
+	if (shared_map_pins(t->obj))
+		return -1;
+	if (bpf_object__load(t->obj)) {
+		err("swap: loading %s failed: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The pins of NAME describe the build in place: the new build's iterator
+ * and trace ring replace the old ones, and where it has none (another
+ * CC's object, e.g. dctcp_bpf in place of bbr3) the old ones go, so that
+ * stat and trace say there is nothing to read rather than read the
+ * previous build's sockets. *it holds the iterator link to destroy.
+ */
+static void swap_repin(struct cc_target *t, int dfd, const char *dir,
+		       const char *path, const char *name, struct bpf_link **it)
+{
+	char p[PATH_MAX];
+	int e;
+
+	path_join(p, sizeof(p), dir, PIN_ITER);
+	pt_unlink(dfd, PIN_ITER);
+	if (t->iter_prog) {
+		*it = bpf_program__attach_iter(t->iter_prog, NULL);
+		e = *it ? pt_pin(bpf_link__fd(*it), dfd, PIN_ITER) : -errno;
+		if (e)
+			warn("swap: re-pinning the state iterator at %s failed: %s "
+			     "(stat shows no sockets of the new build)", p,
+			     strerror(-e));
+	} else {
+		info("swap: %s has no state iterator: `bbrctl stat %s` has "
+		     "nothing to show", path, name);
+	}
+	if (!t->trace_rb) {
+		trace_unpin_maps(dfd);
+		info("swap: %s has no trace ring: `bbrctl trace %s` has "
+		     "nothing to show", path, name);
+	} else if (trace_pin_maps(t, dfd)) {
+		warn("swap: `bbrctl trace %s` sees no events of the new build", name);
+	}
+}
+
+/* name's verified pin directory (*dfd) and its pinned link, as an fd
+ * (*link_fd) and as libbpf's handle for bpf_link__update_map(); NULL with
+ * a message (the fds it opened are then in *dfd / *link_fd, or < 0). */
+static struct bpf_link *swap_open_link(const char *name, const char *dir,
+				       int *dfd, int *link_fd)
+{
+	char p[PATH_MAX];
+	struct bpf_link *link;
+
+	path_join(p, sizeof(p), dir, PIN_LINK);
+	*dfd = pt_dir(name, PT_QUIET);
+	if (*dfd < 0 && *dfd != -ENOENT)
+		return NULL;
+	*link_fd = *dfd < 0 ? *dfd : pt_obj_get(*dfd, PIN_LINK);
+	if (*link_fd < 0) {
+		err("swap: %s is not loaded by bbrctl (%s: %s); use `bbrctl load %s`",
+		    name, p, strerror(-*link_fd), name);
+		return NULL;
+	}
+	/* reached through the verified directory, and not a link
+	 * (pt_obj_get()) */
+	link = bpf_link__open(pt_fd_path(*dfd, PIN_LINK, p, sizeof(p)));
+	if (!link) {
+		path_join(p, sizeof(p), dir, PIN_LINK);
+		err("swap: cannot open %s: %s", p, strerror(errno));
+	}
+	return link;
+}
+
 static int swap_in_place(const struct cmd_opts *o, const char *name)
 {
 	struct cc_target t;
-	char path[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
+	char path[PATH_MAX], dir[PATH_MAX];
 	struct bpf_link *link = NULL, *it = NULL;
-	int ret = EXIT_FAIL, ret_open, ops_fd = -1, dfd, link_fd = -1, e;
+	int ret = EXIT_FAIL, ops_fd = -1, dfd = -1, link_fd = -1;
 	struct bpf_map_info ops = {};
 	char from[BPF_OBJ_NAME_LEN] = "";
 	uint32_t ecn = 0;
@@ -288,26 +432,9 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 		return EXIT_USAGE;
 	}
 	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
-	path_join(p, sizeof(p), dir, PIN_LINK);
-	dfd = pt_dir(name, PT_QUIET);
-	if (dfd < 0 && dfd != -ENOENT)
-		return EXIT_FAIL;
-	link_fd = dfd < 0 ? dfd : pt_obj_get(dfd, PIN_LINK);
-	if (link_fd < 0) {
-		err("swap: %s is not loaded by bbrctl (%s: %s); use `bbrctl load %s`",
-		    name, p, strerror(-link_fd), name);
-		if (dfd >= 0)
-			close(dfd);
-		return EXIT_FAIL;
-	}
-	/* libbpf's handle of the same pin, for bpf_link__update_map(): reached
-	 * through the verified directory, and not a link (pt_obj_get()) */
-	link = bpf_link__open(pt_fd_path(dfd, PIN_LINK, p, sizeof(p)));
-	path_join(p, sizeof(p), dir, PIN_LINK);
-	if (!link) {
-		err("swap: cannot open %s: %s", p, strerror(errno));
+	link = swap_open_link(name, dir, &dfd, &link_fd);
+	if (!link)
 		goto out;
-	}
 	if (o->nobjs > 1) {
 		err("swap: give at most one --obj");
 		goto out;
@@ -316,71 +443,15 @@ static int swap_in_place(const struct cmd_opts *o, const char *name)
 	ops_fd = running_ops_map(link_fd, &ops);
 	if (ops_fd >= 0)
 		ecn = running_ecn_flags(ops_fd, &ops);
-	if (o->nobjs) {
-		snprintf(path, sizeof(path), "%s", o->objs[0]);
-	} else {
-		cc_object_path(path, sizeof(path), name);
-		/* a copy loaded with `load --name NEW NAME`: its object is
-		 * NAME's, which the registered struct_ops map is named after */
-		if (access(path, F_OK) != 0 && ops_fd >= 0 && ops.name[0] &&
-		    valid_cc_name(ops.name)) {
-			snprintf(from, sizeof(from), "%s", ops.name);
-			cc_object_path(path, sizeof(path), from);
-			dbg("swap: %s is a copy of %s: %s", name, from, path);
-		}
-	}
-	/* With --obj or for a copy, its CC takes the loaded one's name
-	 * (loaded with `load --name`, the two differ): the kernel replaces a
-	 * CC only by one of the same name. */
-	if (o->nobjs || from[0])
-		ret_open = cc_open(&t, path, o->nobjs ? NULL : from, name);
-	else
-		ret_open = cc_open(&t, path, name, NULL);
-	if (ret_open)
+	swap_object_path(o, name, ops_fd, &ops, path, sizeof(path), from,
+			 sizeof(from));
+	if (swap_load_new(&t, o, path, from, name, ecn))
 		goto out;
-	/* A copy loaded with --ecn keeps its ECN flags across the swap. */
-	if (ecn && cc_add_ecn_flags(&t, ecn))
-		goto out;
-	/* The maps it shares with the ETS program (bbr_swift's ets_sk_stor)
-	 * must be the pinned ones, as at load: a map of its own would stay
-	 * empty, and every socket of the new build would run without ETS. */
-	if (shared_map_pins(t.obj))
-		goto out;
-	if (bpf_object__load(t.obj)) {
-		err("swap: loading %s failed: %s", path, strerror(errno));
-		goto out;
-	}
 	if (bpf_link__update_map(link, t.st_map)) {
 		err("swap: replacing %s in place failed: %s", name, strerror(errno));
 		goto out;
 	}
-	/*
-	 * The pins of NAME describe the build in place: the new build's
-	 * iterator and trace ring replace the old ones, and where it has none
-	 * (another CC's object, e.g. dctcp_bpf in place of bbr3) the old ones
-	 * go, so that stat and trace say there is nothing to read rather
-	 * than read the previous build's sockets.
-	 */
-	path_join(p, sizeof(p), dir, PIN_ITER);
-	pt_unlink(dfd, PIN_ITER);
-	if (t.iter_prog) {
-		it = bpf_program__attach_iter(t.iter_prog, NULL);
-		e = it ? pt_pin(bpf_link__fd(it), dfd, PIN_ITER) : -errno;
-		if (e)
-			warn("swap: re-pinning the state iterator at %s failed: %s "
-			     "(stat shows no sockets of the new build)", p,
-			     strerror(-e));
-	} else {
-		info("swap: %s has no state iterator: `bbrctl stat %s` has "
-		     "nothing to show", path, name);
-	}
-	if (!t.trace_rb) {
-		trace_unpin_maps(dfd);
-		info("swap: %s has no trace ring: `bbrctl trace %s` has "
-		     "nothing to show", path, name);
-	} else if (trace_pin_maps(&t, dfd)) {
-		warn("swap: `bbrctl trace %s` sees no events of the new build", name);
-	}
+	swap_repin(&t, dfd, dir, path, name, &it);
 	refresh_all_defaults(name);
 	info("swapped %s in place with %s; existing sockets keep the previous "
 	     "build until they close or are switched", name, path);
@@ -393,8 +464,10 @@ out:
 		bpf_link__disconnect(link);
 		bpf_link__destroy(link);
 	}
-	close(link_fd);
-	close(dfd);
+	if (link_fd >= 0)
+		close(link_fd);
+	if (dfd >= 0)
+		close(dfd);
 	cc_close(&t);
 	return ret;
 }
