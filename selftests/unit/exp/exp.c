@@ -10,6 +10,10 @@
  * PROFILE (v3, v3plus: include/bbr_params.h) applies that profile and
  * name=value sets a field of the default parameter set (slot 0); slot 1
  * always keeps the reference defaults (for mixed runs).
+ *
+ * Environment: RATE_MBIT, RTT_MS (the path), LOSS_PPM (random loss on any
+ * scenario), JITTER_US / JITTER_EXP_US (uniform / exponential noise on
+ * every RTT sample, as a loaded host adds), TRACE=ms, PERSEC.
  */
 #include <stdio.h>
 #include <stdlib.h>
