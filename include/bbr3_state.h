@@ -14,7 +14,7 @@
 #ifndef BBR3_STATE_H
 #define BBR3_STATE_H
 
-#define BBR3_STATE_VERSION	8	/* bump when the layout below changes */
+#define BBR3_STATE_VERSION	9	/* bump when the layout below changes */
 
 #define BBR_UNSET		0xFFFFFFFFu
 
@@ -174,11 +174,18 @@ struct bbr3 {
 	u8 idle_restarts;		/* sends after idle seen (wraps): stat */
 	u8 l4s;				/* the L4S mode is in force: the l4s key
 					 * and AccECN (docs/l4s.md) */
-	u32 round_rtt_max_us;		/* max RTT sample in this loss round
-					 * (loss_queue_thresh) */
-	u32 probe_rtt_max_us;		/* max RTT sample in STARTUP and the
-					 * PROBE_UPs since, each new one keeping
-					 * 3/4 of the excess: the deepest queue */
+	u16 round_queue_max_us;		/* highest RTT excess over min_rtt in
+					 * this loss round (saturates at 65.5 ms;
+					 * loss_queue_thresh) */
+	u16 round_queue_min_us;		/* lowest one (0xFFFF: no sample yet) */
+	u16 probe_queue_us;		/* max RTT excess over min_rtt in STARTUP
+					 * and the PROBE_UPs since, each new one
+					 * keeping 3/4: the deepest queue
+					 * (saturates at 65.5 ms) */
+	u16 rtt_noise_us;		/* RTT excess over min_rtt a loss round
+					 * shows with no queue: follows a lower
+					 * round max at once, a higher one by
+					 * 1/8 per round (loss_queue_thresh) */
 };
 
 /* The sk_storage value: model state plus the send records. */

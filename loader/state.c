@@ -54,7 +54,7 @@
 	F(prev_probe_too_high) F(stopped_risky_probe) F(initialized)	\
 	F(tlp_retrans_seen) F(param_slot) F(drain_rounds) F(undo_state)	\
 	F(loss_yet_in_recovery) F(idle_restarts) F(l4s)			\
-	F(round_rtt_max_us) F(probe_rtt_max_us)
+	F(round_queue_max_us) F(round_queue_min_us) F(probe_queue_us) F(rtt_noise_us)
 
 #define MEMB(n)		(((struct bbr3 *)0)->n)
 #define F_SIZE(n)	+ sizeof(MEMB(n))

@@ -683,6 +683,8 @@ static void sender_on_ack(struct sim *m, struct sim_sender *s, int f, u32 txid)
 	rs->interval_us = (s64)(snd_us > ack_us ? snd_us : ack_us);
 	rs->delivered = (s32)(e->sk.delivered - t->delivered);
 	rtt_us = (m->now - t->sent_ns) / 1000;
+	if (m->cfg->core_rtt_noise && !m->cfg->swift_target_us)
+		rtt_us += sim_net_rtt_noise_us(m->cfg);
 	rs->rtt_us = t->is_retrans ? -1 : (s64)rtt_us;
 	if (!t->is_retrans && rtt_us < s->kernel_min_rtt_us)
 		s->kernel_min_rtt_us = (u32)rtt_us;

@@ -78,6 +78,9 @@ struct sim_cfg {
 	u32 net_rtt_jitter_us;	/* plus a uniform [0, this) measurement noise
 				 * (host delay in the lab's samples) */
 	u32 net_rtt_exp_us;	/* plus an exponential noise of this mean */
+	u8 core_rtt_noise;	/* add that noise to a BBRv3 flow's RTT samples
+				 * too (rs->rtt_us, srtt, the kernel's min_rtt):
+				 * the lab's host and emulator delay */
 	u32 swift_path_win_us;	/* the ETS path filter over all flows (one
 				 * host, one peer) with this window; 0: none */
 	/* ACK path aggregation (0: one ACK per packet, sent at once):

@@ -373,7 +373,7 @@ TEST(inflight_hi_from_lost_formula)
 TEST(v3plus_loss_too_high_needs_three_lost)
 {
 	struct bbr_rs rs = { .tx_in_flight = 40 };
-	struct bbr3 b = { .min_rtt_us = 40000, .round_rtt_max_us = 50000 };
+	struct bbr3 b = { .min_rtt_us = 40000, .round_queue_max_us = 10000 };
 	static const int want_v3[] = { 0, 1, 1, 1 }, want_plus[] = { 0, 0, 0, 1 };
 	int lost;
 
@@ -392,7 +392,7 @@ TEST(v3plus_loss_too_high_needs_three_lost)
 	rs.lost = 3;
 	ASSERT_TRUE(bbr_is_loss_too_high(&b, &rs));
 	/* no queue in the round: 3 of 40 (7.5 % < 15 %) looks random */
-	b.round_rtt_max_us = 40500;
+	b.round_queue_max_us = 500;
 	rs.tx_in_flight = 40;
 	ASSERT_FALSE(bbr_is_loss_too_high(&b, &rs));
 }

@@ -10,6 +10,10 @@
  * PROFILE (v3, v3plus: include/bbr_params.h) applies that profile and
  * name=value sets a field of the default parameter set (slot 0); slot 1
  * always keeps the reference defaults (for mixed runs).
+ *
+ * Environment: RATE_MBIT, RTT_MS (the path), LOSS_PPM (random loss on any
+ * scenario), JITTER_US / JITTER_EXP_US (uniform / exponential noise on
+ * every RTT sample, as a loaded host adds), TRACE=ms, PERSEC.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +72,7 @@ static void trace_ack(int f, u64 now, const struct bbr3 *b, const struct bbr_soc
 	if (now < trace_next[f])
 		return;
 	trace_next[f] = now + trace_every_ns;
-	printf("T %.2f f%d mode %d ph %d bw %.2f bwhi %.2f/%.2f bwlo %.2f minrtt %u srtt %u cwnd %u infl %u ihi %d ilo %d xacked %u pg %u cg %u\n",
+	printf("T %.2f f%d mode %d ph %d bw %.2f bwhi %.2f/%.2f bwlo %.2f minrtt %u srtt %u cwnd %u infl %u ihi %d ilo %d xacked %u pg %u cg %u pq %u noise %u\n",
 	       now / 1e9, f, b->mode, b->cycle_idx,
 	       (double)bbr_bw(b) * 1448 * 8 / 16777216.0,
 	       (double)b->bw_hi[0] * 1448 * 8 / 16777216.0,
@@ -76,7 +80,7 @@ static void trace_ack(int f, u64 now, const struct bbr3 *b, const struct bbr_soc
 	       b->bw_lo == BBR_UNSET ? -1.0 : (double)b->bw_lo * 1448 * 8 / 16777216.0,
 	       b->min_rtt_us, sk->srtt_us, sk->snd_cwnd, sk->inflight,
 	       (int)b->inflight_hi, (int)b->inflight_lo, bbr_extra_acked(b),
-	       b->pacing_gain, b->cwnd_gain);
+	       b->pacing_gain, b->cwnd_gain, b->probe_queue_us, b->rtt_noise_us);
 }
 
 static struct sim_result res;
@@ -101,6 +105,14 @@ static void base(u32 buf_pkts, int n, u64 dur_ns)
 	cfg.nflows = n;
 	for (int f = 0; f < n; f++)
 		cfg.flow[f].base_rtt_ns = RTT_NS;
+	/* JITTER_US / JITTER_EXP_US: noise on every RTT sample (sim.h) */
+	if (getenv("JITTER_US") || getenv("JITTER_EXP_US")) {
+		cfg.core_rtt_noise = 1;
+		cfg.net_rtt_jitter_us = getenv("JITTER_US") ?
+			(u32)strtoul(getenv("JITTER_US"), NULL, 0) : 0;
+		cfg.net_rtt_exp_us = getenv("JITTER_EXP_US") ?
+			(u32)strtoul(getenv("JITTER_EXP_US"), NULL, 0) : 0;
+	}
 }
 
 static double util(int n, u64 from, u64 to)
