@@ -150,8 +150,8 @@
 #define BBR_PACING_SHIFT_DEFAULT	10u
 /* Beyond the reference (v3plus): a new PROBE_UP keeps 3/4 of the deepest
  * queue (excess RTT over min_rtt) the probes before it saw, in BBR_UNIT;
- * see bbr_age_probe_rtt_max(). */
-#define BBR_PROBE_RTT_MAX_KEEP		(BBR_UNIT * 3 / 4)
+ * see bbr_age_probe_queue(). */
+#define BBR_PROBE_QUEUE_KEEP		(BBR_UNIT * 3 / 4)
 /* ... and never allows less than 1/4 of loss_queue_thresh x min_rtt: a
  * real path's RTT samples sit above min_rtt by host and ACK noise even
  * with no queue, so with no probe queue seen yet (early STARTUP) nothing
@@ -1015,10 +1015,10 @@ static inline void bbr_raise_inflight_hi_slope(struct bbr3 *b,
  * and cuts bw_lo every round. A buffer that really shrank still brings the
  * bound down within a few probes.
  */
-static inline void bbr_age_probe_rtt_max(struct bbr3 *b)
+static inline void bbr_age_probe_queue(struct bbr3 *b)
 {
 	b->probe_queue_us = (u16)(((u32)b->probe_queue_us *
-				   BBR_PROBE_RTT_MAX_KEEP) >> BBR_SCALE);
+				   BBR_PROBE_QUEUE_KEEP) >> BBR_SCALE);
 }
 
 static inline void bbr_start_bw_probe_up(struct bbr3 *b, const struct bbr_sock *sk,
@@ -1029,7 +1029,7 @@ static inline void bbr_start_bw_probe_up(struct bbr3 *b, const struct bbr_sock *
 	b->cycle_mstamp_us = sk->now_us;
 	bbr_reset_full_bw(b);
 	b->full_bw = rs->bw;
-	bbr_age_probe_rtt_max(b);
+	bbr_age_probe_queue(b);
 	bbr_set_cycle_idx(b, BBR_BW_PROBE_UP);
 	bbr_raise_inflight_hi_slope(b, sk);
 }
