@@ -318,11 +318,11 @@ def _bulk_through_emulator(cc, target_us=None):
     res["mean_pkt"] = float(fwd["size"].mean())
     res["drops"] = int((log["drop"] != linkem_log.DROP_NONE).sum())
     # the emulator's own release lateness: delay the CC sees but no queue
-    late = linkem_log.lateness_us(log)
-    dirs = linkem_log.forwarded(log)["dir"]
-    res["late_us"] = {d: (float(late[dirs == v].mean()), float(np.percentile(late[dirs == v], 90)))
-                      for d, v in (("data", linkem_log.DIR_FWD), ("acks", linkem_log.DIR_REV))
-                      if (dirs == v).any()}
+    res["late_us"] = {}
+    for name, direction in (("data", linkem_log.DIR_FWD), ("acks", linkem_log.DIR_REV)):
+        late = linkem_log.lateness_us(log, direction)
+        if len(late):
+            res["late_us"][name] = (float(late.mean()), float(np.percentile(late, 90)))
     return res
 
 

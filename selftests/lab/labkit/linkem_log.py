@@ -74,9 +74,10 @@ def queueing_delay_us(log, direction=DIR_FWD):
     return f["t_arrive_ns"][order], qd
 
 
-def lateness_us(log):
-    """Actual minus scheduled release of each forwarded packet, µs."""
-    f = forwarded(log)
+def lateness_us(log, direction=None):
+    """Actual minus scheduled release of each forwarded packet (of one
+    direction, or both), µs."""
+    f = forwarded(log, direction)
     sched = f["t_depart_ns"].astype(np.int64) + f["delay_us"].astype(np.int64) * 1000
     return (f["t_release_ns"].astype(np.int64) - sched) / 1e3
 
