@@ -21,7 +21,7 @@ from bbrtest.flowgen import topology_server as Server
 
 NS_PREFIX = f"lfp{os.getpid()}"
 SAMPLE_MS = 100
-SAMPLE_LATE_S = 0.09            # late by busy epoll passes (37-73 ms seen), still before the next tick
+SAMPLE_LATE_MEDIAN_S = 0.03     # a flow's median lateness behind its ticks (2-15 ms seen)
 STOP_TOL_S = 0.05               # stop at 1 ms ticks, plus scheduling noise
 KERNEL_CCS = ("cubic", "reno", "bbr")
 BUFFER_BYTES = 4_000_000
@@ -90,6 +90,7 @@ def test_200_mixed_flows(tmp_path):
           f"{early_mbit:.1f} Mbit/s acked in the first 1.45 s (tbf 200 Mbit/s, goodput 191)")
     assert early_mbit >= 0.7 * 191, "generator cannot fill the bottleneck"
 
+    worst_late_s = worst_median_late_s = 0.0
     for spec in flows:
         fid = spec["id"]
         s = per_flow[fid]
@@ -113,13 +114,19 @@ def test_200_mixed_flows(tmp_path):
             assert expect - 2 <= len(ts) <= expect + 1, \
                 f"flow {fid}: {len(ts)} samples, expected ~{expect}"
             # flowgen samples on a fixed grid (t0 + k x sample_ms): a late sample
-            # does not shift the next one. Each sample sits on its own tick, at
-            # most SAMPLE_LATE_S after it, ticks consecutive: none skipped or doubled.
+            # does not shift the next one. Each sample sits on its own tick,
+            # ticks consecutive: none skipped or doubled, so no sample is a
+            # period late. A busy epoll pass under 200 flows on 2 vCPUs can
+            # delay one sample by 37-97 ms; a sampler that drifted (each tick
+            # timed from the last sample) would move the median, which stays
+            # within SAMPLE_LATE_MEDIAN_S.
             period_s = SAMPLE_MS / 1000
             ticks = [int(t / period_s + 1e-6) for t in ts]
-            late = [t - k * period_s for t, k in zip(ts, ticks)]
-            assert max(late) <= SAMPLE_LATE_S, \
-                f"flow {fid}: a sample {max(late) * 1000:.0f} ms after its tick"
+            late = sorted(t - k * period_s for t, k in zip(ts, ticks))
+            worst_late_s = max(worst_late_s, late[-1])
+            worst_median_late_s = max(worst_median_late_s, late[len(late) // 2])
+            assert late[len(late) // 2] <= SAMPLE_LATE_MEDIAN_S, \
+                f"flow {fid}: median sample {late[len(late) // 2] * 1000:.0f} ms after its tick"
             assert ticks == list(range(ticks[0], ticks[0] + len(ticks))), \
                 f"flow {fid}: sample ticks {ticks} not consecutive"
         else:
@@ -128,6 +135,8 @@ def test_200_mixed_flows(tmp_path):
             assert s["rr_done"] == 20, f"rr flow {fid}: {s['rr_done']} of 20"
             assert s["app_bytes_received"] == 20 * 3000
             assert s["app_bytes_sent"] == 20 * 200
+    print(f"bulk samples after their ticks: worst flow median {worst_median_late_s * 1000:.0f} ms "
+          f"(bound {SAMPLE_LATE_MEDIAN_S * 1000:.0f}), latest single sample {worst_late_s * 1000:.0f} ms")
     rr_p50 = sorted(per_flow[i]["rr_latency_us"]["p50"] for i in range(150, 200))
     print(f"rr: 50 flows x 20 requests complete, median of per-flow p50 latency {rr_p50[25]} us")
 

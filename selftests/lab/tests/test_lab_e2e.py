@@ -2,8 +2,13 @@
 """A short scenario end to end: linkem path, flows, metrics, report files.
 
 One flow, 50 Mbit/s, 40 ms base RTT, 1 BDP buffer. Behaviour that must hold:
-  * CUBIC fills the buffer: median queueing delay > 0.5 x buffer time, and
-    never more than the buffer's drain time (a bound on the metric itself);
+  * CUBIC fills the buffer: it overflows it (loss), its queueing delay
+    passes half the buffer time (p95), and never exceeds the buffer's drain
+    time (a bound on the metric itself). Not the median: at this BDP a CUBIC
+    epoch lasts ~6 s (K = cbrt(W_max x 0.3 / 0.4) with W_max ~330 packets),
+    as long as the measured window, so where the last loss falls moves the
+    median (26.5 ms in quiet runs, 14 ms in one of a noisy host) while the
+    window still reaches the buffer;
   * CUBIC and the kernel's BBRv1 (built in: no struct_ops lock) both use
     > 90 % of the link after warm-up;
   * with the bottleneck marking CE above 5 ms of sojourn, an ECN-capable
@@ -68,10 +73,11 @@ def results(tmp_path_factory):
 
 def test_cubic_fills_the_buffer(results):
     _, by = results
-    q = by["cubic"]["queue_delay_ms"]["p50"]
-    print(f"cubic median queue {q:.1f} ms vs half the buffer {BUFFER_MS / 2:.1f} ms")
+    q = by["cubic"]["queue_delay_ms"]
+    print(f"cubic queue p95 {q['p95']:.1f} ms (median {q['p50']:.1f}) vs half the buffer "
+          f"{BUFFER_MS / 2:.1f} ms")
     assert by["cubic"]["queue_source"] == "emulator log"
-    assert q > 0.5 * BUFFER_MS
+    assert q["p95"] > 0.5 * BUFFER_MS
     assert by["cubic"]["loss_rate"] > 0          # it overflowed the buffer
     p99 = by["cubic"]["queue_delay_ms"]["p99"]
     print(f"cubic p99 queue {p99:.1f} ms vs the buffer's drain time {BUFFER_MS:.1f} ms")

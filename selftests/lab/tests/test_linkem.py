@@ -290,8 +290,10 @@ def test_propagation_delay():
         stats, log = e.stop()
     f = L.forwarded(log)
     rtts = np.array(rtts)
+    late = [np.median(L.lateness_us(log, d)) for d in (0, 1)]
     print(f"RTT ms: min {rtts.min():.3f} median {np.median(rtts):.3f} max {rtts.max():.3f}"
-          f" (expected 29); log delay_us values {sorted(set(f['delay_us'].tolist()))}")
+          f" (expected 29); log delay_us values {sorted(set(f['delay_us'].tolist()))};"
+          f" release lateness median fwd {late[0]:.0f} us, rev {late[1]:.0f} us")
     assert set(f["delay_us"][f["dir"] == 0].tolist()) == {12000}
     assert set(f["delay_us"][f["dir"] == 1].tolist()) == {17000}
     assert rtts.min() >= 29.0
