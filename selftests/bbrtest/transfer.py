@@ -31,6 +31,11 @@ XFER_SCRIPT = Path(__file__).resolve().with_name("xfer.py")
 TRANSFER_GRACE_S = 30.0         # on top of the expected transfer time
 NBYTES_TIMEOUT_S = 120.0        # whole transfer when its length cannot be estimated
 SERVER_STOP_S = 5.0             # for the server to report after the client exits
+# A watched transfer's two processes run at this niceness, so that whoever
+# samples it gets the CPU: in a 1-CPU kernel-matrix guest an unshaped flow
+# kept the test process from running until the 3 s transfer had ended (no
+# `bbrctl stat` sample at all, on Linux 7.0 and 7.1).
+WATCHED_NICE = 10
 
 
 class TransferError(BbrtestError):
@@ -50,16 +55,18 @@ class Transfer(SetupClose):
     bounds the whole transfer (default: the expected duration plus
     TRANSFER_GRACE_S). cgroup (a path): both sides run in it, so that
     what is attached to it (bbrctl attach: cc_select, ETS) sees their
-    sockets."""
+    sockets. watched: the caller samples the transfer while it runs
+    (result(sample_cb=...)); both sides then run at WATCHED_NICE."""
 
     def __init__(self, path, cc, nbytes=None, seconds=None, port=5201, timeout=None,
-                 sender=0, cgroup=None, server_cc=None):
+                 sender=0, cgroup=None, server_cc=None, watched=False):
         if (nbytes is None) == (seconds is None):
             raise ValueError("give exactly one of nbytes or seconds")
         self.snd_ns = path.snd_ns if isinstance(path.snd_ns, str) else path.snd_ns[sender]
         self.rcv_ns, self.rcv_addr = path.rcv_ns, path.rcv_addr
         self.cc, self.port, self.cgroup = cc, port, cgroup
         self.server_cc = server_cc      # the listener's CC (None: the namespace's)
+        self.nice = WATCHED_NICE if watched else 0
         self.timeout = timeout or _default_timeout(getattr(path, "rate_mbit", None),
                                                    nbytes, seconds)
         self.amount = (["--bytes", str(int(nbytes))] if nbytes is not None
@@ -73,9 +80,10 @@ class Transfer(SetupClose):
         common = ["--addr", self.rcv_addr, "--port", str(self.port),
                   "--timeout", str(self.timeout)]
         srv_cc = ["--cc", self.server_cc] if self.server_cc else []
-        self.server = _spawn_xfer(self.rcv_ns, ["server", *common, *srv_cc], self.cgroup)
+        self.server = _spawn_xfer(self.rcv_ns, ["server", *common, *srv_cc], self.cgroup,
+                                  self.nice)
         self.client = _spawn_xfer(self.snd_ns, ["client", *common, "--cc", self.cc,
-                                                *self.amount], self.cgroup)
+                                                *self.amount], self.cgroup, self.nice)
         self.deadline = time.monotonic() + self.timeout
 
     def connected(self):
@@ -139,7 +147,7 @@ def run_transfer(topo, cc, nbytes=None, seconds=None, port=5201,
     Raises TransferError (with .errno, e.g. ENOENT for an unknown CC) on failure.
     """
     with Transfer(topo, cc, nbytes=nbytes, seconds=seconds, port=port, timeout=timeout,
-                  server_cc=server_cc) as t:
+                  server_cc=server_cc, watched=sample_cb is not None) as t:
         return t.result(sample_cb, sample_interval)
 
 
@@ -151,8 +159,10 @@ def _default_timeout(rate_mbit, nbytes, seconds):
     return NBYTES_TIMEOUT_S
 
 
-def _spawn_xfer(ns, args, cgroup=None):
-    return netns.popen_in(ns, [sys.executable, str(XFER_SCRIPT), *args], cgroup=cgroup)
+def _spawn_xfer(ns, args, cgroup=None, nice=0):
+    prefix = ["nice", "-n", str(nice)] if nice else []
+    return netns.popen_in(ns, [*prefix, sys.executable, str(XFER_SCRIPT), *args],
+                          cgroup=cgroup)
 
 
 def _json_line(line):

@@ -480,7 +480,7 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
 
     # Samples take seconds in a kernel-matrix guest: run long enough for a few.
     seconds = bbrtest.ctl.watched_seconds(STAT_SECONDS, sample)
-    with bbrtest.Transfer(topo, B3, seconds=seconds) as t:
+    with bbrtest.Transfer(topo, B3, seconds=seconds, watched=True) as t:
         t.connected()
         res = t.result(sample_cb=sample, sample_interval=STAT_INTERVAL_S)
     assert res["cc"] == B3
