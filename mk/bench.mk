@@ -8,5 +8,20 @@
 
 BENCH_ARGS ?=
 
-bench: all
+# The parts section's timing builds of bbr3 (bpf/lib/parts_timing.h): clock
+# reads between the parts of cong_control, and the same with the core run
+# on a copy first. For the bench only: never installed, never loaded by
+# bbrctl's name lookup.
+PARTS_OBJS := build/bench/bbr3_parts.bpf.o build/bench/bbr3_parts_twice.bpf.o
+
+build/bench/bbr3_parts.bpf.o: bpf/bbr3.bpf.c bpf/vmlinux.h $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -DBBR_PARTS_TIMING -c $< -o $@
+
+build/bench/bbr3_parts_twice.bpf.o: bpf/bbr3.bpf.c bpf/vmlinux.h $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -DBBR_PARTS_TIMING -DBBR_PARTS_TWICE -c $< -o $@
+
+bench: all $(PARTS_OBJS)
 	PYTHON=$(PYTHON) selftests/bench/run $(BENCH_ARGS)
+

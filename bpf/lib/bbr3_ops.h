@@ -110,6 +110,8 @@ struct {
 
 struct bbr_glue_stats BBR3_CC_(stats);
 
+#include "lib/parts_timing.h"
+
 static __always_inline BBR3_CC_SK *BBR3_CC_(sk)(struct sock *sk)
 {
 	return bbr_cc_value(&BBR3_CC_(sk_stor), sk, &BBR3_CC_(stats));
@@ -135,21 +137,35 @@ void BBR3_CC_PROG(release, struct sock *sk)
 	bpf_sk_storage_delete(&BBR3_CC_(sk_stor), sk);
 }
 
+/* The BBR_PARTS_* lines are empty but in `make bench`'s timing build
+ * (lib/parts_timing.h). */
 SEC("struct_ops")
 void BBR3_CC_PROG(main, struct sock *sk, u32 ack, int flag,
 	      const struct rate_sample *rs)
 {
+	BBR_PARTS_BEGIN();
 	BBR3_CC_SK *v = BBR3_CC_(sk)(sk);
 	struct bbr_cc_ack a = {};
 
 	if (!v)
 		return;
+	BBR_PARTS_MARK(get_ns);
 	bbr3_ops_ack(sk, v);
 	bbr_cc_ack_in(&a, sk, bbr3_ops_core(v), ack, flag, rs,
 		      &BBR3_CC_(trace_ctl));
+	BBR_PARTS_MARK(in_ns);
+	BBR_PARTS_CORE_ON_COPY(bbr3_ops_core(v), &a, bbr3_ops_ext(v));
 	bbr_core_main(bbr3_ops_core(v), &a.s, &a.r, bbr3_ops_ext(v));
+	BBR_PARTS_MARK(core_ns);
+	if (bbr3_ops_core(v)->st.round_start) {
+		BBR_PARTS_ROUND_START();
+		bbr_cc_pick_params(sk, &bbr3_ops_core(v)->st);
+	}
+	BBR_PARTS_MARK(pick_ns);
 	bbr_cc_ack_out(&a, sk, bbr3_ops_core(v), bbr3_ops_ext(v),
 		       &BBR3_CC_(trace_rb));
+	BBR_PARTS_MARK(out_ns);
+	BBR_PARTS_END();
 }
 
 SEC("struct_ops")

@@ -410,7 +410,8 @@ static __always_inline void bbr_cc_init(struct sock *sk, struct bbr3_sk *sks)
  * is one function: bbr_cc_ack_in() reads the ACK's inputs into a struct
  * bbr_cc_ack, the core's bbr_core_main() runs the model and the control on
  * it (bbr_main_pipeline() -> bbr_set_pacing_rate(), bbr_set_cwnd()), and
- * bbr_cc_ack_out() writes cwnd and pacing rate to the socket. The entry
+ * bbr_cc_ack_out() writes cwnd and pacing rate to the socket (after the
+ * parameter set of a new round is picked: bbr_cc_pick_params()). The entry
  * program calls the core itself: entry -> bbr_core_main ->
  * bbr_main_pipeline -> bbr_set_cwnd, three calls, and nothing between the
  * kernel's inputs and the algorithm but one copy on the stack.
@@ -439,13 +440,12 @@ static __always_inline void bbr_cc_ack_in(struct bbr_cc_ack *a, struct sock *sk,
 	bbr_cc_find_lost(sk, sks, &a->s);
 }
 
-/* x: the variant's per-socket state (bbr_swift's), or NULL. */
+/* x: the variant's per-socket state (bbr_swift's), or NULL. The caller
+ * has picked the parameters of a new round (bbr_cc_pick_params()). */
 static __always_inline void bbr_cc_ack_out(struct bbr_cc_ack *a, struct sock *sk,
 					   struct bbr3_sk *sks, BBR_EXT *x,
 					   void *trace_rb)
 {
-	if (sks->st.round_start)
-		bbr_cc_pick_params(sk, &sks->st);
 	if (a->tc)
 		bbr_trace_ack(trace_rb, a->tc, sk, sks, x, &a->s, &a->r,
 			      a->prev_mode, a->prev_phase);

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """make bench: what running BBR in BPF costs, measured against the kernel's CCs.
 
-One run, one machine, seven sections (docs/performance.md explains each):
+One run, one machine, eight sections (docs/performance.md explains each):
 
   cpu       CPU-bound iperf3 bulk transfers over an unshaped veth pair between
             two namespaces, offloads (TSO/GSO/GRO) on and off, each CC (bbr3,
@@ -27,6 +27,12 @@ One run, one machine, seven sections (docs/performance.md explains each):
             BPF_PROG_TEST_RUN of a steady-state bulk ACK, 10^6 per repeat,
             ns per ACK net of the test-run loop: the core's instructions and
             BPF-to-BPF calls without socket, trampoline or cold caches
+  parts     where one bbr3_main call's time goes: bbr3 built with clock reads
+            between its parts (storage lookup, input copy, core, parameter
+            pick at round starts, write-back; lib/parts_timing.h), and a
+            build that runs the core first on a copy of its state (cold
+            code, warm data) then on the socket's own (both warm); ns per
+            call of each part, interleaved transfers, offloads off
   verifier  instructions processed and program size (selftests/tools/verifier_stats)
   emulator  the lab's linkem benchmark (labkit.linkem_bench)
 
@@ -78,7 +84,13 @@ SWIFT_CCS = ("bbr_swift",)      # need ETS: measured with it only
 # own_cc_name), so it runs beside an installed bbr-bpf; reports keep the
 # labels bbr3 / bbr_swift. REGISTERED: label -> {"name", "progs"}.
 REGISTERED = {}
-OWN_NAME_TAGS = {"bbr3": "bch3", "bbr_swift": "bchs"}
+OWN_NAME_TAGS = {"bbr3": "bch3", "bbr_swift": "bchs", "parts": "bchp", "parts_twice": "bcht"}
+# The parts section's timing builds of bbr3 (mk/bench.mk, lib/parts_timing.h)
+# and the fields of their per-CPU map, in struct bbr_parts' order.
+PARTS_OBJS = {"parts": ROOT / "build/bench/bbr3_parts.bpf.o",
+              "parts_twice": ROOT / "build/bench/bbr3_parts_twice.bpf.o"}
+PARTS_MAP = "bbr_parts"
+PARTS_TIMED = ("get_ns", "in_ns", "first_ns", "copy_ns", "core_ns", "pick_ns", "out_ns", "clk_ns")
 CONG_CONTROL_SUFFIX = "_main"   # <cc>_main is the cong_control program
 FLOOR_OP_SUFFIX = "_min_tso_segs"
 KERNEL_CCS = ["bbr", "cubic"]
@@ -647,6 +659,66 @@ def bench_memory(conns):
 
 # ---- verifier, hot path, emulator -------------------------------------------------
 
+def parts_map_id(label):
+    """The id of the bbr_parts map of the registration labelled label."""
+    for pid in REGISTERED[label]["progs"]:
+        info = json.loads(run(["bpftool", "prog", "show", "id", str(pid), "-j"]).stdout)
+        for mid in info.get("map_ids", []):
+            m = json.loads(run(["bpftool", "map", "show", "id", str(mid), "-j"]).stdout)
+            if m.get("name") == PARTS_MAP:
+                return mid
+    raise BenchError(f"{label}: no {PARTS_MAP} map among its programs' maps")
+
+
+def parts_sums(map_id):
+    """struct bbr_parts summed over the CPUs."""
+    doc = json.loads(run(["bpftool", "map", "lookup", "id", str(map_id),
+                          "key", "0", "0", "0", "0", "-j"]).stdout)
+    tot = {}
+    for cpu in doc.get("formatted", doc)["values"]:
+        for k, v in cpu["value"].items():
+            if isinstance(v, int):
+                tot[k] = tot.get(k, 0) + v
+    return tot
+
+
+def bench_parts(repeats, seconds):
+    """Where one cong_control call's time goes: bbr3's timing builds
+    (lib/parts_timing.h) in interleaved transfers, offloads off; ns per
+    call of each part, each carrying one clock read (clk_ns)."""
+    missing = [str(o) for o in PARTS_OBJS.values() if not o.is_file()]
+    if missing:
+        return {"status": "not available", "reason": f"{', '.join(missing)} not built "
+                "(make bench builds them)"}
+    runs = {label: [] for label in PARTS_OBJS}
+    with contextlib.ExitStack() as st:
+        maps = {}
+        for label, obj in PARTS_OBJS.items():
+            st.enter_context(register_own(label, obj))
+            maps[label] = parts_map_id(label)
+        topo = st.enter_context(bbrtest.Topology(prefix=NS_PREFIX))
+        set_offloads(topo, False)
+        for rep in range(repeats):
+            for label in PARTS_OBJS:
+                before = parts_sums(maps[label])
+                r = iperf_run(topo, label, seconds)
+                after = parts_sums(maps[label])
+                d = {k: after[k] - before.get(k, 0) for k in after}
+                calls = max(d["calls"], 1)
+                row = {k: d[k] / calls for k in PARTS_TIMED}
+                row["round_starts_per_call"] = d["round_starts"] / calls
+                row["calls"] = d["calls"]
+                row["mbps"] = r["mbps"]
+                runs[label].append(row)
+                log(f"parts {label} rep {rep + 1}/{repeats}: " + ", ".join(
+                    f"{k[:-3]} {row[k]:.0f}" for k in PARTS_TIMED if row[k]) +
+                    f" ns per call; round starts per call {row['round_starts_per_call']:.2f}")
+    out = {"status": "ok", "offloads": "off"}
+    for label, rows in runs.items():
+        out[label] = {k: summary([r[k] for r in rows]) for k in rows[0]}
+    return out
+
+
 def bench_verifier():
     if not os.access(VERIFIER_STATS, os.X_OK):
         return {"error": f"{VERIFIER_STATS} not built (run `make`)"}
@@ -899,6 +971,18 @@ def print_table(res):
           f"(loop {fmt(core['loop_ns'])} ns)\n")
     elif core:
         p(f"Core alone: {core.get('status')} ({core.get('reason')})\n")
+    parts = res.get("parts", {})
+    if parts.get("status") == "ok":
+        p("Parts of one bbr3_main call (timing builds, offloads off; ns per call, each part "
+          "with one clock read of 'clk' ns):")
+        for label in PARTS_OBJS:
+            row = parts[label]
+            p(f"  {label:12s} " + "  ".join(f"{k[:-3]} {fmt(row[k])}" for k in PARTS_TIMED
+                                          if row[k]["median"]) +
+              f"  round starts/call {fmt(row['round_starts_per_call'], digits=2)}")
+        p("")
+    elif parts:
+        p(f"Parts: {parts.get('status')} ({parts.get('reason')})\n")
     p("Verifier")
     for v in res.get("verifier", []):
         if "error" in v:
@@ -989,7 +1073,7 @@ def main():
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"default {DEFAULT_JSON}")
     ap.add_argument("--repeats", type=int, help="override repeats per CC")
     ap.add_argument("--seconds", type=int, help="override seconds per transfer")
-    ap.add_argument("--only", default="cpu,bpf,profile,memory,core,verifier,emulator",
+    ap.add_argument("--only", default="cpu,bpf,profile,memory,core,parts,verifier,emulator",
                     help="comma-separated sections to run")
     ap.add_argument("--quiet-check", action="store_true",
                     # argparse %-formats help: the percent signs are doubled
@@ -1043,6 +1127,8 @@ def main():
             res["verifier"] = bench_verifier()
         if "core" in only:
             res["core"] = bench_core(params["repeats"])
+        if "parts" in only:
+            res["parts"] = bench_parts(params["repeats"], params["bpf_seconds"])
         with contextlib.ExitStack() as regs:
             ccs = []
             for cc, obj in BPF_CCS.items():
