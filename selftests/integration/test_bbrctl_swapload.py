@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
-"""Swap under load: 50 bulk flows through the lab emulator while bbrctl
-switches their CC cubic -> bbr3, replaces bbr3 in place with a new build,
-switches them bbr3 -> cubic, and unloads bbr3 under live sockets.
+"""Swap under load: 50 bulk flows (fewer in a kernel-matrix guest: FLOWS)
+through the lab emulator while bbrctl switches their CC cubic -> bbr3,
+replaces bbr3 in place with a new build, switches them bbr3 -> cubic, and
+unloads bbr3 under live sockets.
 
 Checked per flow, on the receiver: no connection reset or error, every byte
 received, and the longest gap in received data; on the sender, that `swap`
@@ -26,6 +27,13 @@ every swap:
   receiver waits for a CPU for hundreds of ms at a time under load and all
   50 flows show the same gap at once; that is the machine, not TCP, and
   not what the bound is about.
+
+Both bounds are judged where the rates are not scaled down (TIMING_JUDGED).
+In a 1-CPU TCG guest of the kernel matrix one `bbrctl swap` takes the CPU
+for ~10 s (its iterator's verification at emulated speed), the baseline
+without any swap already stalls for 0.6-1.8 s, and the counts are printed,
+not bounded; the rest (no reset, every byte, every flow switched, the warm
+start, a clean kernel) is checked there as on the host.
 
 Two paths, because a stall bound needs a path that does not stall by
 itself. On a drop-tail FIFO, 50 cubic flows fill the 4 BDP buffer (srtt
@@ -61,14 +69,20 @@ from bbrtest.ctl import PIN_ROOT, bbrctl, struct_ops_maps
 from conftest import PINS, make_target
 from labkit.path import EmulatedPath
 
-FLOWS = 50
+FLOWS_NOMINAL = 50
 RATE_NOMINAL_MBIT = 200
 RATE_MBIT = bbrtest.scaled_rate_mbit(RATE_NOMINAL_MBIT)     # or less: bbrtest.rates
+# Where the rate is scaled down (a TCG guest of the kernel matrix carries a
+# few tens of Mbit/s on one CPU), so is the number of flows: each flow
+# keeps its nominal 4 Mbit/s, at least FLOWS_MIN of them. 50 flows through
+# the emulator froze a 1-CPU guest for seconds without any swap.
+FLOWS_MIN = 8
+FLOWS = max(FLOWS_MIN, round(FLOWS_NOMINAL * RATE_MBIT / RATE_NOMINAL_MBIT))
 RTT_MS = 20
 BUFFER_BDP = 4
 ECN_K_MS = 5                    # CE above 5 ms of sojourn: a standing queue of ~5 ms
 # 100 MB in all at 200 Mbit/s: ~4 s at RATE_MBIT, past the last action
-BYTES_PER_FLOW = bbrtest.scaled_bytes(2_000_000, RATE_NOMINAL_MBIT)
+BYTES_PER_FLOW = bbrtest.scaled_bytes(100_000_000, RATE_NOMINAL_MBIT) // FLOWS
 PORT = 5401
 SWAP_WINDOW_S = 0.3             # a stall "around" a swap: within this of it
 # What a broken swap causes, a stopped ACK clock, ends only in an RTO, and
@@ -79,13 +93,17 @@ SWAP_WINDOW_S = 0.3             # a stall "around" a swap: within this of it
 # (the gap less that wait) stays at 10-110 ms.
 TCP_RTO_MIN_S = 0.200
 MAX_SWAP_STALL_S = 0.9 * TCP_RTO_MIN_S
+TIMING_JUDGED = bbrtest.max_rate_mbit() is None
 # A window's counters run until this long after its action, to show which
 # action an RTO followed: an RTO fires one RTO (srtt + 4 rttvar, at least
 # TCP_RTO_MIN) after the packet it retransmits; `ss -ti` at cubic -> bbr3
 # shows 240-320 ms on a loaded 2-CPU host. (The assertion counts RTOs until
 # the end of the run.)
 RTO_WATCH_S = 1.0
-COUNTER_PERIOD_S = 0.005        # the sender's TCP counters, sampled this often
+# the sender's TCP counters, sampled this often: 5 ms, longer where the
+# rate is scaled down (a Python loop waking every 5 ms is a load of its own
+# in a TCG guest), never above a tenth of SWAP_WINDOW_S
+COUNTER_PERIOD_S = min(0.005 * RATE_NOMINAL_MBIT / RATE_MBIT, SWAP_WINDOW_S / 10)
 # TcpExt / Tcp counters the sampler reads (the kernel's names in
 # /proc/net/netstat and /proc/net/snmp): RTOs, tail loss probes, and
 # retransmitted segments of any kind.
@@ -395,7 +413,10 @@ def test_swap_under_load():
     b_stall = max(fg["stall_s"] for fg in b_figs)
     b_rtos = counters_between(base, SWAPS[0][0] - SWAP_WINDOW_S, 1e9)["TCPTimeouts"]
     assert not b_err and not b_short, "the baseline run itself lost data"
-    assert b_rtos == 0 and b_stall <= MAX_SWAP_STALL_S, \
+    if not TIMING_JUDGED:
+        print(f"rates scaled to {RATE_MBIT} Mbit/s (BBRTEST_MAX_RATE_MBIT): RTOs and stalls "
+              f"printed, not bounded")
+    assert not TIMING_JUDGED or (b_rtos == 0 and b_stall <= MAX_SWAP_STALL_S), \
         (f"the path stalls by itself ({b_stall * 1000:.1f} ms, {b_rtos} RTOs without any "
          f"swap; bound {MAX_SWAP_STALL_S * 1000:.0f} ms, no RTO): the emulator or the "
          f"machine, not bbrctl; nothing to measure the swaps against")
@@ -422,11 +443,11 @@ def test_swap_under_load():
     rtos = counters_between(res, events[0][0] - SWAP_WINDOW_S, 1e9)["TCPTimeouts"]
     print(f"RTOs from {SWAP_WINDOW_S} s before the first swap to the end: {rtos} "
           f"({b_rtos} without swaps)")
-    assert rtos == 0, \
+    assert not TIMING_JUDGED or rtos == 0, \
         (f"{rtos} RTOs once the swaps began, by window: "
          f"{[(w, fg['TCPTimeouts']) for (_, _, w, _), fg in zip(events, figs)]}")
     for (a, b, what, _), fg in zip(events, figs):
-        assert fg["stall_s"] <= MAX_SWAP_STALL_S, \
+        assert not TIMING_JUDGED or fg["stall_s"] <= MAX_SWAP_STALL_S, \
             (f"a flow stalled {fg['stall_s'] * 1000:.1f} ms within {SWAP_WINDOW_S} s of {what} "
              f"(bound {MAX_SWAP_STALL_S * 1000:.0f} ms, under the RTO floor; "
              f"{b_stall * 1000:.1f} ms without swaps)")

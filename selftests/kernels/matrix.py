@@ -379,14 +379,15 @@ def kvm_works():
     return False
 
 
-def boot(kernel, initrd, log, cpus, quick):
+def boot(kernel, initrd, log, cpus, quick, tests=()):
     accel = "kvm" if kvm_works() else "tcg,thread=multi"
     cmd = ["qemu-system-x86_64", "-machine", "q35", "-accel", accel,
            "-cpu", "max" if accel.startswith("tcg") else "host",
            "-smp", str(cpus), "-m", GUEST_MEM, "-nographic", "-no-reboot",
            "-nic", "none", "-kernel", str(kernel), "-initrd", str(initrd),
            "-append", "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init"
-           + (" kmatrix.quick" if quick else "")]
+           + (" kmatrix.quick" if quick else "")
+           + (f" kmatrix.tests={','.join(tests)}" if tests else "")]
     t0 = time.monotonic()
     with open(log, "wb") as f:
         try:
@@ -453,10 +454,18 @@ def main():
                     help="only the kernels kernels.list marks `test` (make test)")
     ap.add_argument("--quick", action="store_true",
                     help="leave out the tests marked kernel_matrix_slow (make test)")
+    ap.add_argument("--tests", type=lambda v: [t for t in v.split(",") if t],
+                    default=[], metavar="NAME[,NAME...]",
+                    help="only the tests whose names hold one of these (pytest -k; "
+                         "letters, digits and _)")
     ap.add_argument("-j", "--jobs", type=int, default=1,
                     help="guests booted at once (each gets the host's CPUs / JOBS)")
     ap.add_argument("series", nargs="*", help="kernel series to run (default: all listed)")
     args = ap.parse_args()
+    bad = [t for t in args.tests if not re.fullmatch(r"\w+", t)]
+    if bad:
+        ap.error(f"--tests: {bad[0]!r}: letters, digits and _ only (it goes on the "
+                 "guest kernel's command line)")
     kernels = read_list()
     if args.series:
         kernels = [k for s in args.series for k in kernels if k.series == s]
@@ -502,7 +511,7 @@ def main():
             for part in (userland, modcpio):
                 f.write(part.read_bytes())
         row["boot"] = (vmlinuz, initrd)
-        guests[pool.submit(run_guest, row, cpus, args.quick)] = row
+        guests[pool.submit(run_guest, row, cpus, args.quick, args.tests)] = row
     for done in concurrent.futures.as_completed(guests):
         if done.exception():
             guests[done]["error"] = f"the guest could not run: {done.exception()!r}"
@@ -512,11 +521,11 @@ def main():
     return 1 if failed else 0
 
 
-def run_guest(row, cpus, quick):
+def run_guest(row, cpus, quick, tests=()):
     k = row["kernel"]
     log = WORK / f"console-{k.abi}.log"
     print(f"matrix: booting {k.flavour} ({cpus} CPU) ...", flush=True)
-    row["secs"], e = boot(*row["boot"], log, cpus, quick)
+    row["secs"], e = boot(*row["boot"], log, cpus, quick, tests)
     row["res"] = parse(log)
     if e:
         row["error"] = e
