@@ -14,14 +14,11 @@ BENCH_ARGS ?=
 # bbrctl's name lookup.
 PARTS_OBJS := build/bench/bbr3_parts.bpf.o build/bench/bbr3_parts_twice.bpf.o
 
-build/bench/bbr3_parts.bpf.o: bpf/bbr3.bpf.c bpf/vmlinux.h $(CORE_HDRS)
+build/bench/bbr3_parts.bpf.o: PARTS_CFLAGS := -DBBR_PARTS_TIMING
+build/bench/bbr3_parts_twice.bpf.o: PARTS_CFLAGS := -DBBR_PARTS_TIMING -DBBR_PARTS_TWICE
+$(PARTS_OBJS): bpf/bbr3.bpf.c bpf/vmlinux.h $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CLANG) $(BPF_CFLAGS) -DBBR_PARTS_TIMING -c $< -o $@
-
-build/bench/bbr3_parts_twice.bpf.o: bpf/bbr3.bpf.c bpf/vmlinux.h $(CORE_HDRS)
-	@mkdir -p $(@D)
-	$(CLANG) $(BPF_CFLAGS) -DBBR_PARTS_TIMING -DBBR_PARTS_TWICE -c $< -o $@
+	$(CLANG) $(BPF_CFLAGS) $(PARTS_CFLAGS) -c $< -o $@
 
 bench: all $(PARTS_OBJS)
 	PYTHON=$(PYTHON) selftests/bench/run $(BENCH_ARGS)
-

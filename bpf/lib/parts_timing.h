@@ -26,13 +26,14 @@
 
 #ifdef BBR_PARTS_TIMING
 
-/* Field order is the bench's contract (selftests/bench/bench.py, PARTS). */
+/* The bench reads the fields by name, from the map's BTF
+ * (selftests/bench/bench.py, parts_sums()). */
 struct bbr_parts {
 	u64 calls;
 	u64 get_ns, in_ns, core_ns, pick_ns, out_ns, clk_ns;
 	u64 first_ns, copy_ns;
 	u64 round_starts;
-	u64 t[4];		/* scratch: the clock at the part boundaries */
+	u64 t[2];		/* scratch: the clock at the last mark, now */
 };
 
 struct {

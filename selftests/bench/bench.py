@@ -85,8 +85,8 @@ SWIFT_CCS = ("bbr_swift",)      # need ETS: measured with it only
 # labels bbr3 / bbr_swift. REGISTERED: label -> {"name", "progs"}.
 REGISTERED = {}
 OWN_NAME_TAGS = {"bbr3": "bch3", "bbr_swift": "bchs", "parts": "bchp", "parts_twice": "bcht"}
-# The parts section's timing builds of bbr3 (mk/bench.mk, lib/parts_timing.h)
-# and the fields of their per-CPU map, in struct bbr_parts' order.
+# The parts section's timing builds of bbr3 (mk/bench.mk, lib/parts_timing.h),
+# their per-CPU map, and the fields of its struct bbr_parts that hold times.
 PARTS_OBJS = {"parts": ROOT / "build/bench/bbr3_parts.bpf.o",
               "parts_twice": ROOT / "build/bench/bbr3_parts_twice.bpf.o"}
 PARTS_MAP = "bbr_parts"
@@ -507,17 +507,23 @@ def stats_floor_ns(progs):
 
 # ---- memory: held-open connections -------------------------------------------------
 
+def registered_map(cc, name, map_type=None):
+    """bpftool map info of the map called name (of map_type, if given)
+    that the programs of cc's registration use, or None."""
+    progs = bpf_progs()
+    used = {mid for pid in struct_ops_prog_ids(cc) for mid in progs.get(pid, {}).get("map_ids", [])}
+    for m in json.loads(run(["bpftool", "map", "show", "--json"]).stdout):
+        if (m.get("name", "") == name[:15] and m.get("id") in used
+                and map_type in (None, m.get("type"))):
+            return m
+    return None
+
+
 def sk_storage_map(cc):
     """bpftool map info of the CC's sk_storage map (value size, memlock):
     the one its registered programs use."""
     want = {"bbr3": "bbr3_sk_stor", "bbr_swift": "bbr_swift_sk_stor"}.get(cc, cc + "_sk_stor")
-    progs = bpf_progs()
-    used = {mid for pid in struct_ops_prog_ids(cc) for mid in progs.get(pid, {}).get("map_ids", [])}
-    for m in json.loads(run(["bpftool", "map", "show", "--json"]).stdout):
-        if (m.get("type") == "sk_storage" and m.get("name", "") == want[:15]
-                and m.get("id") in used):
-            return m
-    return None
+    return registered_map(cc, want, "sk_storage")
 
 
 def storage_sockets(cc):
@@ -659,17 +665,6 @@ def bench_memory(conns):
 
 # ---- verifier, hot path, emulator -------------------------------------------------
 
-def parts_map_id(label):
-    """The id of the bbr_parts map of the registration labelled label."""
-    for pid in REGISTERED[label]["progs"]:
-        info = json.loads(run(["bpftool", "prog", "show", "id", str(pid), "-j"]).stdout)
-        for mid in info.get("map_ids", []):
-            m = json.loads(run(["bpftool", "map", "show", "id", str(mid), "-j"]).stdout)
-            if m.get("name") == PARTS_MAP:
-                return mid
-    raise BenchError(f"{label}: no {PARTS_MAP} map among its programs' maps")
-
-
 def parts_sums(map_id):
     """struct bbr_parts summed over the CPUs."""
     doc = json.loads(run(["bpftool", "map", "lookup", "id", str(map_id),
@@ -695,7 +690,10 @@ def bench_parts(repeats, seconds):
         maps = {}
         for label, obj in PARTS_OBJS.items():
             st.enter_context(register_own(label, obj))
-            maps[label] = parts_map_id(label)
+            m = registered_map(label, PARTS_MAP)
+            if m is None:
+                raise BenchError(f"{label}: no {PARTS_MAP} map among its programs' maps")
+            maps[label] = m["id"]
         topo = st.enter_context(bbrtest.Topology(prefix=NS_PREFIX))
         set_offloads(topo, False)
         for rep in range(repeats):

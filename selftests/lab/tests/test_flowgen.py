@@ -21,7 +21,7 @@ from bbrtest.flowgen import topology_server as Server
 
 NS_PREFIX = f"lfp{os.getpid()}"
 SAMPLE_MS = 100
-SAMPLE_LATE_MEDIAN_S = 0.03     # a flow's median lateness behind its ticks (2-15 ms seen)
+SAMPLE_LATE_MEDIAN_S = 0.03     # a flow's median lateness behind its ticks (2 ms seen, quiet host)
 STOP_TOL_S = 0.05               # stop at 1 ms ticks, plus scheduling noise
 KERNEL_CCS = ("cubic", "reno", "bbr")
 BUFFER_BYTES = 4_000_000
@@ -123,10 +123,11 @@ def test_200_mixed_flows(tmp_path):
             period_s = SAMPLE_MS / 1000
             ticks = [int(t / period_s + 1e-6) for t in ts]
             late = sorted(t - k * period_s for t, k in zip(ts, ticks))
+            median_late_s = late[len(late) // 2]
             worst_late_s = max(worst_late_s, late[-1])
-            worst_median_late_s = max(worst_median_late_s, late[len(late) // 2])
-            assert late[len(late) // 2] <= SAMPLE_LATE_MEDIAN_S, \
-                f"flow {fid}: median sample {late[len(late) // 2] * 1000:.0f} ms after its tick"
+            worst_median_late_s = max(worst_median_late_s, median_late_s)
+            assert median_late_s <= SAMPLE_LATE_MEDIAN_S, \
+                f"flow {fid}: median sample {median_late_s * 1000:.0f} ms after its tick"
             assert ticks == list(range(ticks[0], ticks[0] + len(ticks))), \
                 f"flow {fid}: sample ticks {ticks} not consecutive"
         else:

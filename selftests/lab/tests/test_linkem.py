@@ -290,7 +290,7 @@ def test_propagation_delay():
         stats, log = e.stop()
     f = L.forwarded(log)
     rtts = np.array(rtts)
-    late = [np.median(L.lateness_us(log, d)) for d in (0, 1)]
+    late = [np.median(L.lateness_us(log, d)) for d in (L.DIR_FWD, L.DIR_REV)]
     print(f"RTT ms: min {rtts.min():.3f} median {np.median(rtts):.3f} max {rtts.max():.3f}"
           f" (expected 29); log delay_us values {sorted(set(f['delay_us'].tolist()))};"
           f" release lateness median fwd {late[0]:.0f} us, rev {late[1]:.0f} us")
