@@ -509,11 +509,20 @@ def test_bbr3_stat_during_transfer(bbr3_loaded, topo):
         assert isinstance(r["bw_hi"], list) and len(r["bw_hi"]) == 2
         assert "_pad" not in r
     # By the end of a few seconds on an unshaped path the model has a
-    # bandwidth and a min RTT, and STARTUP is over.
+    # bandwidth and a min RTT, and STARTUP is over. STARTUP ends on a
+    # plateau of samples that are not app-limited: in a kernel-matrix guest
+    # (rates scaled, BBRTEST_MAX_RATE_MBIT) the nice-10 sender shares one
+    # emulated CPU with the sampler, often cannot keep its window full, and
+    # its app-limited samples rightly keep STARTUP going (seen on 7.2: 61
+    # Mbit/s, still in STARTUP after 9 s). There only the model is checked.
     last = ours[-1]
     assert last["bw_bps"] > 0 and last["min_rtt_us"] != 0xFFFFFFFF
     assert last["initialized"] == 1
-    assert any(r["full_bw_reached"] for r in ours)
+    if bbrtest.max_rate_mbit() is None:
+        assert any(r["full_bw_reached"] for r in ours), "STARTUP never ended"
+    else:
+        print("rates scaled (BBRTEST_MAX_RATE_MBIT): STARTUP's end not judged; "
+              f"full_bw_reached in {sum(r['full_bw_reached'] for r in ours)} of {len(ours)} samples")
 
 
 @pytest.mark.kernel_matrix
