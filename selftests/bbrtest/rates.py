@@ -11,25 +11,35 @@ then run the same checks with their bottleneck at that rate where the
 nominal one is higher (and move the bytes that keep their durations), so
 the bottleneck, not the CPU, limits them.
 
+The lab's emulator (linkem: two TUN devices and a userspace process per
+packet) costs several times the kernel's forwarding, so a machine with such
+a limit also sets BBRTEST_MAX_EMU_RATE_MBIT for the tests on an emulated
+path (scaled_emulated_rate_mbit).
+
 selftests/kernels/max_rate.py measures a guest's capacity and prints the
-rate; selftests/kernels/guest-init exports it.
+rates; selftests/kernels/guest-init exports them.
 """
 
 import os
 
 MAX_RATE_ENV = "BBRTEST_MAX_RATE_MBIT"
+MAX_EMU_RATE_ENV = "BBRTEST_MAX_EMU_RATE_MBIT"
+
+
+def _env_rate(name):
+    text = os.environ.get(name)
+    if not text:
+        return None
+    rate = float(text)
+    if rate <= 0:
+        raise ValueError(f"{name}={text}: want a rate > 0")
+    return rate
 
 
 def max_rate_mbit():
     """The highest bottleneck rate the tests use here: None (no limit), or
     the BBRTEST_MAX_RATE_MBIT the environment sets."""
-    text = os.environ.get(MAX_RATE_ENV)
-    if not text:
-        return None
-    rate = float(text)
-    if rate <= 0:
-        raise ValueError(f"{MAX_RATE_ENV}={text}: want a rate > 0")
-    return rate
+    return _env_rate(MAX_RATE_ENV)
 
 
 def scaled_rate_mbit(nominal_mbit):
@@ -42,3 +52,11 @@ def scaled_bytes(nominal_bytes, nominal_mbit):
     """A transfer size that takes as long at the rate nominal_mbit runs at
     here (scaled_rate_mbit) as nominal_bytes at nominal_mbit."""
     return max(1, int(nominal_bytes * scaled_rate_mbit(nominal_mbit) / nominal_mbit))
+
+
+def scaled_emulated_rate_mbit(nominal_mbit):
+    """The rate a test's nominal_mbit bottleneck on the lab's emulated path
+    runs at here: also capped by BBRTEST_MAX_EMU_RATE_MBIT where set."""
+    limit = _env_rate(MAX_EMU_RATE_ENV)
+    rate = scaled_rate_mbit(nominal_mbit)
+    return rate if limit is None else min(rate, limit)

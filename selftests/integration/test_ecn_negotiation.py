@@ -344,7 +344,7 @@ def test_ecn_needs_a_name_of_its_own():
 
 # The L4S mode through the lab's emulator marking CE above 1 ms of sojourn
 # (an L4S AQM's step): 20 Mbit/s (or less: bbrtest.rates), 10 ms, 2 s.
-L4S_RATE_MBIT = bbrtest.scaled_rate_mbit(20)
+L4S_RATE_MBIT = bbrtest.scaled_emulated_rate_mbit(20)
 L4S_RTT_MS, L4S_STEP_US, L4S_TRANSFER_S = 10, 1000, 2.0
 
 

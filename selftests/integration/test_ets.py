@@ -58,6 +58,12 @@ SERVER_READ_DELAY_S = 0.06
 ETS_MAX_ACK_DELAY_US = 8000
 TCP_DELACK_MIN_US = 40000
 TIMER_WHEEL_SLACK_US = 12000
+# enum ets_sample_err's index of a Total_RTT beyond the connection's bound
+ETS_SAMPLE_TOO_OLD = 4
+# Share of samples that may be rejected as too old: none on a real machine;
+# a fifth in a kernel-matrix guest (rates scaled: bbrtest.rates), whose vCPU
+# stalls for hundreds of ms at times.
+TOO_OLD_ALLOWED = 0 if bbrtest.max_rate_mbit() is None else 0.2
 # How late this machine's timers fire, measured before the transfer: the
 # largest lateness of LATENESS_SAMPLES sleeps of the cap's length. Emulated
 # guests (the kernel matrix under TCG) wake several ms late; a real one in
@@ -369,8 +375,16 @@ def test_ets_wire_format_and_negotiation(tmp_path):
         assert st["sent"] >= len(skbs), (st["sent"], len(skbs))
         assert st["missing"] == 0 and st["refused"] == 0
         # Clean run: no rejections, except EcrDel > Total_RTT by the us
-        # truncation of both clocks on this ~20 us veth RTT (docs/ets.md).
-        assert sum(st["rej_parse"]) == 0 and sum(st["rej_sample"][:6]) == 0, st
+        # truncation of both clocks on this ~20 us veth RTT (docs/ets.md),
+        # and, in a kernel-matrix guest, Total_RTTs beyond 2 srtt + 200 ms
+        # (ets_rtt_bound_us): there a TCG vCPU shared with another guest
+        # stalls for that long at times (3 of 27 samples once on 7.3).
+        too_old = st["rej_sample"][ETS_SAMPLE_TOO_OLD]
+        print(f"rejected as too old: {too_old} of {st['samples'] + too_old} samples")
+        assert sum(st["rej_parse"]) == 0, st
+        assert sum(st["rej_sample"][:ETS_SAMPLE_TOO_OLD]) == 0, st
+        assert sum(st["rej_sample"][ETS_SAMPLE_TOO_OLD + 1:6]) == 0, st
+        assert too_old <= TOO_OLD_ALLOWED * (st["samples"] + too_old), st
         assert st["rej_sample"][6] <= 0.25 * st["samples"], st
         last = [r for r in rows if "net" in r][-1]
         print("client's ets_sk at the end:", last)

@@ -118,6 +118,7 @@ def test_half_built_topology_is_deleted(monkeypatch):
 
 def test_rates_are_capped_only_where_the_machine_says(monkeypatch):
     monkeypatch.delenv("BBRTEST_MAX_RATE_MBIT", raising=False)
+    monkeypatch.delenv("BBRTEST_MAX_EMU_RATE_MBIT", raising=False)
     assert bbrtest.scaled_rate_mbit(100) == 100
     assert bbrtest.scaled_bytes(20_000_000, 100) == 20_000_000
     monkeypatch.setenv("BBRTEST_MAX_RATE_MBIT", "12.5")
@@ -126,9 +127,17 @@ def test_rates_are_capped_only_where_the_machine_says(monkeypatch):
     print(f"capped at 12.5 Mbit/s: 100 -> {got[0]}, 10 -> {got[1]}, 20 MB at 100 -> {got[2]} B")
     # the same duration at the capped rate; rates under the cap unchanged
     assert got == (12.5, 10, 2_500_000)
+    # the emulated path: the lower of both caps
+    monkeypatch.delenv("BBRTEST_MAX_EMU_RATE_MBIT", raising=False)
+    assert bbrtest.scaled_emulated_rate_mbit(100) == 12.5
+    monkeypatch.setenv("BBRTEST_MAX_EMU_RATE_MBIT", "3")
+    assert (bbrtest.scaled_emulated_rate_mbit(100), bbrtest.scaled_emulated_rate_mbit(2),
+            bbrtest.scaled_rate_mbit(100)) == (3, 2, 12.5)
     monkeypatch.setenv("BBRTEST_MAX_RATE_MBIT", "0")
     with pytest.raises(ValueError):
         bbrtest.scaled_rate_mbit(100)
+    monkeypatch.delenv("BBRTEST_MAX_RATE_MBIT")
+    assert bbrtest.scaled_emulated_rate_mbit(100) == 3
 
 
 def test_a_missing_qdisc_says_what_the_kernel_lacks(monkeypatch):

@@ -11,13 +11,21 @@ bottleneck's. The tests' bottleneck gets RATE_SHARE of it. On a kernel
 without tbf the path is the unshaped pair (those kernels run no shaped
 test). The guests of the kernel matrix (guest-init) run this before the
 tests; prints the rate, and the measurement on stderr.
+
+The lab's emulator (linkem) forwards every packet through two TUN devices
+and a userspace process, several times the kernel's work per packet: a
+second transfer, through an emulated path with a rate far above the
+machine's, gives the tests on that path their own cap
+(BBRTEST_MAX_EMU_RATE_MBIT), printed as a second figure ("-" where the
+kernel has no tun).
 """
 
 import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+SELFTESTS = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(SELFTESTS), str(SELFTESTS / "lab")]
 import bbrtest  # noqa: E402
 
 # A tbf rate no emulated machine's forwarding reaches (TCG: tens of Mbit/s):
@@ -34,11 +42,23 @@ PROBE_TIMEOUT_S = 120
 # half, a bbr3 transfer on 6.17 reached 37.6 of a 45 Mbit/s bottleneck
 # (84 %, 85 % asked) while another guest shared the host.
 RATE_SHARE = 0.4
+# The emulated path's probe: linkem at a rate no guest reaches, the L4S
+# test's 10 ms, 4 BDP of buffer at that rate (so no drop limits cubic).
+EMU_PROBE_RATE_MBIT = 1000
+EMU_PROBE_RTT_MS = 10
 
 
 def measure_mbit(rate_mbit):
     with bbrtest.Topology(rate_mbit=rate_mbit, prefix="maxr") as topo:
         return bbrtest.run_transfer(topo, "cubic", seconds=PROBE_S,
+                                    timeout=PROBE_TIMEOUT_S)["mbps"]
+
+
+def measure_emulated_mbit():
+    from labkit.path import EmulatedPath
+    with EmulatedPath(rate_mbit=EMU_PROBE_RATE_MBIT, rtt_ms=EMU_PROBE_RTT_MS, buffer_bdp=4,
+                      backend="linkem", log=False, prefix="maxe") as path:
+        return bbrtest.run_transfer(path, "cubic", seconds=PROBE_S,
                                     timeout=PROBE_TIMEOUT_S)["mbps"]
 
 
@@ -52,7 +72,15 @@ def main():
     rate = RATE_SHARE * mbps
     print(f"max_rate: cubic carried {mbps:.1f} Mbit/s in {PROBE_S} s ({path}, "
           f"{os.cpu_count()} CPUs): bottlenecks at most {rate:.1f} Mbit/s", file=sys.stderr)
-    print(f"{rate:.1f}")
+    try:
+        emu = RATE_SHARE * measure_emulated_mbit()
+        print(f"max_rate: through linkem cubic carried {emu / RATE_SHARE:.1f} Mbit/s: "
+              f"emulated bottlenecks at most {emu:.1f} Mbit/s", file=sys.stderr)
+        emu_text = f"{emu:.1f}"
+    except bbrtest.KernelLacks as e:
+        print(f"max_rate: no emulated path ({e})", file=sys.stderr)
+        emu_text = "-"
+    print(f"{rate:.1f} {emu_text}")
 
 
 if __name__ == "__main__":
