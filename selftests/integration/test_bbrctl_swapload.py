@@ -33,7 +33,9 @@ In a 1-CPU TCG guest of the kernel matrix one `bbrctl swap` takes the CPU
 for ~10 s (its iterator's verification at emulated speed), the baseline
 without any swap already stalls for 0.6-1.8 s, and the counts are printed,
 not bounded; the rest (no reset, every byte, every flow switched, the warm
-start, a clean kernel) is checked there as on the host.
+start, a clean kernel) is checked there as on the host. There the flows
+run at the emulated path's cap (BBRTEST_MAX_EMU_RATE_MBIT) and carry 15 s
+of data, so that they outlast the slow swaps.
 
 Two paths, because a stall bound needs a path that does not stall by
 itself. On a drop-tail FIFO, 50 cubic flows fill the 4 BDP buffer (srtt

@@ -381,11 +381,13 @@ def kvm_works():
 
 def boot(kernel, initrd, log, cpus, quick, tests=()):
     accel = "kvm" if kvm_works() else "tcg,thread=multi"
+    # loglevel 5: the kernel's warnings (KERN_WARNING, 4) and oopses reach
+    # the console log, its notices and informational lines do not
     cmd = ["qemu-system-x86_64", "-machine", "q35", "-accel", accel,
            "-cpu", "max" if accel.startswith("tcg") else "host",
            "-smp", str(cpus), "-m", GUEST_MEM, "-nographic", "-no-reboot",
            "-nic", "none", "-kernel", str(kernel), "-initrd", str(initrd),
-           "-append", "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init"
+           "-append", "console=ttyS0 panic=-1 quiet loglevel=5 rdinit=/init"
            + (" kmatrix.quick" if quick else "")
            + (f" kmatrix.tests={','.join(tests)}" if tests else "")]
     t0 = time.monotonic()
