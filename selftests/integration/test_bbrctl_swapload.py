@@ -240,23 +240,23 @@ def swap_sockets(ns, frm, to):
     return json.loads(cp.stdout)
 
 
+def ss_flows(ns):
+    """`ss -ti` of the sockets to PORT in namespace ns but TIME_WAIT's."""
+    return subprocess.run(["ip", "netns", "exec", ns, "ss", "-tinH", "exclude", "time-wait",
+                           f"( dport = :{PORT} )"], capture_output=True, text=True,
+                          check=True, timeout=10).stdout
+
+
 def ccs_of_flows(ns):
-    """CC names of the sockets to PORT in namespace ns (ss -ti; TIME_WAIT
-    sockets have none)."""
-    out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-tinH", "exclude", "time-wait",
-                          f"( dport = :{PORT} )"], capture_output=True, text=True,
-                         check=True, timeout=10).stdout
-    words = out.split()
-    return [w for w in words if w in ("cubic", B3, "bbr3", "bbr", "reno")]
+    """CC names of the sockets to PORT in namespace ns (TIME_WAIT sockets
+    have none)."""
+    return [w for w in ss_flows(ns).split() if w in ("cubic", B3, "bbr3", "bbr", "reno")]
 
 
 def flows_in_slow_start(ns):
     """How many flows to PORT in namespace ns have not left slow start: ss
     shows no ssthresh while it is still infinite."""
-    out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-tinH", "exclude", "time-wait",
-                          f"( dport = :{PORT} )"], capture_output=True, text=True,
-                         check=True, timeout=10).stdout
-    infos = [ln for ln in out.splitlines() if " cwnd:" in ln]
+    infos = [ln for ln in ss_flows(ns).splitlines() if " cwnd:" in ln]
     return sum("ssthresh:" not in ln for ln in infos)
 
 
