@@ -170,5 +170,4 @@ test:
 
 clean:
 	rm -f $(BPF_OBJS) $(TX_START_OBJS) $(LOADER) $(UNIT_BIN) $(FUZZ_BIN) $(TOOLS) bpf/vmlinux.h $(CLEAN_FILES)
-	rm -rf $(UNIT_OBJ_DIR)
 	rm -rf $(BUILD_DIR)
