@@ -51,7 +51,8 @@ from .cgroup import Cgroup, cgroup2_root
 from .ctl import bbrctl
 from .netns import (ADDR_SPACE, Namespaces, add_netns, delete_netns, list_netns, netns_exec,
                     popen_in, python_in)
-from .rates import max_rate_mbit, scaled_bytes, scaled_emulated_rate_mbit, scaled_rate_mbit
+from .rates import (max_rate_mbit, rates_scaled, scaled_bytes, scaled_emulated_rate_mbit,
+                    scaled_rate_mbit)
 from .topology import Topology, default_buffer_bytes
 from .transfer import Transfer, TransferError, run_transfer
 
@@ -64,5 +65,5 @@ __all__ = [
     "Cgroup", "cgroup2_root", "ADDR_SPACE", "Namespaces", "add_netns", "delete_netns",
     "list_netns", "netns_exec", "popen_in", "python_in", "Topology", "default_buffer_bytes",
     "Transfer", "TransferError", "run_transfer", "max_rate_mbit", "scaled_bytes",
-    "scaled_rate_mbit", "scaled_emulated_rate_mbit",
+    "scaled_rate_mbit", "scaled_emulated_rate_mbit", "rates_scaled",
 ]

@@ -42,6 +42,12 @@ def max_rate_mbit():
     return _env_rate(MAX_RATE_ENV)
 
 
+def rates_scaled():
+    """Whether this machine caps the tests' rates (BBRTEST_MAX_RATE_MBIT):
+    a kernel-matrix guest, whose timing checks are not judged."""
+    return max_rate_mbit() is not None
+
+
 def scaled_rate_mbit(nominal_mbit):
     """The rate a test's nominal_mbit bottleneck runs at on this machine."""
     limit = max_rate_mbit()

@@ -42,7 +42,7 @@ SAMPLE_INTERVAL_S = 0.25
 # kernel-matrix guest (rates scaled, BBRTEST_MAX_RATE_MBIT) the pacing timer
 # and both ends share one vCPU that QEMU's TCG runs with hiccups: 6.17 and
 # 7.3 gave 84 % there (100 % on the host).
-FILL_SHARE = 0.85 if bbrtest.max_rate_mbit() is None else 0.75
+FILL_SHARE = 0.75 if bbrtest.rates_scaled() else 0.85
 
 
 def _stat():

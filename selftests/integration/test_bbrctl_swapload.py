@@ -75,7 +75,7 @@ FLOWS_NOMINAL = 50
 RATE_NOMINAL_MBIT = 200
 # or less: bbrtest.rates (the flows run through the lab's emulator)
 RATE_MBIT = bbrtest.scaled_emulated_rate_mbit(RATE_NOMINAL_MBIT)
-TIMING_JUDGED = bbrtest.max_rate_mbit() is None
+TIMING_JUDGED = not bbrtest.rates_scaled()
 # Where the rate is scaled down (a TCG guest of the kernel matrix carries a
 # few tens of Mbit/s on one CPU), so is the number of flows: each flow
 # keeps its nominal 4 Mbit/s, at least FLOWS_MIN of them. 50 flows through
@@ -242,9 +242,8 @@ def swap_sockets(ns, frm, to):
 
 def ss_flows(ns):
     """`ss -ti` of the sockets to PORT in namespace ns but TIME_WAIT's."""
-    return subprocess.run(["ip", "netns", "exec", ns, "ss", "-tinH", "exclude", "time-wait",
-                           f"( dport = :{PORT} )"], capture_output=True, text=True,
-                          check=True, timeout=10).stdout
+    return bbrtest.netns_exec(ns, ["ss", "-tinH", "exclude", "time-wait",
+                                   f"( dport = :{PORT} )"], timeout=10).stdout
 
 
 def ccs_of_flows(ns):

@@ -121,7 +121,9 @@ def test_rates_are_capped_only_where_the_machine_says(monkeypatch):
     monkeypatch.delenv("BBRTEST_MAX_EMU_RATE_MBIT", raising=False)
     assert bbrtest.scaled_rate_mbit(100) == 100
     assert bbrtest.scaled_bytes(20_000_000, 100) == 20_000_000
+    assert not bbrtest.rates_scaled()
     monkeypatch.setenv("BBRTEST_MAX_RATE_MBIT", "12.5")
+    assert bbrtest.rates_scaled()
     got = (bbrtest.scaled_rate_mbit(100), bbrtest.scaled_rate_mbit(10),
            bbrtest.scaled_bytes(20_000_000, 100))
     print(f"capped at 12.5 Mbit/s: 100 -> {got[0]}, 10 -> {got[1]}, 20 MB at 100 -> {got[2]} B")
