@@ -12,6 +12,8 @@ random (see that file's comment for the rules).
                   loss=0.001) as fp:
         ... traffic ...
         print(fp.counters())   # {"pkts":..,"mark_step":..,"drop_loss":..,...}
+        h = fp.sojourn_hist()  # packets per bucket of the queue each one met
+        print(soj_percentiles_us(h))   # p50, p95, p99 in µs
 
 ecn: None, {"mode": "step", "k_us": K}, {"mode": "phantom", "gamma": 0.95,
 "thresh_bytes": B}, or {"mode": "phantom_rate", "gamma": 0.95,
@@ -44,12 +46,68 @@ DEFAULT_PHANTOM_THRESH_BYTES = 3 * ETH_FRAME_MAX_BYTES   # HULL-like: a few pack
 DEFAULT_WINDOW_US = 5000                                 # the 5 ms rate window
 # enum counter in marker.bpf.c, in order
 COUNTERS = ("pkts", "bytes", "drop_loss", "mark_step", "mark_phantom",
-            "want_not_ect", "vq_over_k", "vq_full")
+            "want_not_ect", "vq_over_k", "vq_full", "soj_pkts", "soj_sum_ns")
+# soj_hist's layout (SOJ_* in marker.bpf.c): 1 us buckets below 64 us, then
+# 16 per power of two for 12 octaves; the last bucket is open-ended.
+SOJ_LINEAR_US = 64
+SOJ_SUB_BUCKETS = 16
+SOJ_OCTAVES = 12
+SOJ_BUCKETS = SOJ_LINEAR_US + SOJ_OCTAVES * SOJ_SUB_BUCKETS
 MAP_GONE_TIMEOUT_S = 3.0
 
 
 class FastPathError(BbrtestError):
     pass
+
+
+def soj_bucket_edges_us():
+    """Lower edge and width (µs) of each soj_hist bucket, in order."""
+    edges = [(float(u), 1.0) for u in range(SOJ_LINEAR_US)]
+    for octave in range(SOJ_OCTAVES):
+        base = SOJ_LINEAR_US << octave
+        width = base / SOJ_SUB_BUCKETS
+        edges += [(base + i * width, width) for i in range(SOJ_SUB_BUCKETS)]
+    return edges
+
+
+def soj_percentiles_us(counts, qs=(0.5, 0.95, 0.99)):
+    """Percentiles (µs) of a soj_hist count vector, linear within a bucket;
+    None for each when it holds no packet."""
+    total = sum(counts)
+    if not total:
+        return [None for _ in qs]
+    edges = soj_bucket_edges_us()
+    out = []
+    for q in qs:
+        want, acc = q * total, 0
+        for (lo, width), n in zip(edges, counts):
+            if n and acc + n >= want:
+                out.append(lo + width * (want - acc) / n)
+                break
+            acc += n
+        else:
+            out.append(edges[-1][0])
+    return out
+
+
+def soj_mean_us(counts):
+    """Mean (µs) of a soj_hist count vector, each bucket at its middle; None
+    when it holds no packet."""
+    total = sum(counts)
+    if not total:
+        return None
+    return sum((lo + w / 2) * n for (lo, w), n in zip(soj_bucket_edges_us(), counts)) / total
+
+
+def _percpu_sum(entry):
+    return sum(v["value"] if isinstance(v["value"], int) else
+               int.from_bytes(bytes(int(x, 16) for x in v["value"]), "little")
+               for v in entry.get("values", []))
+
+
+def _key_index(key):
+    return key if isinstance(key, int) else int.from_bytes(
+        bytes(int(x, 16) for x in key), "little")
 
 
 def config_bytes(rate_mbit, buffer_bytes, ecn=None, loss=None):
@@ -151,7 +209,7 @@ class FastPath(SetupClose):
         for mid in prog.get("map_ids", []):
             m = json.loads(run(["bpftool", "-j", "map", "show", "id", str(mid)]).stdout)
             self.map_ids[m["name"]] = mid
-        missing = {"cfg", "vstate", "cnt"} - set(self.map_ids)
+        missing = {"cfg", "vstate", "cnt", "soj_hist"} - set(self.map_ids)
         if missing:
             raise FastPathError(f"marker program {self.prog_id} lacks maps {missing}")
 
@@ -160,23 +218,30 @@ class FastPath(SetupClose):
               "key", "hex", "00", "00", "00", "00",
               "value", "hex", *[f"{b:02x}" for b in self.cfg]])
 
-    def counters(self):
-        """Marker counters summed over CPUs, plus the shaper's drops and backlog."""
+    def counters(self, shaper=True):
+        """Marker counters summed over CPUs, plus (shaper) the shaper's drops
+        and backlog."""
         dump = json.loads(run(["bpftool", "-j", "map", "dump", "id",
                                 str(self.map_ids["cnt"])]).stdout)
         out = dict.fromkeys(COUNTERS, 0)
         for entry in dump:
-            key = entry["key"]
-            idx = key if isinstance(key, int) else int.from_bytes(
-                bytes(int(x, 16) for x in key), "little")
-            vals = entry.get("values", [])
-            total = sum(v["value"] if isinstance(v["value"], int) else
-                        int.from_bytes(bytes(int(x, 16) for x in v["value"]), "little")
-                        for v in vals)
+            idx = _key_index(entry["key"])
             if idx < len(COUNTERS):
-                out[COUNTERS[idx]] = total
-        out.update(self.shaper_stats())
+                out[COUNTERS[idx]] = _percpu_sum(entry)
+        if shaper:
+            out.update(self.shaper_stats())
         return out
+
+    def sojourn_hist(self):
+        """soj_hist summed over CPUs: packets per bucket (soj_bucket_edges_us)."""
+        dump = json.loads(run(["bpftool", "-j", "map", "dump", "id",
+                                str(self.map_ids["soj_hist"])]).stdout)
+        counts = [0] * SOJ_BUCKETS
+        for entry in dump:
+            idx = _key_index(entry["key"])
+            if idx < SOJ_BUCKETS:
+                counts[idx] = _percpu_sum(entry)
+        return counts
 
     def shaper_stats(self):
         qs = json.loads(self._tc("-s", "-j", "qdisc", "show", "dev", self.dev).stdout)

@@ -162,6 +162,7 @@ class EmulatedPath(SetupClose):
         self.workdir = Path(workdir) if workdir else None
         self.log_path = self.stats_path = self.config_path = None
         self._nss, self._procs, self._fastpath = netns.Namespaces(), [], None
+        self._fastpaths = []
         self._stats = None
         self.started_mono_ns = None
 
@@ -300,13 +301,9 @@ class EmulatedPath(SetupClose):
             self._shape_kernel(f"r{j}")
 
     def _shape_kernel(self, dev):
-        if self.loss or self.ecn:
-            self._shape_fastpath(dev)
-            return
-        netns.add_tbf(self.rtr_ns, dev, self.rate_mbit, self.buffer_bytes)
-
-    def _shape_fastpath(self, dev):
-        """tbf plus the cls_bpf marker for loss and ECN (labkit.fastpath)."""
+        """tbf plus the cls_bpf marker (labkit.fastpath): loss and ECN when
+        asked, and always the per-packet sojourn of its virtual queue, the
+        lab's measure of the kernel path's queue."""
         from . import fastpath
         ecn = None
         if self.ecn:
@@ -322,7 +319,20 @@ class EmulatedPath(SetupClose):
         fp = fastpath.FastPath(self.rtr_ns, dev, rate_mbit=self.rate_mbit,
                                buffer_bytes=self.buffer_bytes, ecn=ecn, loss=self.loss)
         fp.__enter__()
-        self._fastpath = fp
+        self._fastpaths.append(fp)
+        if self._fastpath is None:      # the first receiver's: what stats() report
+            self._fastpath = fp
+
+    def marker_sojourn(self):
+        """Kernel backend: (summed virtual sojourn ns, packets) so far, from
+        the marker's counters of the first bottleneck."""
+        c = self._fastpath.counters(shaper=False)
+        return c["soj_sum_ns"], c["soj_pkts"]
+
+    def marker_hist(self):
+        """Kernel backend: the marker's sojourn histogram so far (packets per
+        labkit.fastpath.soj_bucket_edges_us() bucket)."""
+        return self._fastpath.sojourn_hist()
 
     def kernel_qdisc(self, dev="r0"):
         """tbf counters on the router (kernel backend): bytes, packets, drops, backlog."""
@@ -383,12 +393,12 @@ class EmulatedPath(SetupClose):
                 self._stats = self.stats()
             except Exception:                           # noqa: BLE001 - stats are best effort here
                 pass
-        if self._fastpath is not None:
+        for fp in self._fastpaths:
             try:
-                self._fastpath.close()
+                fp.close()
             except Exception as e:                      # noqa: BLE001 - report, go on
                 errors.append(f"fastpath removal: {e}")
-            self._fastpath = None
+        self._fastpaths, self._fastpath = [], None
         try:
             self.stop_emulator()
         except LabError as e:

@@ -6,6 +6,9 @@
   queue[-N].png       queueing delay over time, one line per CC
   cc_state[-N].png    per CC, flow 0: cwnd, pacing rate / bw, RTT, and the
                       BBR mode when the CC exports state
+  network_rtt[-N].png ETS runs: Network_RTT over time (mean per 100 ms of the
+                      CC's samples, and the value its decisions used) with
+                      the bottleneck's queue on the same axis, per CC
   scatter.png         goodput vs p95 queueing delay per run (Pantheon style:
                       x log-scaled and inverted, better is up and right)
   sweep.png           goodput, p95 queue delay and retransmits vs the sweep value
@@ -44,6 +47,7 @@ def plot_all(sc, runs, out):
         pngs.append(_throughput(sub, title, out / f"throughput{suffix}.png"))
         pngs.append(_queue(sub, title, out / f"queue{suffix}.png"))
         pngs.append(_state(sub, title, out / f"cc_state{suffix}.png"))
+        pngs.append(_network_rtt(sub, title, out / f"network_rtt{suffix}.png"))
     pngs.append(_scatter(sc, runs, out / "scatter.png"))
     if sc.get("sweep"):
         pngs.append(_sweep(sc, runs, out / "sweep.png"))
@@ -99,6 +103,48 @@ def _queue(sub, title, path):
     if any_line or res0.get("buffer_bytes"):
         ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def _binned(rows, key, agg, bin_s=M.BIN_S):
+    """[(bin start, agg of key)] over state rows that carry key."""
+    acc = {}
+    for r in rows:
+        if r.get(key):
+            acc.setdefault(int(r["t_s"] / bin_s), []).append(r[key])
+    return [(b * bin_s, float(agg(v))) for b, v in sorted(acc.items())]
+
+
+def _network_rtt(sub, title, path):
+    """Network_RTT (ETS) and the bottleneck queue, in µs, one panel per CC
+    that has samples; None when no run has any."""
+    have = [(res, state) for res, _, state in sub
+            if any(r.get("network_rtt_us") for r in state or [])]
+    if not have:
+        return None
+    fig, axes = plt.subplots(len(have), 1, figsize=(9, 2.8 * len(have)), squeeze=False)
+    for ax, (res, state) in zip(axes[:, 0], have):
+        for key, agg, lab, ls in (("network_rtt_us", np.mean, "Network_RTT (mean)", "-"),
+                                  ("decided_rtt_us", np.median, "decided (median)", "--")):
+            b = _binned(state, key, agg)
+            if b:
+                ax.plot(*zip(*b), ls=ls, lw=0.9, label=lab)
+        if res.get("_queue_series"):
+            t, q = zip(*res["_queue_series"])
+            ax.plot(t, [x * 1e3 for x in q], color="gray", lw=0.8, label="queue (bottleneck)")
+        target = (((res.get("run_config") or {}).get("cc_params") or {})
+                  .get(res["cc"], {}).get("values", {}).get("target_rtt_us"))
+        if target:
+            ax.axhline(target, color="black", ls=":", lw=1, label=f"target {target} µs")
+        ax.set_ylabel("µs")
+        ax.set_title(f"{res['cc']}: Network_RTT and queue, 100 ms bins", fontsize=10)
+        ax.legend(fontsize=7, loc="upper right")
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
     plt.close(fig)

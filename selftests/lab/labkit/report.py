@@ -18,6 +18,58 @@ def _lock_on(values):
     return f"med {v[len(v) // 2]:.1f} ({v[0]:.1f}-{v[-1]:.1f}, {len(v)} flows)"
 
 
+def _q(ms):
+    """A queue delay in ms: µs resolution below a millisecond."""
+    return _f(ms, "{:.3f}" if ms is not None and ms < 1 else "{:.1f}")
+
+
+def _spread(vals, fmt):
+    v = sorted(x for x in vals if x is not None)
+    if not v:
+        return "-"
+    if len(v) == 1:
+        return fmt.format(v[0])
+    return f"{fmt.format(v[len(v) // 2])} [{fmt.format(v[0])}-{fmt.format(v[-1])}]"
+
+
+def _min_sender_jain(r):
+    js = [s["jain"] for s in r.get("per_sender") or [] if s.get("jain") is not None]
+    return min(js) if js else None
+
+
+def _nrtt_p50(r):
+    v = [s["network_rtt_us_p50"] for s in (r.get("ets") or {}).get("per_sender", [])
+         if s.get("network_rtt_us_p50")]
+    return sum(v) / len(v) if v else None
+
+
+def repeat_rows(runs):
+    """Scenarios with repeats: per (sweep point, CC), the median [min-max]
+    over the repeated runs. None when nothing is repeated."""
+    groups = {}
+    for r in runs:
+        pt = r.get("point") or ""
+        if "run=" not in pt:
+            continue
+        base = pt.rpartition("run=")[0].strip() or "-"
+        groups.setdefault((base, r["cc"]), []).append(r)
+    if not groups:
+        return None
+    rows = [("point", "cc", "runs", "util %", "Jain all", "Jain per sender (min)", "retx %",
+             "queue mean ms", "queue p99 ms", "Network_RTT p50 us")]
+    for (pt, cc), rs in groups.items():
+        rows.append((pt, cc, len(rs),
+                     _spread([r["utilisation"] and 100 * r["utilisation"] for r in rs], "{:.1f}"),
+                     _spread([r["jain_run"] for r in rs], "{:.3f}"),
+                     _spread([_min_sender_jain(r) for r in rs], "{:.3f}"),
+                     _spread([r["retransmit_rate"] is not None and 100 * r["retransmit_rate"]
+                              for r in rs], "{:.3f}"),
+                     _spread([(r.get("queue_delay_ms") or {}).get("mean") for r in rs], "{:.3f}"),
+                     _spread([(r.get("queue_delay_ms") or {}).get("p99") for r in rs], "{:.3f}"),
+                     _spread([_nrtt_p50(r) for r in rs], "{:.0f}")))
+    return rows
+
+
 def scorecard_rows(runs):
     """[(header...), (row...)...] - the scorecard table, also printed by the demo."""
     head = ("point", "cc", "goodput Mbit/s", "util %", "retx %", "loss %", "mark %",
@@ -34,7 +86,7 @@ def scorecard_rows(runs):
                      _f(r.get("loss_rate") is not None and 100 * r["loss_rate"], "{:.2f}")
                      if r.get("loss_rate") is not None else "-",
                      _f(100 * r["mark_rate"], "{:.2f}") if r.get("mark_rate") is not None else "-",
-                     "/".join(_f(q.get(k)) for k in ("p50", "p95", "p99")),
+                     "/".join(_q(q.get(k)) for k in ("p50", "p95", "p99")),
                      _f((r.get("rtt_ms") or {}).get("p50")),
                      _f(r["jain_run"], "{:.3f}"),
                      f"{_f(jw.get('mean'), '{:.3f}')}/{_f(jw.get('min'), '{:.3f}')}",
@@ -98,6 +150,22 @@ def sender_rows(runs):
     return rows if len(rows) > 1 else None
 
 
+def vs_queue_rows(runs):
+    """Kernel path with ETS: Network_RTT against the marker's queue per
+    interval (runner.network_rtt_vs_queue). None when no run has it."""
+    rows = [("point", "cc", "intervals", "Network_RTT mean us", "queue mean us",
+             "Network_RTT - queue p10 / p50 / p90 us", "slope")]
+    for r in runs:
+        v = (r.get("ets") or {}).get("vs_queue") or {}
+        if v.get("excess_us"):
+            e = v["excess_us"]
+            rows.append((r.get("point") or "-", r["cc"], v["intervals"],
+                         _f(v["network_rtt_us_mean"], "{:.0f}"), _f(v["sojourn_us_mean"], "{:.0f}"),
+                         " / ".join(_f(e[k], "{:.0f}") for k in ("p10", "p50", "p90")),
+                         _f(v["slope"], "{:.2f}")))
+    return rows if len(rows) > 1 else None
+
+
 def rr_rows(runs):
     """Request/response flows: requests done, completion time p50 / p99."""
     rows = [("point", "cc", "rr flows", "requests done", "errors",
@@ -142,6 +210,13 @@ def write(sc, ccs, runs, pngs, out):
     ]
     if sc.get("sweep"):
         lines.append(f"- sweep: {sc['sweep']['param']} = {sc['sweep']['values']}")
+    rep = repeat_rows(runs)
+    if rep:
+        lines += ["", "## Over the repeated runs", "", markdown_table(rep), "",
+                  "Median [min-max] over the runs of each CC (`repeats`): util, Jain over "
+                  "all bulk flows and the least of the senders' Jain, retransmits, the "
+                  "bottleneck queue's mean and p99 after warm-up, the senders' median "
+                  "Network_RTT (ETS runs)."]
     lines += ["", "## Scorecard", "", markdown_table(scorecard_rows(runs)), "",
               "Definitions (docs/lab.md): goodput = payload acknowledged per second "
               "(tcp_info bytes_acked, summed over flows, after warm-up); util = goodput / "
@@ -159,6 +234,13 @@ def write(sc, ccs, runs, pngs, out):
              "the CC's ETS samples (bbrctl trace) after warm-up (ETS runs only); decided: "
              "median of the Network_RTT bbr_swift's decisions used (the ETS path filter's "
              "value, or the round's least sample)."),
+            ("Network_RTT against the queue", vs_queue_rows(runs),
+             "Per 100 ms after warm-up with at least 20 ETS samples: the mean "
+             "Network_RTT of the CC's samples and the mean sojourn of the packets "
+             "the marker's virtual queue (the tbf's) admitted. Their difference is "
+             "what the path adds beyond its queue (its base under this load; p10-p90: "
+             "the error of reading the queue from Network_RTT); slope: least squares "
+             "of Network_RTT on the queue (1 when every µs of queue shows)."),
             ("Retransmits per second", retx_rows(runs),
              "Retransmitted segments (and their share of the data segments sent) in "
              "each second of the run, all flows (tcp_info total_retrans deltas)."),

@@ -35,7 +35,7 @@ import numpy as np
 
 import bbrtest
 
-from . import ccctl, linkem_log
+from . import ccctl, fastpath, linkem_log
 from . import metrics as M
 from . import scenario as S
 from .flows import read_flow_summaries, run_flows
@@ -50,7 +50,7 @@ PROJECT_CCS = {"bbr3": REPO / "bpf" / "bbr3.bpf.o",
 # dctcp_bpf keeps its state in icsk_ca_priv and exports none.
 BBR_STATE_CCS = ("bbr3", "bbr_swift")
 STATE_POLL_S = 0.2          # bbrctl stat period (a process per poll: keep it modest)
-QUEUE_POLL_S = 0.1          # kernel backend: tc backlog period
+QUEUE_POLL_S = 0.1          # kernel backend: the marker's queue series period
 LOCK_WAIT_S = 600.0         # others hold it <= ~5 min at a time (docs/lab.md); 2 holds
 TRACE_STOP_S = 5.0          # SIGINT until bbrctl trace has flushed and exited
 MODES = ("STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT")   # BBR_STARTUP.. (bbr3_state.h)
@@ -353,25 +353,23 @@ def run_one(sc, spec, outdir, progress=None, registered=False):
     flows = S.expand_flows(sc, cc)
     kw = S.path_kwargs(sc, flows)
     dur = sc["duration_s"]
-    queue = []
+    queue = None
     with contextlib.nullcontext() if registered else cc_session(spec):
         with EmulatedPath(workdir=outdir, **kw) as path, \
                 run_config(sc, cc, flows, profile) as (cg, conf):
             t0 = time.monotonic()
-            last_q = [0.0]
+            kq = KernelQueue(path, sc["warmup_s"]) if path.backend == "kernel" else None
 
             def tick(elapsed):
                 if progress:
                     progress(elapsed)
-                if path.backend == "kernel" and elapsed - last_q[0] >= QUEUE_POLL_S:
-                    last_q[0] = elapsed
-                    with contextlib.suppress(LabError):
-                        q = path.kernel_qdisc()
-                        queue.append((elapsed, q.get("backlog_bytes", 0) * 8
-                                      / (path.rate_mbit * 1e6) * 1e3))
+                if kq:
+                    kq.poll(elapsed)
             with state_recorder(cc, t0, outdir, path) as rec:
                 samples = run_flows(path, flows, dur, outdir, tick, cgroup=cg, names=kname,
                                     server_cc=receiver_cc(sc, cc, spec))
+            if kq:
+                queue = kq.finish()
             stats = path.stats()
             log_q = None
             if path.backend == "linkem" and path.log_path and path.log_path.exists():
@@ -390,10 +388,53 @@ def run_one(sc, spec, outdir, progress=None, registered=False):
         res["run_config"] = conf
     if sc.get("ets"):
         res["ets"] = ets_summary(flows, samples, state, sc["warmup_s"], conf.get("ets"))
+        if backend == "kernel":
+            res["ets"]["vs_queue"] = network_rtt_vs_queue(state, res["_queue_series"],
+                                                          sc["warmup_s"])
     rr = rr_summary(flows, read_flow_summaries(outdir))
     if rr:
         res["rr"] = rr
     return res, samples, state
+
+
+class KernelQueue:
+    """The kernel path's queue, from the marker's virtual queue: the mean
+    sojourn of the packets of each QUEUE_POLL_S (the series) and the
+    histogram of every packet's after warm-up (the percentiles)."""
+
+    def __init__(self, path, warmup_s):
+        self.path, self.warmup_s = path, warmup_s
+        self.series, self.error = [], None
+        self.last_t, self.last = 0.0, None
+        self.hist_warm = None
+
+    def poll(self, elapsed):
+        if elapsed - self.last_t < QUEUE_POLL_S or self.error:
+            return
+        try:
+            now = self.path.marker_sojourn()
+            if self.hist_warm is None and elapsed >= self.warmup_s:
+                self.hist_warm = self.path.marker_hist()
+        except Exception as e:                  # noqa: BLE001 - reported in the results
+            self.error = f"marker unreadable: {e}"
+            return
+        if self.last and now[1] > self.last[1]:
+            self.series.append((elapsed, (now[0] - self.last[0]) / (now[1] - self.last[1]) / 1e6))
+        elif self.last:
+            self.series.append((elapsed, 0.0))
+        self.last_t, self.last = elapsed, now
+
+    def finish(self):
+        """{"series": [(t_s, mean ms)], "hist": counts after warm-up} or {"error"}."""
+        if self.error:
+            return {"error": self.error, "series": self.series}
+        try:
+            hist = self.path.marker_hist()
+        except Exception as e:                  # noqa: BLE001 - reported in the results
+            return {"error": f"marker unreadable: {e}", "series": self.series}
+        if self.hist_warm:
+            hist = [a - b for a, b in zip(hist, self.hist_warm)]
+        return {"series": self.series, "hist": hist}
 
 
 def sender_summary(flows, bins, last, first, warmup_s):
@@ -447,6 +488,42 @@ def ets_summary(flows, samples, state, warmup_s, attach):
     return {"attached": (attach or {}).get("attached"), "per_sender": out,
             "total_rtt_source": "tcp_info rtt (srtt) samples",
             "network_rtt_source": "network_rtt_us of the CC's state records (bbrctl trace)"}
+
+
+VSQ_MIN_SAMPLES = 20         # ETS samples an interval needs to be compared
+
+
+def network_rtt_vs_queue(state, series, warmup_s):
+    """What the kernel path adds to Network_RTT beyond its queue: for each
+    interval of the queue series after warm-up, the mean Network_RTT of the
+    ETS samples in it minus the mean sojourn of the packets in it (the
+    marker's). Its median is the path's base under this load, its spread
+    (p10-p90) the error of reading the queue from Network_RTT, and the
+    least-squares slope of Network_RTT on the sojourn should be 1."""
+    rows = sorted((s["t_s"], s["network_rtt_us"]) for s in state
+                  if s.get("network_rtt_us") and s["t_s"] >= warmup_s)
+    pairs, prev_t, i = [], None, 0
+    for t, q_ms in series:
+        lo = prev_t if prev_t is not None else t - QUEUE_POLL_S
+        prev_t = t
+        vals = []
+        while i < len(rows) and rows[i][0] <= t:
+            if rows[i][0] > lo:
+                vals.append(rows[i][1])
+            i += 1
+        if t >= warmup_s and len(vals) >= VSQ_MIN_SAMPLES:
+            pairs.append((float(np.mean(vals)), q_ms * 1e3))
+    if len(pairs) < 3:
+        return {"intervals": len(pairs)}
+    nrtt, soj = np.array(pairs).T
+    excess = nrtt - soj
+    slope = float(np.polyfit(soj, nrtt, 1)[0]) if np.ptp(soj) > 0 else None
+    return {"intervals": len(pairs), "interval_s": QUEUE_POLL_S,
+            "excess_us": {"p10": float(np.percentile(excess, 10)),
+                          "p50": float(np.median(excess)),
+                          "p90": float(np.percentile(excess, 90))},
+            "sojourn_us_mean": float(np.mean(soj)), "network_rtt_us_mean": float(np.mean(nrtt)),
+            "slope": slope}
 
 
 def rr_summary(flows, sums):
@@ -520,18 +597,26 @@ def compute(sc, cc, flows, samples, stats, kqueue, log_q, state, backend):
     rtts = [s["rtt_us"] / 1e3 for s in samples if s.get("rtt_us")]
     res["rtt_ms"] = M.percentiles(rtts)
     res.update(bottleneck_rates(stats, backend))
-    # queueing delay: emulator log (ground truth) or tc backlog samples (kernel)
+    # queueing delay: emulator log or the marker's virtual queue (kernel): per packet
     if isinstance(log_q, dict) and "delay_ms" in log_q:
         sel = log_q["t_s"] >= warm
         res["queue_delay_ms"] = M.percentiles(log_q["delay_ms"][sel])
+        res["queue_delay_ms"]["mean"] = float(np.mean(log_q["delay_ms"][sel])) if np.any(sel) else None
         res["queue_source"] = "emulator log"
         res["_queue_series"] = _series_bin(log_q["t_s"], log_q["delay_ms"], dur)
+    elif isinstance(kqueue, dict) and "hist" in kqueue:
+        p = fastpath.soj_percentiles_us(kqueue["hist"], (0.5, 0.95, 0.99))
+        res["queue_delay_ms"] = {f"p{q}": (v / 1e3 if v is not None else None)
+                                 for q, v in zip((50, 95, 99), p)}
+        m = fastpath.soj_mean_us(kqueue["hist"])
+        res["queue_delay_ms"]["mean"] = m / 1e3 if m is not None else None
+        res["queue_source"] = "marker: virtual sojourn of every packet (tbf's queue)"
+        res["_queue_series"] = kqueue["series"]
     else:
-        qs = [(t, q) for t, q in kqueue if t >= warm]
-        res["queue_delay_ms"] = M.percentiles([q for _, q in qs])
-        res["queue_source"] = ("tc backlog / rate" if backend == "kernel"
-                               else (log_q or {}).get("error", "none"))
-        res["_queue_series"] = kqueue
+        res["queue_delay_ms"] = M.percentiles([])
+        res["queue_source"] = (kqueue or {}).get("error") if backend == "kernel" \
+            else (log_q or {}).get("error", "none")
+        res["_queue_series"] = (kqueue or {}).get("series", []) if backend == "kernel" else []
     # STARTUP lock-on bandwidth from the exported state
     lock = []
     cookie_to_flow = {int(r["cookie"]): int(r["flow"]) for r in samples if r.get("cookie")}
@@ -636,6 +721,8 @@ def _dirname(label):
 
 
 def _sweep_value(sc, label):
+    label = label.rpartition(" run=")[0] if " run=" in label else \
+        ("" if label.startswith("run=") else label)
     if not label:
         return None
     return next(v for v in sc["sweep"]["values"] if f"{sc['sweep']['param']}={v}" == label)

@@ -55,7 +55,7 @@ PATH_LINK_KEYS = ("rate_mbit", "schedule", "trace", "rtt_ms", "buffer_bdp", "buf
                   "ack_hold_ms")
 LINK_KEYS = set(PATH_LINK_KEYS)
 TOP_KEYS = {"name", "description", "duration_s", "warmup_s", "ccs", "backend", "link",
-            "flows", "sweep", "expect", "cc_params", "ets"}
+            "flows", "sweep", "expect", "cc_params", "ets", "repeats"}
 FLOW_KEYS = {"count", "sender", "receiver", "start_s", "stop_s", "cc", "kind",
              "req_bytes", "resp_bytes", "requests"}
 RR_KEYS = {"req_bytes", "resp_bytes", "requests"}
@@ -68,6 +68,7 @@ QUICK_WARMUP_S = 3.0
 RUN_OVERHEAD_S = 5.0
 REGISTER_OVERHEAD_S = 3.0
 PROJECT_CCS = ("bbr3", "bbr_swift", "dctcp_bpf")
+MAX_REPEATS = 10            # repeats = N: each point N times (the spread of a result)
 
 
 class ScenarioError(ValueError):
@@ -156,6 +157,9 @@ def validate(sc, origin):
         if fixed:
             bad(f"ets = true: flows with a fixed cc {fixed} are not supported (bbrctl "
                 "attach gives every socket of the run's cgroup the CC under test)")
+    rep = sc.get("repeats", 1)
+    if not isinstance(rep, int) or isinstance(rep, bool) or not 1 <= rep <= MAX_REPEATS:
+        bad(f"repeats must be an integer 1..{MAX_REPEATS}, not {rep!r}")
     sweep = sc.get("sweep")
     if sweep is not None:
         if not isinstance(sweep.get("param"), str) or not sweep.get("values"):
@@ -172,6 +176,7 @@ def quick(sc):
         for k in ("start_s", "stop_s"):
             if k in f:
                 f[k] = f[k] * scale
+    sc.pop("repeats", None)
     sw = sc.get("sweep")
     if sw and len(sw["values"]) > 3:
         v = sw["values"]
@@ -189,7 +194,20 @@ def estimate_s(sc, ccs=None):
 
 
 def points(sc):
-    """[(label, concrete scenario)] - one per sweep value, or the scenario itself."""
+    """[(label, concrete scenario)] - one per sweep value (or the scenario
+    itself), each `repeats` times: labels "run=K" after the sweep's."""
+    rep = sc.get("repeats", 1)
+    pts = _sweep_points(sc)
+    if rep == 1:
+        return pts
+    out = []
+    for label, c in pts:
+        for k in range(1, rep + 1):
+            out.append(((label + " " if label else "") + f"run={k}", c))
+    return out
+
+
+def _sweep_points(sc):
     sw = sc.get("sweep")
     if not sw:
         return [("", sc)]

@@ -21,6 +21,15 @@
  *      "departure rate over 5 ms" rule; arrivals equal departures of a
  *      shaper that is not dropping).
  *
+ * The queue each packet meets. A packet the virtual queue admits waits
+ * max(backlog before it, 0) / R before its own transmission starts: its
+ * sojourn in the real FIFO, without its own serialisation. The program
+ * sums it (SOJ_SUM_NS over SOJ_PKTS: the mean per packet, which the lab
+ * polls for its queue-over-time series) and counts it in a log-linear
+ * histogram (soj_hist: 1 us buckets below 64 us, then 16 per power of two,
+ * so a bucket is at most 1/16 of its value wide), from which the lab reads
+ * the percentiles of the queue every packet saw.
+ *
  * Marking uses bpf_skb_ecn_set_ce(), which only changes ECT(0)/ECT(1)
  * packets; a packet that should be marked but is Not-ECT is counted in
  * WANT_NOT_ECT and passes (a real AQM would drop it; the lab wants to see
@@ -38,6 +47,17 @@
 /* Longest gap the drain arithmetic takes at once: 1 s x 2^34 B/s fits u64. */
 #define DRAIN_GAP_MAX_NS	NSEC_PER_SEC
 #define GAMMA_UNIT	1000	/* gamma_milli: gamma x 1000 */
+
+/* soj_hist's layout, mirrored by labkit/fastpath.py (soj_bucket_edges_us):
+ * buckets 0..SOJ_LINEAR_US-1 are 1 us wide; above, each power of two from
+ * SOJ_LINEAR_US on is split into SOJ_SUB_BUCKETS; the last bucket also
+ * takes everything beyond 2^(SOJ_LINEAR_SHIFT + SOJ_OCTAVES) us (268 ms). */
+#define SOJ_LINEAR_SHIFT	6
+#define SOJ_LINEAR_US		(1u << SOJ_LINEAR_SHIFT)	/* 64 us */
+#define SOJ_SUB_SHIFT		4
+#define SOJ_SUB_BUCKETS		(1u << SOJ_SUB_SHIFT)	/* 16 per octave */
+#define SOJ_OCTAVES		12
+#define SOJ_BUCKETS		(SOJ_LINEAR_US + SOJ_OCTAVES * SOJ_SUB_BUCKETS)	/* 256 */
 
 enum mark_mode {
 	MARK_STEP	  = 1 << 0,
@@ -77,6 +97,8 @@ enum counter {
 	CNT_WANT_NOT_ECT,	/* a rule fired on a Not-ECT packet */
 	CNT_VQ_OVER_K,		/* packets whose virtual sojourn exceeded k_us */
 	CNT_VQ_FULL,		/* virtual queue at its cap (the FIFO would tail-drop) */
+	CNT_SOJ_PKTS,		/* packets the virtual queue admitted */
+	CNT_SOJ_SUM_NS,		/* their virtual sojourn, summed */
 	CNT_MAX,
 };
 
@@ -101,6 +123,13 @@ struct {
 	__type(value, __u64);
 } cnt SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SOJ_BUCKETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} soj_hist SEC(".maps");
+
 static __always_inline void count(__u32 idx, __u64 n)
 {
 	__u64 *c = bpf_map_lookup_elem(&cnt, &idx);
@@ -120,6 +149,45 @@ static __always_inline __u64 drained_bytes(__u64 gap_ns, __u64 rate_Bps)
 static __always_inline __u64 sub_floor(__u64 a, __u64 b)
 {
 	return a > b ? a - b : 0;
+}
+
+/* Index of the highest set bit of @v > 0 (no clz instruction in BPF). */
+static __always_inline __u32 msb_index(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8)  { v >>= 8;  r += 8; }
+	if (v >> 4)  { v >>= 4;  r += 4; }
+	if (v >> 2)  { v >>= 2;  r += 2; }
+	if (v >> 1)  r += 1;
+	return r;
+}
+
+/* soj_hist's bucket for a sojourn of @us microseconds. */
+static __always_inline __u32 soj_bucket(__u64 us)
+{
+	__u32 octave;
+
+	if (us < SOJ_LINEAR_US)
+		return us;
+	octave = msb_index(us) - SOJ_LINEAR_SHIFT;
+	if (octave >= SOJ_OCTAVES)
+		return SOJ_BUCKETS - 1;
+	return SOJ_LINEAR_US + octave * SOJ_SUB_BUCKETS +
+	       ((us >> (octave + SOJ_LINEAR_SHIFT - SOJ_SUB_SHIFT)) & (SOJ_SUB_BUCKETS - 1));
+}
+
+static __always_inline void soj_record(__u64 soj_ns)
+{
+	__u32 b = soj_bucket(soj_ns / NSEC_PER_USEC);
+	__u64 *h = bpf_map_lookup_elem(&soj_hist, &b);
+
+	if (h)
+		*h += 1;
+	count(CNT_SOJ_PKTS, 1);
+	count(CNT_SOJ_SUM_NS, soj_ns);
 }
 
 /* Sliding-window arrival estimate: previous window weighted by its overlap. */
@@ -145,7 +213,7 @@ static __always_inline void window_roll(struct marker_state *s, __u64 now, __u64
 
 /* Update the queues with one arrival of @len bytes; return the rules that fire. */
 static __always_inline __u32 queues_update(const struct marker_cfg *c, struct marker_state *s,
-					   __u64 now, __u64 len)
+					   __u64 now, __u64 len, __u64 *soj_ns)
 {
 	__u64 gap = s->last_ns ? now - s->last_ns : 0;
 	__u64 phantom_Bps = c->rate_Bps * c->gamma_milli / GAMMA_UNIT;
@@ -159,9 +227,10 @@ static __always_inline __u32 queues_update(const struct marker_cfg *c, struct ma
 	if (s->vq_bytes < -(__s64)c->burst_bytes)
 		s->vq_bytes = -(__s64)c->burst_bytes;
 	s->pq_bytes = sub_floor(s->pq_bytes, drained_bytes(gap, phantom_Bps));
-	if (!c->buffer_bytes || s->vq_bytes + (__s64)len <= (__s64)c->buffer_bytes)
+	if (!c->buffer_bytes || s->vq_bytes + (__s64)len <= (__s64)c->buffer_bytes) {
+		*soj_ns = s->vq_bytes > 0 ? (__u64)s->vq_bytes * NSEC_PER_SEC / c->rate_Bps : 0;
 		s->vq_bytes += len;
-	else
+	} else
 		fired |= 1u << 31;	/* virtual tail drop: counted, not acted on */
 	s->pq_bytes += len;
 	if (s->vq_bytes > 0 &&
@@ -182,6 +251,7 @@ SEC("tc")
 int marker(struct __sk_buff *skb)
 {
 	__u32 zero = 0, fired = 0;
+	__u64 soj_ns = 0;
 	struct marker_cfg *c = bpf_map_lookup_elem(&cfg, &zero);
 	struct marker_state *s;
 	__u64 now = bpf_ktime_get_ns();
@@ -200,9 +270,11 @@ int marker(struct __sk_buff *skb)
 	if (!s)
 		return TC_ACT_OK;
 	bpf_spin_lock(&s->lock);
-	fired = queues_update(c, s, now, skb->len);
+	fired = queues_update(c, s, now, skb->len, &soj_ns);
 	bpf_spin_unlock(&s->lock);
 
+	if (!(fired & (1u << 31)))
+		soj_record(soj_ns);
 	if (fired & (1u << 31))
 		count(CNT_VQ_FULL, 1);
 	if (fired & MARK_STEP)

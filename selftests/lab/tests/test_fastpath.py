@@ -178,3 +178,60 @@ def test_bad_arguments():
         FastPath("x", "y", 100, 100_000, ecn={"mode": "red"})
     with pytest.raises(ValueError):
         FastPath("x", "y", 100, 100_000, loss=1.5)
+
+
+def test_virtual_sojourn_follows_the_tbf_queue(tmp_path):
+    """The queue the marker reports (its virtual queue, per packet) is the
+    tbf's: 4 cubic flows keep the 500 kB FIFO near full; the mean sojourn
+    over the middle of the run agrees with the tbf backlog / rate sampled
+    every 50 ms within SOJOURN_TOLERANCE, and the histogram holds every
+    admitted packet."""
+    _need_root()
+    import threading
+    import time
+    from labkit.fastpath import soj_percentiles_us
+
+    poll_s, t_from, t_to = 0.05, 1.0, RUN_S - 0.3
+    tolerance = 0.10            # sampling 36 backlog values of a sawtooth
+    backlog_ms, marks = [], {}
+    with bbrtest.Topology(rate_mbit=RATE_MBIT, prefix=NS_PREFIX) as topo:
+        with Server(topo, tmp_path):
+            with FastPath(topo.rtr_ns, topo.bottleneck_dev, RATE_MBIT, BUFFER_BYTES) as fp:
+                done = threading.Event()
+
+                def poll():
+                    t0 = time.monotonic()
+                    while not done.is_set():
+                        t = time.monotonic() - t0
+                        if t >= t_from and "from" not in marks:
+                            marks["from"] = fp.counters()
+                        if t_from <= t <= t_to:
+                            backlog_ms.append(fp.shaper_stats()["shaper_backlog_bytes"]
+                                              * 8 / (RATE_MBIT * 1e6) * 1e3)
+                        if t > t_to and "to" not in marks:
+                            marks["to"] = fp.counters()
+                        time.sleep(poll_s)
+                th = threading.Thread(target=poll)
+                th.start()
+                try:
+                    cp, _, _ = run_client(topo.snd_ns, _bulk(topo, 4), tmp_path)
+                finally:
+                    done.set()
+                    th.join()
+                c = fp.counters()
+                hist = fp.sojourn_hist()
+    assert cp.returncode == 0, cp.stderr
+    a, b = marks["from"], marks["to"]
+    soj_ms = (b["soj_sum_ns"] - a["soj_sum_ns"]) / max(b["soj_pkts"] - a["soj_pkts"], 1) / 1e6
+    tbf_ms = sum(backlog_ms) / len(backlog_ms)
+    p50, p99 = soj_percentiles_us(hist, (0.5, 0.99))
+    print(f"virtual sojourn mean {soj_ms:.2f} ms, tbf backlog/rate mean {tbf_ms:.2f} ms "
+          f"({len(backlog_ms)} samples); histogram {sum(hist)} packets of {c['soj_pkts']} "
+          f"admitted, p50 {p50 / 1e3:.2f} ms p99 {p99 / 1e3:.2f} ms")
+    assert len(backlog_ms) >= 20
+    assert tbf_ms > 10, "4 cubic flows should keep a standing queue of most of 40 ms"
+    assert abs(soj_ms - tbf_ms) <= tolerance * tbf_ms
+    # (the two maps are read one after the other while the last packets drain)
+    assert abs(sum(hist) - c["soj_pkts"]) <= 0.01 * c["soj_pkts"]
+    assert c["soj_pkts"] >= 0.9 * c["pkts"] - c["vq_full"]
+    assert p50 <= BUFFER_BYTES * 8 / (RATE_MBIT * 1e6) * 1e6 * 1.02

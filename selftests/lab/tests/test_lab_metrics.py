@@ -116,6 +116,40 @@ def test_scenario_expand_and_sweep():
     assert kw["senders"] == 2 and kw["loss"] == 0.01 and kw["buffer_bdp"] == 2
 
 
+def test_scenario_repeats():
+    """repeats = N: every sweep point N times, labelled run=K after the point;
+    the runner maps each label back to its sweep value; --quick runs once."""
+    from labkit import runner as R
+    sc = S.loads("repeats = 3\n" + SCEN)
+    labels = [p[0] for p in S.points(sc)]
+    assert labels == [f"link.loss={v} run={k}" for v in (0.001, 0.01) for k in (1, 2, 3)]
+    assert [R._sweep_value(sc, lab) for lab in labels] == [0.001] * 3 + [0.01] * 3
+    plain = S.loads("repeats = 2\n" + SCEN.split("[sweep]")[0])
+    assert [p[0] for p in S.points(plain)] == ["run=1", "run=2"]
+    assert R._sweep_value(plain, "run=2") is None
+    assert len(S.points(S.quick(sc))) == 2
+    for bad in ("0", "11", "1.5", "true"):
+        with pytest.raises(S.ScenarioError, match="repeats"):
+            S.loads(f"repeats = {bad}\n" + SCEN)
+
+
+def test_soj_histogram_layout_and_percentiles():
+    """The marker's sojourn histogram as labkit reads it: 1 µs buckets below
+    64 µs, then 16 per octave; percentiles interpolate within a bucket."""
+    from labkit import fastpath as F
+    edges = F.soj_bucket_edges_us()
+    assert len(edges) == F.SOJ_BUCKETS == 256
+    assert edges[63] == (63.0, 1.0) and edges[64] == (64.0, 4.0) and edges[80] == (128.0, 8.0)
+    assert all(a[0] + a[1] == b[0] for a, b in zip(edges, edges[1:]))
+    counts = [0] * F.SOJ_BUCKETS
+    counts[10] = 50                         # 50 packets waited 10-11 µs
+    counts[64 + 16 + 8] = 50                # 50 waited 192-200 µs
+    p50, p99 = F.soj_percentiles_us(counts, (0.5, 0.99))
+    assert p50 == pytest.approx(11.0) and 192 <= p99 <= 200
+    assert F.soj_mean_us(counts) == pytest.approx((10.5 + 196) / 2)
+    assert F.soj_percentiles_us([0] * F.SOJ_BUCKETS) == [None, None, None]
+
+
 @pytest.mark.parametrize("text,msg", [
     ("duration_s = 5\n[link]\nrate_mbit=1\n[[flows]]\ncount=1\nbogus=1", "unknown keys"),
     ("duration_s = 5\n[link]\nrtt_ms=1\n[[flows]]\ncount=1", "rate_mbit"),
