@@ -116,10 +116,21 @@ struct {
 		CNT(__st, field);					\
 	} while (0)
 
+/* The socket's netns cookie, what bpf_get_netns_cookie() returns, read
+ * from the socket (as bbr_swift does for the same ets_path key) instead
+ * of through a helper call. */
+static __always_inline u64 netns_cookie(struct bpf_sock_ops *skops)
+{
+	struct bpf_sock_ops_kern *kctx = bpf_cast_to_kern_ctx(skops);
+	struct sock *sk = kctx->sk;
+
+	return sk ? sk->__sk_common.skc_net.net->net_cookie : 0;
+}
+
 static __always_inline struct ets_stats *stats_get(struct bpf_sock_ops *skops)
 {
 	static const struct ets_stats zero;
-	u64 key = bpf_get_netns_cookie(skops);
+	u64 key = netns_cookie(skops);
 	struct ets_stats *st;
 
 	st = bpf_map_lookup_elem(&ets_stats, &key);
@@ -447,7 +458,7 @@ static __always_inline void on_write_syn(struct bpf_sock_ops *skops, bool ack,
 static __always_inline void on_write(struct bpf_sock_ops *skops)
 {
 	u8 tcp_flags = skops->skb_tcp_flags;
-	u8 buf[ETS_LOAD_BUF_BYTES] = {};
+	u8 buf[ETS_OPT_LEN_BYTES];	/* all of it written by ets_encode() */
 	struct ets_sk *e;
 	u64 now_ns;
 
@@ -603,7 +614,7 @@ static __always_inline u64 rx_time_ns(struct bpf_sock_ops *skops,
 static __always_inline u32 path_update(struct bpf_sock_ops *skops, u32 sample_us,
 				       u64 now_ns, struct ets_cfg *cfg)
 {
-	struct ets_path_key key = { .netns = bpf_get_netns_cookie(skops) };
+	struct ets_path_key key = { .netns = netns_cookie(skops) };
 	static const struct ets_path zero;
 	struct ets_path *p;
 
