@@ -110,11 +110,6 @@ struct {
 
 
 #define CNT(st, field)	do { if (st) __sync_fetch_and_add(&(st)->field, 1); } while (0)
-/* a counter of something rare: the map lookup only when it happens */
-#define CNT_NOW(skops, field) do {					\
-		struct ets_stats *__st = stats_get(skops);		\
-		CNT(__st, field);					\
-	} while (0)
 
 /* The socket's netns cookie, what bpf_get_netns_cookie() returns, read
  * from the socket (as bbr_swift does for the same ets_path key) instead
@@ -140,15 +135,30 @@ static __always_inline struct ets_stats *stats_get(struct bpf_sock_ops *skops)
 	return bpf_map_lookup_elem(&ets_stats, &key);
 }
 
+/* A counter of something rare, by its u64 word in struct ets_stats: the
+ * map lookup only when it happens, and out of line, so that the common
+ * paths stay short. */
+#define STATS_WORD(field)	(__builtin_offsetof(struct ets_stats, field) / sizeof(u64))
+#define CNT_NOW(skops, field)	count_rare(skops, STATS_WORD(field))
+
+static __noinline int count_rare(struct bpf_sock_ops *skops, u32 word)
+{
+	struct ets_stats *st = stats_get(skops);
+	u64 *w = (u64 *)st;
+
+	if (st && word < sizeof(*st) / sizeof(u64))
+		__sync_fetch_and_add(&w[word], 1);
+	return 0;
+}
+
 /* Add the socket's tally to the netns counters and start it again. */
-static __always_inline void tally_fold(struct bpf_sock_ops *skops,
-				       struct ets_sk *e)
+static __noinline int tally_fold(struct bpf_sock_ops *skops, struct ets_sk *e)
 {
 	struct ets_tally *t = &e->tally;
 	struct ets_stats *st;
 
 	if (!t->sent && !t->parse_calls)
-		return;		/* every other count comes with one of these */
+		return 0;	/* every other count comes with one of these */
 	st = stats_get(skops);
 	if (st) {
 		__sync_fetch_and_add(&st->sent, t->sent);
@@ -161,6 +171,7 @@ static __always_inline void tally_fold(struct bpf_sock_ops *skops,
 		__sync_fetch_and_add(&st->rx_wait_n, t->rx_wait_n);
 	}
 	__builtin_memset(t, 0, sizeof(*t));
+	return 0;
 }
 
 static __always_inline void tally_tick(struct bpf_sock_ops *skops,
@@ -779,7 +790,7 @@ static __always_inline void parse_segment(struct bpf_sock_ops *skops,
 	err = ets_parse(buf, len, false, &o);
 	if (err) {
 		if (err > 0 && err < ETS_ERR__MAX)
-			CNT_NOW(skops, rej_parse[err]);
+			count_rare(skops, STATS_WORD(rej_parse) + err);
 		e->rejected++;
 		return;
 	}
@@ -810,7 +821,7 @@ static __always_inline void parse_segment(struct bpf_sock_ops *skops,
 		CNT_NOW(skops, ecrdel_invalid);
 	} else if (err != ETS_SAMPLE_NO_ACK && err != ETS_SAMPLE_TSECR_ZERO) {
 		if (err > 0 && err < ETS_SAMPLE__MAX)
-			CNT_NOW(skops, rej_sample[err]);
+			count_rare(skops, STATS_WORD(rej_sample) + err);
 		e->rejected++;
 	}
 }
