@@ -390,7 +390,36 @@ static __always_inline void parse_resume(struct bpf_sock_ops *skops,
 				  BPF_SOCK_OPS_PARSE_ALL_HDR_OPT_CB_FLAG);
 }
 
+/*
+ * A segment goes out: the parse resumes (the next segment to echo is on
+ * its way), and the segment carries tcp_select_window()'s rcv_wup, which
+ * is rcv_nxt.
+ */
+static __always_inline void segment_out(struct bpf_sock_ops *skops,
+					struct ets_sk *e)
+{
+	if (e->flags & ETS_F_PARSE_PAUSED)
+		parse_resume(skops, e);
+	e->rcv_wup = skops->rcv_nxt;
+}
+
 /* ---- HDR_OPT_LEN_CB ------------------------------------------------ */
+
+/* A segment goes out without the option (SACK blocks took the space):
+ * no write callback follows, so the segment's side of the protocol is
+ * done here. Rare: out of line. */
+static __noinline int out_without_option(struct bpf_sock_ops *skops)
+{
+	struct ets_sk *e;
+
+	CNT_NOW(skops, reserve_nospace);
+	if (skops->skb_tcp_flags & TCPHDR_SYN)
+		return 0;
+	e = ets_get(skops, false);
+	if (e && (e->flags & ETS_F_ENABLED))
+		segment_out(skops, e);
+	return 0;
+}
 
 /*
  * The length callback. Established: the kernel runs it for every segment
@@ -418,7 +447,7 @@ static __always_inline void on_opt_len(struct bpf_sock_ops *skops)
 	}
 	if (bpf_reserve_hdr_opt(skops, ETS_OPT_SPACE_BYTES, 0) &&
 	    skops->args[0] != BPF_WRITE_HDR_TCP_CURRENT_MSS)
-		CNT_NOW(skops, reserve_nospace);
+		out_without_option(skops);
 }
 
 /* ---- WRITE_HDR_OPT_CB ---------------------------------------------- */
@@ -459,12 +488,10 @@ static __always_inline void on_write_syn(struct bpf_sock_ops *skops, bool ack,
 }
 
 /*
- * Every other segment. First what decides whether it carries the option,
- * for the length callback left it all here: the parse resumes (this side
- * writes, so the next segment to echo is on its way); a peer gone silent
- * turns ETS off, and this one segment then goes out with the 16 bytes the
- * length callback reserved as NOPs. The segment goes out with
- * tcp_select_window(), which set rcv_wup to rcv_nxt.
+ * Every other segment. First what the length callback left here: the
+ * segment goes out (segment_out()); a peer gone silent turns ETS off, and
+ * this one segment then carries the 16 bytes the length callback reserved
+ * as NOPs.
  */
 static __always_inline void on_write(struct bpf_sock_ops *skops)
 {
@@ -480,11 +507,9 @@ static __always_inline void on_write(struct bpf_sock_ops *skops)
 	e = ets_get(skops, false);
 	if (!e || !(e->flags & ETS_F_ENABLED))
 		return;
-	if (e->flags & ETS_F_PARSE_PAUSED)
-		parse_resume(skops, e);
+	segment_out(skops, e);
 	if (peer_went_silent(skops, e))
 		return;
-	e->rcv_wup = skops->rcv_nxt;
 	now_ns = bpf_ktime_get_ns();
 	note_tx_late(skops, e, now_ns);
 	ets_encode(buf, false, tcp_flags & TCPHDR_ACK, (u32)(now_ns / 1000),

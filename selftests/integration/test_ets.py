@@ -38,6 +38,9 @@ ETS_KIND, ETS_EXID = ets.ETS_KIND, ets.ETS_EXID
 EMU_RTT_MS = 40
 EMU_TOL_FRAC = 0.05
 EMU_TOL_FLOOR_US = 50
+# Round trips the close takes: after it, a socket's per-segment counts
+# are in ets_stats (they reach it at close, docs/ets.md "Counters").
+CLOSE_RTTS = 3
 # Bound on any single sample's error, as a fraction of the emulated RTT.
 EMU_WORST_FRAC = 0.25
 # Client writes one small message every MSG_GAP_S: the server has nothing to
@@ -544,6 +547,9 @@ def test_ets_network_rtt_against_emulator():
             EmulatedPath(rate_mbit=50, rtt_ms=EMU_RTT_MS, backend="linkem", log=False) as p:
         rows = transfer(p.snd_ns[0], p.rcv_ns, p.rcv_addr, att.cg, att.cg, att.pins, count=MSG_COUNT, gap=MSG_GAP_S, size=200,
                         read_delay=SERVER_READ_DELAY_S)
+        # the close's FIN exchange (a round trip or two) brings the
+        # sockets' tallies into the counters printed below
+        time.sleep(CLOSE_RTTS * EMU_RTT_MS / 1000)
         st = att.stats()
     rows = [r for r in rows if "net" in r and r["samples"]]
     assert len(rows) >= MSG_COUNT // 2, f"too few samples: {rows[:3]}"
