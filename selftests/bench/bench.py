@@ -519,8 +519,9 @@ def bench_bpf(ccs, repeats, seconds):
                 out[key]["ets_vs_bbr3"] = ets_vs_bbr3(runs["bbr3"], runs["bbr3" + ETS_SUFFIX])
             for v, obj in ETS_BASE_OBJS.items():
                 if "bbr3" in runs and v in runs:
-                    out[key]["ets_vs_bbr3" + v] = ets_vs_bbr3(runs["bbr3"], runs[v])
-                    out[key]["ets_vs_bbr3" + v]["object"] = str(obj)
+                    ek = "ets_vs_bbr3@" + v[len(ETS_BASE_PREFIX):]
+                    out[key][ek] = dict(ets_vs_bbr3(runs["bbr3"], runs[v]), variant=v,
+                                        object=str(obj))
     return out
 
 
@@ -1007,7 +1008,7 @@ def print_table(res):
     for key in ("offloads_on", "offloads_off"):
         for ek in sorted(k for k in bpf.get(key, {}) if k.startswith("ets_vs_bbr3")):
             ev = bpf[key][ek]
-            label = f" ({ek[len('ets_vs_bbr3'):]}: {ev['object']})" if "object" in ev else ""
+            label = f" ({ev['variant']}: {ev['object']})" if "object" in ev else ""
             if ev:
                 p(f"ETS{label}, {key.replace('_', ' ')}: {ETS_PROG} "
                   f"{fmt(ev['ets_ms_per_gb'], digits=2)} ms/GB, "
