@@ -27,6 +27,12 @@
  * the parse callback until it writes again (parse_pause()): once per ACK,
  * not once per data segment. The option is read in place where our peer
  * writes it (ets_load_in_place()); the kernel's search is the fallback.
+ * The length callback of an established connection, which the kernel
+ * also runs for every MSS query (tcp_current_mss(), no segment), only
+ * reserves the space: what it decided before (the silence check, the
+ * parse resume) is done by the write callback of the same segment. The
+ * per-segment counters are tallied per socket and added to ets_stats every
+ * ETS_TALLY_FOLD_CALLS calls and at close (tally_fold()).
  *
  * Host delay. How late a data segment is written after its pacing time
  * (its EDT, skb->tstamp) and how long an ACK waited between its RX stamp
@@ -105,10 +111,21 @@ struct {
 
 #define CNT(st, field)	do { if (st) __sync_fetch_and_add(&(st)->field, 1); } while (0)
 
+/* The socket's netns cookie, what bpf_get_netns_cookie() returns, read
+ * from the socket (as bbr_swift does for the same ets_path key) instead
+ * of through a helper call. */
+static __always_inline u64 netns_cookie(struct bpf_sock_ops *skops)
+{
+	struct bpf_sock_ops_kern *kctx = bpf_cast_to_kern_ctx(skops);
+	struct sock *sk = kctx->sk;
+
+	return sk ? sk->__sk_common.skc_net.net->net_cookie : 0;
+}
+
 static __always_inline struct ets_stats *stats_get(struct bpf_sock_ops *skops)
 {
 	static const struct ets_stats zero;
-	u64 key = bpf_get_netns_cookie(skops);
+	u64 key = netns_cookie(skops);
 	struct ets_stats *st;
 
 	st = bpf_map_lookup_elem(&ets_stats, &key);
@@ -116,6 +133,52 @@ static __always_inline struct ets_stats *stats_get(struct bpf_sock_ops *skops)
 		return st;
 	bpf_map_update_elem(&ets_stats, &key, &zero, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&ets_stats, &key);
+}
+
+/* A counter of something rare, by its u64 word in struct ets_stats: the
+ * map lookup only when it happens, and out of line, so that the common
+ * paths stay short. */
+#define STATS_WORD(field)	(__builtin_offsetof(struct ets_stats, field) / sizeof(u64))
+#define CNT_NOW(skops, field)	count_rare(skops, STATS_WORD(field))
+
+static __noinline int count_rare(struct bpf_sock_ops *skops, u32 word)
+{
+	struct ets_stats *st = stats_get(skops);
+	u64 *w = (u64 *)st;
+
+	if (st && word < sizeof(*st) / sizeof(u64))
+		__sync_fetch_and_add(&w[word], 1);
+	return 0;
+}
+
+/* Add the socket's tally to the netns counters and start it again. */
+static __noinline int tally_fold(struct bpf_sock_ops *skops, struct ets_sk *e)
+{
+	struct ets_tally *t = &e->tally;
+	struct ets_stats *st;
+
+	if (!t->sent && !t->parse_calls)
+		return 0;	/* every other count comes with one of these */
+	st = stats_get(skops);
+	if (st) {
+		__sync_fetch_and_add(&st->sent, t->sent);
+		__sync_fetch_and_add(&st->parsed, t->parsed);
+		__sync_fetch_and_add(&st->samples, t->samples);
+		__sync_fetch_and_add(&st->parse_calls, t->parse_calls);
+		__sync_fetch_and_add(&st->tx_late_sum_us, t->tx_late_sum_us);
+		__sync_fetch_and_add(&st->tx_late_n, t->tx_late_n);
+		__sync_fetch_and_add(&st->rx_wait_sum_us, t->rx_wait_sum_us);
+		__sync_fetch_and_add(&st->rx_wait_n, t->rx_wait_n);
+	}
+	__builtin_memset(t, 0, sizeof(*t));
+	return 0;
+}
+
+static __always_inline void tally_tick(struct bpf_sock_ops *skops,
+				       struct ets_sk *e)
+{
+	if (e->tally.sent + e->tally.parse_calls >= ETS_TALLY_FOLD_CALLS)
+		tally_fold(skops, e);
 }
 
 static __always_inline struct ets_cfg *cfg_get(void)
@@ -211,8 +274,7 @@ static __always_inline u64 skb_tstamp_ns(struct bpf_sock_ops *skops)
  * with TCP's internal pacing never in the future; with fq it is, and then
  * the wait is pacing, not host delay). */
 static __always_inline void note_tx_late(struct bpf_sock_ops *skops,
-					 struct ets_sk *e, struct ets_stats *st,
-					 u64 now_ns)
+					 struct ets_sk *e, u64 now_ns)
 {
 	u64 edt = skb_tstamp_ns(skops), late_us;
 
@@ -222,10 +284,8 @@ static __always_inline void note_tx_late(struct bpf_sock_ops *skops,
 	if (late_us > ETS_HW_MAX_AGE_NS / 1000)
 		return;		/* not a lateness: an EDT from an old clock */
 	e->tx_late_us = ets_ewma_us(e->tx_late_us, (u32)late_us);
-	if (st) {
-		__sync_fetch_and_add(&st->tx_late_sum_us, late_us);
-		__sync_fetch_and_add(&st->tx_late_n, 1);
-	}
+	e->tally.tx_late_sum_us += (u32)late_us;
+	e->tally.tx_late_n++;
 }
 
 static __always_inline u16 max_ack_del_field(struct ets_cfg *cfg)
@@ -240,6 +300,7 @@ static __always_inline void disable(struct bpf_sock_ops *skops,
 	e->flags |= ETS_F_DISABLED;
 	e->flags &= ~ETS_F_ENABLED;
 	cb_flags(skops, false);
+	tally_fold(skops, e);
 }
 
 /* TCP states in which the peer may answer from TIME_WAIT (tcp_states.h). */
@@ -286,15 +347,12 @@ static __always_inline void mark_seen(struct bpf_sock_ops *skops,
 static __always_inline bool peer_went_silent(struct bpf_sock_ops *skops,
 					     struct ets_sk *e)
 {
-	struct ets_stats *st;
-
 	if (!ets_peer_silent(skops->snd_una, skops->rcv_nxt, e->una_mark,
 			     e->rcv_mark, skops->mss_cache, ETS_MISSING_LIMIT) ||
 	    closing(skops))
 		return false;
 	disable(skops, e);
-	st = stats_get(skops);
-	CNT(st, missing);
+	CNT_NOW(skops, missing);
 	return true;
 }
 
@@ -332,98 +390,138 @@ static __always_inline void parse_resume(struct bpf_sock_ops *skops,
 				  BPF_SOCK_OPS_PARSE_ALL_HDR_OPT_CB_FLAG);
 }
 
+/*
+ * A segment goes out: the parse resumes (the next segment to echo is on
+ * its way), and the segment carries tcp_select_window()'s rcv_wup, which
+ * is rcv_nxt.
+ */
+static __always_inline void segment_out(struct bpf_sock_ops *skops,
+					struct ets_sk *e)
+{
+	if (e->flags & ETS_F_PARSE_PAUSED)
+		parse_resume(skops, e);
+	e->rcv_wup = skops->rcv_nxt;
+}
+
 /* ---- HDR_OPT_LEN_CB ------------------------------------------------ */
 
+/* A segment goes out without the option (SACK blocks took the space):
+ * no write callback follows, so the segment's side of the protocol is
+ * done here. Rare: out of line. */
+static __noinline int out_without_option(struct bpf_sock_ops *skops)
+{
+	struct ets_sk *e;
+
+	CNT_NOW(skops, reserve_nospace);
+	if (skops->skb_tcp_flags & TCPHDR_SYN)
+		return 0;
+	e = ets_get(skops, false);
+	if (e && (e->flags & ETS_F_ENABLED))
+		segment_out(skops, e);
+	return 0;
+}
+
+/*
+ * The length callback. Established: the kernel runs it for every segment
+ * it builds and for every MSS query (tcp_current_mss(): no segment,
+ * args[0] BPF_WRITE_HDR_TCP_CURRENT_MSS), which must account for the
+ * option too, and the queries are about half of the calls. It runs only
+ * while the header-option callbacks are on, which this program turns on
+ * for a connection with ETS (or in its handshake) and off when ETS goes:
+ * so it reserves the space and does nothing else, no storage lookup, no
+ * counter. The write callback of the same segment does the rest
+ * (on_write()). SYN-ACK: answer only a well-formed offer; space reserved
+ * and not written would go out as 16 bytes of NOPs.
+ */
 static __always_inline void on_opt_len(struct bpf_sock_ops *skops)
 {
 	u8 tcp_flags = skops->skb_tcp_flags;
 	u8 buf[ETS_LOAD_BUF_BYTES];
 	struct ets_opt syn_opt;
-	struct ets_sk *e;
 	int len;
 
 	if ((tcp_flags & (TCPHDR_SYN | TCPHDR_ACK)) == (TCPHDR_SYN | TCPHDR_ACK)) {
-		/* SYN-ACK: answer only a well-formed offer; on_write()
-		 * answers no other, and space reserved and not written would
-		 * go out as 16 bytes of NOPs. */
 		len = ets_load(skops, buf, BPF_LOAD_HDR_OPT_TCP_SYN);
 		if (len < 0 || ets_parse(buf, len, true, &syn_opt) != ETS_OK)
 			return;
-	} else if (!(tcp_flags & TCPHDR_SYN)) {
-		/* Established, or the MSS query (no skb, args[0] ==
-		 * BPF_WRITE_HDR_TCP_CURRENT_MSS): same reservation so the
-		 * MSS accounts for the option. */
-		bool sending = skops->args[0] != BPF_WRITE_HDR_TCP_CURRENT_MSS;
-
-		e = ets_get(skops, false);
-		if (!e || !(e->flags & ETS_F_ENABLED))
-			return;
-		/* a segment goes out (not the MSS query): parse again */
-		if (sending && (e->flags & ETS_F_PARSE_PAUSED))
-			parse_resume(skops, e);
-		if (peer_went_silent(skops, e))
-			return;
-		/* The segment goes out with tcp_select_window(), which sets
-		 * rcv_wup to rcv_nxt. */
-		if (sending)
-			e->rcv_wup = skops->rcv_nxt;
 	}
-	if (bpf_reserve_hdr_opt(skops, ETS_OPT_SPACE_BYTES, 0)) {
-		if (skops->args[0] != BPF_WRITE_HDR_TCP_CURRENT_MSS) {
-			struct ets_stats *st = stats_get(skops);
-
-			CNT(st, reserve_nospace);
-		}
-	}
+	if (bpf_reserve_hdr_opt(skops, ETS_OPT_SPACE_BYTES, 0) &&
+	    skops->args[0] != BPF_WRITE_HDR_TCP_CURRENT_MSS)
+		out_without_option(skops);
 }
 
 /* ---- WRITE_HDR_OPT_CB ---------------------------------------------- */
 
-static __always_inline void on_write(struct bpf_sock_ops *skops)
+/* SYN and SYN-ACK: the offer and the answer (rare: counted at once). */
+static __always_inline void on_write_syn(struct bpf_sock_ops *skops, bool ack,
+					 u64 now_ns)
 {
-	u8 tcp_flags = skops->skb_tcp_flags;
-	bool syn = tcp_flags & TCPHDR_SYN, ack = tcp_flags & TCPHDR_ACK;
-	u64 now_ns = bpf_ktime_get_ns();
 	u32 tsval = (u32)(now_ns / 1000);
 	u8 buf[ETS_LOAD_BUF_BYTES] = {};
-	struct ets_stats *st = stats_get(skops);
+	struct ets_stats *st;
 	struct ets_opt syn_opt;
 	struct ets_sk *e;
 	int len;
 
-	if (syn && ack) {
+	if (ack) {
 		/* The SYN's TSval is echoed; the time the SYN waited is not
 		 * known here, so EcrDel is "invalid" (no sample from it). */
 		len = ets_load(skops, buf, BPF_LOAD_HDR_OPT_TCP_SYN);
 		if (len < 0 || ets_parse(buf, len, true, &syn_opt) != ETS_OK)
 			return;
-		len = ets_encode(buf, true, true, tsval, syn_opt.tsval_us, -1,
-				 max_ack_del_field(cfg_get()));
-	} else if (syn) {
+		ets_encode(buf, true, true, tsval, syn_opt.tsval_us, -1,
+			   max_ack_del_field(cfg_get()));
+	} else {
 		e = ets_get(skops, true);
 		if (e)
 			e->flags |= ETS_F_OFFERED;
-		len = ets_encode(buf, true, false, tsval, 0, 0,
-				 max_ack_del_field(cfg_get()));
-	} else {
-		e = ets_get(skops, false);
-		if (!e || !(e->flags & ETS_F_ENABLED))
-			return;
-		note_tx_late(skops, e, st, now_ns);
-		len = ets_encode(buf, false, ack, tsval, e->ts_recent_us,
-				 ets_ecrdel_compute_us(now_ns,
-						       e->ts_latest_clock_ns,
-						       e->ts_latest_us,
-						       e->ts_recent_us), 0);
+		ets_encode(buf, true, false, tsval, 0, 0,
+			   max_ack_del_field(cfg_get()));
 	}
-	if (bpf_store_hdr_opt(skops, buf, len == ETS_OPT_LEN_SYN_BYTES ?
-			      ETS_OPT_LEN_SYN_BYTES : ETS_OPT_LEN_BYTES, 0)) {
+	st = stats_get(skops);
+	if (bpf_store_hdr_opt(skops, buf, ETS_OPT_LEN_SYN_BYTES, 0)) {
 		CNT(st, store_err);
 		return;
 	}
 	CNT(st, sent);
-	if (syn)
-		CNT(st, sent_syn);
+	CNT(st, sent_syn);
+}
+
+/*
+ * Every other segment. First what the length callback left here: the
+ * segment goes out (segment_out()); a peer gone silent turns ETS off, and
+ * this one segment then carries the 16 bytes the length callback reserved
+ * as NOPs.
+ */
+static __always_inline void on_write(struct bpf_sock_ops *skops)
+{
+	u8 tcp_flags = skops->skb_tcp_flags;
+	u8 buf[ETS_OPT_LEN_BYTES];	/* all of it written by ets_encode() */
+	struct ets_sk *e;
+	u64 now_ns;
+
+	if (tcp_flags & TCPHDR_SYN) {
+		on_write_syn(skops, tcp_flags & TCPHDR_ACK, bpf_ktime_get_ns());
+		return;
+	}
+	e = ets_get(skops, false);
+	if (!e || !(e->flags & ETS_F_ENABLED))
+		return;
+	segment_out(skops, e);
+	if (peer_went_silent(skops, e))
+		return;
+	now_ns = bpf_ktime_get_ns();
+	note_tx_late(skops, e, now_ns);
+	ets_encode(buf, false, tcp_flags & TCPHDR_ACK, (u32)(now_ns / 1000),
+		   e->ts_recent_us,
+		   ets_ecrdel_compute_us(now_ns, e->ts_latest_clock_ns,
+					 e->ts_latest_us, e->ts_recent_us), 0);
+	if (bpf_store_hdr_opt(skops, buf, ETS_OPT_LEN_BYTES, 0)) {
+		CNT_NOW(skops, store_err);
+		return;
+	}
+	e->tally.sent++;
+	tally_tick(skops, e);
 }
 
 /* ---- handshake ----------------------------------------------------- */
@@ -460,8 +558,12 @@ static __always_inline void on_estab(struct bpf_sock_ops *skops, bool active)
 	int len;
 
 	e = ets_get(skops, true);
-	if (!e)
+	if (!e) {
+		/* no state, no ETS: and no callbacks for it */
+		cb_flags(skops, false);
+		CNT(st, refused);
 		return;
+	}
 	len = ets_load(skops, buf, 0);
 	if ((active && !(e->flags & ETS_F_OFFERED)) || len < 0 ||
 	    ets_parse(buf, len, active, &o) != ETS_OK) {
@@ -479,7 +581,10 @@ static __always_inline void on_estab(struct bpf_sock_ops *skops, bool active)
 		ets_rcv_latest(&e->ts_latest_us, &e->ts_latest_clock_ns, true,
 			       false, o.tsval_us, bpf_ktime_get_ns());
 	}
-	cb_flags(skops, true);
+	/* and the state callback, for the tally at close (tally_fold());
+	 * never turned off here: another program may want it */
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+				  ETS_CB_FLAGS | BPF_SOCK_OPS_STATE_CB_FLAG);
 	enforce_max_ack_delay(skops, cfg_get(), st);
 	CNT(st, negotiated);
 }
@@ -517,8 +622,8 @@ static __always_inline bool update_ts_recent(struct bpf_sock_ops *skops,
  * stamp, else now. *wait_ns: how long it waited for this program (0 when
  * unknown), the sender's host delay on an ACK. */
 static __always_inline u64 rx_time_ns(struct bpf_sock_ops *skops,
-				      struct ets_stats *st, struct ets_sk *e,
-				      struct ets_cfg *cfg, u64 *wait_ns)
+				      struct ets_sk *e, struct ets_cfg *cfg,
+				      u64 *wait_ns)
 {
 	u64 sw = bpf_ktime_get_ns(), rx_real = skb_tstamp_ns(skops);
 	bool hw = false;
@@ -534,7 +639,7 @@ static __always_inline u64 rx_time_ns(struct bpf_sock_ops *skops,
 			    cfg->hw_off_ns, &hw);
 	if (hw) {
 		e->flags |= ETS_F_HW_RX;
-		CNT(st, hw_rx);
+		CNT_NOW(skops, hw_rx);
 		return t;
 	}
 	return sw - *wait_ns;
@@ -545,7 +650,7 @@ static __always_inline u64 rx_time_ns(struct bpf_sock_ops *skops,
 static __always_inline u32 path_update(struct bpf_sock_ops *skops, u32 sample_us,
 				       u64 now_ns, struct ets_cfg *cfg)
 {
-	struct ets_path_key key = { .netns = bpf_get_netns_cookie(skops) };
+	struct ets_path_key key = { .netns = netns_cookie(skops) };
 	static const struct ets_path zero;
 	struct ets_path *p;
 
@@ -590,14 +695,13 @@ static __always_inline void publish(struct bpf_sock_ops *skops,
 
 /* An ACK waited wait_ns between its RX stamp and this program (0: no
  * stamp). */
-static __always_inline void note_rx_wait(struct ets_sk *e, struct ets_stats *st,
-					 u64 wait_ns)
+static __always_inline void note_rx_wait(struct ets_sk *e, u64 wait_ns)
 {
 	e->rx_wait_us = (u32)(wait_ns / 1000);
-	if (!wait_ns || !st)
+	if (!wait_ns)
 		return;
-	__sync_fetch_and_add(&st->rx_wait_sum_us, wait_ns / 1000);
-	__sync_fetch_and_add(&st->rx_wait_n, 1);
+	e->tally.rx_wait_sum_us += (u32)(wait_ns / 1000);
+	e->tally.rx_wait_n++;
 }
 
 /* The TCP options of the segment being parsed, copied out: for telling a
@@ -640,12 +744,14 @@ static long opt_walk_step(u64 index, void *ctx)
  * segments in a row without any turn ETS off.
  */
 static __always_inline void on_missing(struct bpf_sock_ops *skops,
-				       struct ets_sk *e, struct ets_stats *st)
+				       struct ets_sk *e)
 {
 	struct ets_opt_walk w = {};
+	struct ets_stats *st;
 
 	w.len = tcp_options(skops, w.opts);
 	bpf_loop(ETS_TCP_OPTIONS_MAX, opt_walk_step, &w, 0);
+	st = stats_get(skops);	/* rare: a segment without the option */
 	if (w.found) {
 		if (w.err == ETS_ERR_EXID) {
 			CNT(st, rej_parse[ETS_ERR_EXID]);
@@ -673,22 +779,17 @@ static __always_inline void on_missing(struct bpf_sock_ops *skops,
 	CNT(st, missing);
 }
 
-static __always_inline void on_parse(struct bpf_sock_ops *skops)
+static __always_inline void parse_segment(struct bpf_sock_ops *skops,
+					  struct ets_sk *e)
 {
 	u8 buf[ETS_LOAD_BUF_BYTES];
-	struct ets_stats *st;
 	struct ets_sample s = {};
 	struct ets_cfg *cfg;
 	struct ets_opt o;
-	struct ets_sk *e;
 	bool has_data, ack, echoed;
 	u64 arrival, wait_ns;
 	int len, err;
 
-	e = ets_get(skops, false);
-	if (!e || !(e->flags & ETS_F_ENABLED))
-		return;
-	st = stats_get(skops);
 	len = ets_load_in_place(skops, buf);
 	/* keeps clang from sharing a ctx pointer it computed here with
 	 * mark_seen()'s loads: the verifier refuses a moved ctx pointer */
@@ -696,7 +797,7 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 	if (!len)
 		len = ets_load(skops, buf, 0);
 	if (len == -ENOMSG) {
-		on_missing(skops, e, st);
+		on_missing(skops, e);
 		return;
 	}
 	e->missing_run = 0;
@@ -705,22 +806,22 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 		/* -ENOSPC: longer than any -00 option; else (-EFAULT) an
 		 * option running past the header: truncated. */
 		if (len == -ENOSPC)
-			CNT(st, rej_parse[ETS_ERR_LEN]);
+			CNT_NOW(skops, rej_parse[ETS_ERR_LEN]);
 		else
-			CNT(st, rej_parse[ETS_ERR_SHORT]);
+			CNT_NOW(skops, rej_parse[ETS_ERR_SHORT]);
 		e->rejected++;
 		return;
 	}
 	err = ets_parse(buf, len, false, &o);
 	if (err) {
 		if (err > 0 && err < ETS_ERR__MAX)
-			CNT(st, rej_parse[err]);
+			count_rare(skops, STATS_WORD(rej_parse) + err);
 		e->rejected++;
 		return;
 	}
-	CNT(st, parsed);
+	e->tally.parsed++;
 	cfg = cfg_get();
-	arrival = rx_time_ns(skops, st, e, cfg, &wait_ns);
+	arrival = rx_time_ns(skops, e, cfg, &wait_ns);
 	has_data = skops->skb_len > skops->skb_data_end - skops->skb_data;
 	ack = skops->skb_tcp_flags & TCPHDR_ACK;
 
@@ -733,21 +834,44 @@ static __always_inline void on_parse(struct bpf_sock_ops *skops)
 
 	/* Sender side. */
 	if (ack && !has_data)
-		note_rx_wait(e, st, wait_ns);
+		note_rx_wait(e, wait_ns);
 	err = ets_sample(&o, ack, (u32)(arrival / 1000),
 			 ets_rtt_bound_us(skops->srtt_us >> 3), &s);
 	if (err == ETS_SAMPLE_OK) {
 		publish(skops, e, &s, arrival, cfg);
-		CNT(st, samples);
+		e->tally.samples++;
 	} else if (err == ETS_SAMPLE_UNIT && o.unit == ETS_UNIT_INVALID) {
 		/* The peer had no valid EcrDel (e.g. no data from us since
 		 * its TS.Recent moved): legitimate, not a rejection. */
-		CNT(st, ecrdel_invalid);
+		CNT_NOW(skops, ecrdel_invalid);
 	} else if (err != ETS_SAMPLE_NO_ACK && err != ETS_SAMPLE_TSECR_ZERO) {
 		if (err > 0 && err < ETS_SAMPLE__MAX)
-			CNT(st, rej_sample[err]);
+			count_rare(skops, STATS_WORD(rej_sample) + err);
 		e->rejected++;
 	}
+}
+
+static __always_inline void on_parse(struct bpf_sock_ops *skops)
+{
+	struct ets_sk *e = ets_get(skops, false);
+
+	if (!e || !(e->flags & ETS_F_ENABLED))
+		return;
+	e->tally.parse_calls++;
+	parse_segment(skops, e);
+	tally_tick(skops, e);
+}
+
+/* The socket is closing for good: what its tally holds goes to ets_stats. */
+static __always_inline void on_state(struct bpf_sock_ops *skops)
+{
+	struct ets_sk *e;
+
+	if (skops->args[1] != BPF_TCP_CLOSE)
+		return;
+	e = ets_get(skops, false);
+	if (e)
+		tally_fold(skops, e);
 }
 
 SEC("sockops")
@@ -777,6 +901,9 @@ int ets_sockops(struct bpf_sock_ops *skops)
 		break;
 	case BPF_SOCK_OPS_PARSE_HDR_OPT_CB:
 		on_parse(skops);
+		break;
+	case BPF_SOCK_OPS_STATE_CB:
+		on_state(skops);
 		break;
 	}
 	return 1;

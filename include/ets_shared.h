@@ -25,8 +25,10 @@
  * ets_cfg.path_win_us, tai_off_ns. 6: ets_sk.una_mark, rcv_mark (in
  * reserved space: the size and every other offset are unchanged). 7:
  * ets_sk.rcv_wup (in the last reserved word; the same),
- * ETS_F_PARSE_PAUSED. */
-#define ETS_SHARED_VERSION	7
+ * ETS_F_PARSE_PAUSED. 8: ets_sk.tally (struct ets_sk grows from 96 to
+ * 120 bytes: the same 192-byte slab class per socket),
+ * ets_stats.parse_calls. */
+#define ETS_SHARED_VERSION	8
 
 /* bpffs directory the shared map is pinned in, and its name there. */
 #include "bbr_pins.h"
@@ -42,6 +44,28 @@
 #define ETS_F_PARSE_PAUSED	0x20	/* the parse callback is off until this
 					 * side next writes a segment: the
 					 * segment to echo has been seen */
+
+/*
+ * The counters that move on every segment (options written and parsed,
+ * samples, host-delay sums), kept per socket and added to the per-netns
+ * ets_stats once ETS_TALLY_FOLD_CALLS calls have gone by and when the
+ * socket closes or turns ETS off: the map lookup (and the netns cookie
+ * it is keyed by) then costs once per that many calls, not on every one.
+ * Each count stays far below its 16 bits between two folds, each sum of
+ * delays (at most ETS_HW_MAX_AGE_NS each) below its 32.
+ */
+#define ETS_TALLY_FOLD_CALLS	64
+
+struct ets_tally {
+	u32 tx_late_sum_us;
+	u32 rx_wait_sum_us;
+	u16 sent;
+	u16 parsed;
+	u16 samples;
+	u16 parse_calls;
+	u16 tx_late_n;
+	u16 rx_wait_n;
+};
 
 struct ets_sk {
 	/* Sender view: what the CC reads. 0 = no sample yet. */
@@ -82,6 +106,7 @@ struct ets_sk {
 					 * (Last.ACK.sent, RFC 7323 §4.3), kept
 					 * here so the parse callback need not
 					 * load it from the tcp_sock */
+	struct ets_tally tally;		/* counts not yet in ets_stats */
 };
 
 /*
@@ -143,6 +168,8 @@ struct ets_stats {
 	u64 rx_wait_n;
 	u64 delack_refused;	/* connections whose delayed-ACK cap the
 				 * kernel refused (below two jiffies) */
+	u64 parse_calls;	/* parse callbacks on connections with ETS on
+				 * (parsed, rejected, or without the option) */
 };
 
 /* Segments in a row without the option that turn ETS off for the

@@ -446,6 +446,7 @@ static void ets_out(FILE *f)
 	} while (0)
 	ETS_C("options_sent", sent, "ETS options written (all network namespaces).");
 	ETS_C("options_parsed", parsed, "ETS options received and well formed.");
+	ETS_C("parse_calls", parse_calls, "ETS parse callbacks on connections with ETS on.");
 	ETS_C("samples", samples, "Network_RTT samples accepted.");
 	ETS_C("connections_negotiated", negotiated, "Connections with ETS enabled.");
 	ETS_C("connections_refused", refused, "Handshakes that ended without ETS.");

@@ -132,6 +132,11 @@ QUIET_MAX_BUSY = 0.10           # share of all CPUs busy (user..softirq)
 QUIET_MAX_STEAL = 0.02          # share stolen by the hypervisor
 # A variant of a BPF CC: the CC and whether ETS runs on its sockets.
 ETS_SUFFIX = "+ets"
+# bbr3 with other builds of the ETS program (--ets-baseline OBJ, one
+# variant "bbr3+ets@NAME" each, NAME the file's): the same transfer,
+# interleaved, so that builds compare within one run.
+ETS_BASE_PREFIX = "bbr3+ets@"
+ETS_BASE_OBJS = {}
 
 
 class BenchError(bbrtest.BbrtestError):
@@ -384,12 +389,57 @@ def variant_cgroup(variant):
             finally:
                 bbrtest.bbrctl("detach", "--cgroup", cg.path)
             return
-        pins = bbrtest.BPFFS_ROOT / f"bbrbpf-bench-{os.getpid()}-ets"
+        pins = ets_pins()
+        obj = ETS_BASE_OBJS.get(variant, ETS_OBJ)
         try:
-            run([str(ETS_ATTACH), str(ETS_OBJ), str(cg.path), str(pins)])
+            run([str(ETS_ATTACH), str(obj), str(cg.path), str(pins)])
             yield cg.path
         finally:
             bbrtest.remove_pin_dir(pins)
+
+
+def ets_pins():
+    """Where ets_attach pins the maps of a bbr3+ets variant's ETS program."""
+    return bbrtest.BPFFS_ROOT / f"bbrbpf-bench-{os.getpid()}-ets"
+
+
+def ets_counters():
+    """ets_stats of the bench's own ETS program (ets_attach's pins), summed
+    over network namespaces and CPUs; {} when there is none."""
+    cp = run(["bpftool", "-j", "map", "dump", "pinned", str(ets_pins() / "ets_stats")],
+             check=False)
+    tot = {}
+    try:
+        ents = json.loads(cp.stdout or "[]")
+    except ValueError:
+        return tot
+    for ent in ents:
+        for cpu in ent.get("formatted", {}).get("values", []):
+            for k, v in cpu["value"].items():
+                if not isinstance(v, list):
+                    tot[k] = tot.get(k, 0) + v
+    return tot
+
+
+def ets_calls(counters, run_cnt, gbytes):
+    """ETS's calls per GB by callback: writes (an option written, or the
+    store refused), parses (parse_calls: builds that count them), length
+    callbacks of a segment (one per write, or the reservation refused), and
+    the rest of run_cnt: the kernel's MSS queries (tcp_current_mss()), the
+    handshakes' and the state callbacks. Also the parses that found no
+    option, what PARSE_UNKNOWN_HDR_OPT_CB_FLAG would save."""
+    if not counters or not run_cnt:
+        return None
+    writes = counters.get("sent", 0) + counters.get("store_err", 0)
+    len_seg = counters.get("sent", 0) + counters.get("reserve_nospace", 0)
+    parses = counters.get("parse_calls")
+    out = {"write": writes / gbytes, "len_segment": len_seg / gbytes,
+           "parse": parses / gbytes if parses is not None else None,
+           "samples": counters.get("samples", 0) / gbytes}
+    if parses is not None:
+        out["len_mss_and_rest"] = (run_cnt - writes - len_seg - parses) / gbytes
+        out["parse_without_option"] = (parses - counters.get("parsed", 0)) / gbytes
+    return out
 
 
 def ets_available():
@@ -432,6 +482,7 @@ def bench_bpf(ccs, repeats, seconds):
     if ets_available():
         variants = ["bbr3", "bbr3" + ETS_SUFFIX] + [c + ETS_SUFFIX for c in variants
                                                     if c in SWIFT_CCS]
+        variants[2:2] = list(ETS_BASE_OBJS)
     out = {"note": ("bpf_stats deltas over each transfer: ns/call is the program's own "
                     "run time (the trampoline and the stats' clock reads are outside it); "
                     "ms/GB = calls x ns per GB received"),
@@ -451,14 +502,26 @@ def bench_bpf(ccs, repeats, seconds):
                             before = bpf_progs()
                             r = iperf_run(topo, cc, seconds, cgroup=cg)
                             after = bpf_progs()
+                            counters = {}
+                            if v.startswith("bbr3" + ETS_SUFFIX):
+                                time.sleep(SETTLE_S)    # tallies reach ets_stats at close
+                                counters = ets_counters()
                         progs = op_figures(before, after, mine, r["bytes"] / 1e9)
-                        runs[v].append({"mbps": r["mbps"], "bytes": r["bytes"], "programs": progs})
+                        calls = ets_calls(counters, progs.get(ETS_PROG, {}).get("run_cnt"),
+                                          r["bytes"] / 1e9)
+                        runs[v].append({"mbps": r["mbps"], "bytes": r["bytes"], "programs": progs,
+                                        "ets_calls_per_gb": calls})
                         log(f"bpf {key} rep {rep + 1}/{repeats} {v}: " + ", ".join(
                             f"{n} {x['ns_per_call']:.0f} ns x{x['calls_per_gb']:.0f}/GB"
                             for n, x in progs.items()))
             out[key] = {v: summarise_ops(rs) for v, rs in runs.items()}
             if "bbr3" in runs and "bbr3" + ETS_SUFFIX in runs:
                 out[key]["ets_vs_bbr3"] = ets_vs_bbr3(runs["bbr3"], runs["bbr3" + ETS_SUFFIX])
+            for v, obj in ETS_BASE_OBJS.items():
+                if "bbr3" in runs and v in runs:
+                    ek = "ets_vs_bbr3@" + v[len(ETS_BASE_PREFIX):]
+                    out[key][ek] = dict(ets_vs_bbr3(runs["bbr3"], runs[v]), variant=v,
+                                        object=str(obj))
     return out
 
 
@@ -488,7 +551,11 @@ def summarise_ops(rs):
           for r in rs]
     allp = [sum(x["ms_per_gb"] for x in r["programs"].values()) for r in rs]
     floor = [stats_floor_ns(r["programs"]) for r in rs]
+    calls = [r.get("ets_calls_per_gb") for r in rs if r.get("ets_calls_per_gb")]
+    ets_calls_sum = {k: summary([c.get(k) for c in calls])
+                     for k in (calls[0] if calls else {})}
     return {"mbps": summary([r["mbps"] for r in rs]), "programs": progs,
+            "ets_calls_per_gb": ets_calls_sum,
             "struct_ops_ms_per_gb": summary(so), "all_programs_ms_per_gb": summary(allp),
             "floor_ns": summary(floor),
             "cong_control_net_ns": summary([
@@ -924,7 +991,7 @@ def print_table(res):
     bpf = res.get("bpf", {})
     for key in ("offloads_on", "offloads_off"):
         for v, sec in bpf.get(key, {}).items():
-            if v == "ets_vs_bbr3":
+            if v.startswith("ets_vs_bbr3"):
                 continue
             p(f"BPF run time, {v}, {key.replace('_', ' ')} ({fmt(sec['mbps'])} Mbit/s): "
               f"struct_ops {fmt(sec['struct_ops_ms_per_gb'], digits=2)} ms/GB, "
@@ -935,13 +1002,18 @@ def print_table(res):
             for name, pv in sorted(sec["programs"].items()):
                 p(f"  {name:22} {pv['type']:10} {fmt(pv['ns_per_call']):>14} "
                   f"{fmt(pv['calls_per_gb']):>26} {fmt(pv['ms_per_gb'], digits=2):>18}")
+            for what, cv in sec.get("ets_calls_per_gb", {}).items():
+                p(f"    {ETS_PROG} {what.replace('_', ' ') + ' per GB':30} {fmt(cv):>24}")
             p("")
     for key in ("offloads_on", "offloads_off"):
-        ev = bpf.get(key, {}).get("ets_vs_bbr3")
-        if ev:
-            p(f"ETS, {key.replace('_', ' ')}: {ETS_PROG} {fmt(ev['ets_ms_per_gb'], digits=2)} ms/GB, "
-              f"bbr3's own {fmt(ev['bbr3_ms_per_gb'], digits=2)} ms/GB, ratio per repeat "
-              f"{fmt(ev['ratio'], digits=2)} (goal <= {GOAL_ETS_MS_PER_GB_RATIO:g})")
+        for ek in sorted(k for k in bpf.get(key, {}) if k.startswith("ets_vs_bbr3")):
+            ev = bpf[key][ek]
+            label = f" ({ev['variant']}: {ev['object']})" if "object" in ev else ""
+            if ev:
+                p(f"ETS{label}, {key.replace('_', ' ')}: {ETS_PROG} "
+                  f"{fmt(ev['ets_ms_per_gb'], digits=2)} ms/GB, "
+                  f"bbr3's own {fmt(ev['bbr3_ms_per_gb'], digits=2)} ms/GB, ratio per repeat "
+                  f"{fmt(ev['ratio'], digits=2)} (goal <= {GOAL_ETS_MS_PER_GB_RATIO:g})")
     p("")
     mem = res.get("memory", {})
     if mem:
@@ -1080,7 +1152,13 @@ def main():
                           "and to print "
                           "figures unless it still is afterwards and steal stayed under the "
                           "bound during the run (exit 3 either way)"))
+    ap.add_argument("--ets-baseline", type=Path, metavar="OBJ", action="append", default=[],
+                    help=("another build of bpf/ets.bpf.o (repeatable): the bpf section runs "
+                          f"bbr3 with it too ({ETS_BASE_PREFIX}NAME), interleaved with the "
+                          "current one"))
     a = ap.parse_args()
+    ETS_BASE_OBJS.update({ETS_BASE_PREFIX + o.stem.replace(".bpf", ""): o.resolve()
+                          for o in a.ets_baseline})
     if os.geteuid() != 0:
         print("bench: needs root (namespaces, struct_ops, bpf_stats_enabled)", file=sys.stderr)
         return 1

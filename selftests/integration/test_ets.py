@@ -38,6 +38,9 @@ ETS_KIND, ETS_EXID = ets.ETS_KIND, ets.ETS_EXID
 EMU_RTT_MS = 40
 EMU_TOL_FRAC = 0.05
 EMU_TOL_FLOOR_US = 50
+# Round trips the close takes: after it, a socket's per-segment counts
+# are in ets_stats (they reach it at close, docs/ets.md "Counters").
+CLOSE_RTTS = 3
 # Bound on any single sample's error, as a fraction of the emulated RTT.
 EMU_WORST_FRAC = 0.25
 # Client writes one small message every MSG_GAP_S: the server has nothing to
@@ -109,17 +112,31 @@ class EtsAttached:
                 self.pins.rmdir()
         self.cgroup.remove()
 
-    def stats(self):
-        """Sum of the per-netns, per-CPU counters (bpftool, BTF-formatted JSON)."""
+    def stats_by_netns(self):
+        """{netns cookie: counters summed over the CPUs} (bpftool,
+        BTF-formatted JSON). An open socket's counts since its last fold
+        (ETS_TALLY_FOLD_CALLS calls at most) are not in them yet."""
         out = run(["bpftool", "-j", "map", "dump", "pinned", str(self.pins / "ets_stats")])
-        tot = {}
+        res = {}
         for ent in json.loads(out.stdout):
+            tot = res.setdefault(ent["formatted"]["key"], {})
             for cpu in ent["formatted"]["values"]:      # a per-CPU map: sum the CPUs
                 for k, v in cpu["value"].items():
                     if isinstance(v, list):
                         tot[k] = [a + b for a, b in zip(tot.get(k, [0] * len(v)), v)]
                     else:
                         tot[k] = tot.get(k, 0) + v
+        return res
+
+    def stats(self):
+        """The counters summed over every network namespace."""
+        tot = {}
+        for per_ns in self.stats_by_netns().values():
+            for k, v in per_ns.items():
+                if isinstance(v, list):
+                    tot[k] = [a + b for a, b in zip(tot.get(k, [0] * len(v)), v)]
+                else:
+                    tot[k] = tot.get(k, 0) + v
         return tot
 
 
@@ -421,6 +438,107 @@ def test_ets_negotiation_one_sided(tmp_path, side_with_prog):
             assert st["refused"] >= 1
 
 
+# A bulk transfer between the two namespaces, offloads off: how many times
+# the program runs. Every skb written costs a length and a write callback
+# (TCP builds GSO skbs of up to 64 KB even so: the device segments them;
+# the length callback's MSS queries are not counted, they touch no
+# state); the parse callback runs once per ACK at each end ("One parse
+# per ACK", docs/ets.md), while the receiver gets every segment apart.
+BULK_BYTES = 16 << 20
+GSO_MAX_BYTES = 65536
+MSS_BYTES = 1448                # the veth's MTU 1500 less IP, TCP and TS
+# SO_NETNS_COOKIE (include/uapi/asm-generic/socket.h): which ets_stats
+# entry is whose.
+SO_NETNS_COOKIE = 71
+# Parse callbacks per ACK the receiver wrote, at each end: 1, plus the
+# handshake's and the close's few segments (PARSE_SLACK_CALLS) and ACKs
+# whose data the receiver parsed twice (a retransmission). Without the
+# pause the receiver parses every data segment: 2 or more per ACK.
+PARSE_PER_ACK_MAX = 1.1
+PARSE_SLACK_CALLS = 10
+# What the bound needs to tell the two apart: the receiver ACKs at most
+# every other full segment (tcp_ack_snd_check()), far fewer under stretch
+# ACKs (about 20 segments per ACK on this machine).
+DATA_SEGS_PER_ACK_MIN = 1.5
+# Every ACK the receiver wrote is parsed by the sender, and (but for the
+# few rejected for the us truncation on this ~20 us path, docs/ets.md)
+# gives a Network_RTT sample.
+SAMPLES_PER_ACK_MIN = 0.7
+
+BULK_SERVER = COMMON + r"""
+SO_NETNS_COOKIE = int(sys.argv[3])
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(1)
+print("LISTEN", flush=True)
+c, _ = s.accept()
+n = 0
+while True:
+    b = c.recv(1 << 20)
+    if not b:
+        break
+    n += len(b)
+cookie = struct.unpack("=Q", c.getsockopt(socket.SOL_SOCKET, SO_NETNS_COOKIE, 8))[0]
+c.close()
+print(json.dumps({"bytes": n, "netns": cookie}), flush=True)
+"""
+
+BULK_CLIENT = COMMON + r"""
+SO_NETNS_COOKIE = int(sys.argv[4])
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+s.sendall(b"x" * int(sys.argv[3]))
+cookie = struct.unpack("=Q", s.getsockopt(socket.SOL_SOCKET, SO_NETNS_COOKIE, 8))[0]
+s.close()
+print(json.dumps({"netns": cookie}), flush=True)
+"""
+
+
+def test_ets_calls_per_transfer():
+    """The number of calls a bulk transfer costs, from ets_stats: writes
+    (one per segment sent, as many length callbacks with a segment) and
+    parses per ACK at each end. A regression that parses data segments
+    again, or ACKs twice, shows here; so does one that loses samples."""
+    with EtsAttached("calls") as att, VethPair() as vp:
+        srv = bbrtest.python_in(vp.b, BULK_SERVER, ADDR_B, PORT, SO_NETNS_COOKIE,
+                                cgroup=att.cg)
+        try:
+            assert "LISTEN" in srv.stdout.readline()
+            cli = bbrtest.python_in(vp.a, BULK_CLIENT, ADDR_B, PORT, BULK_BYTES,
+                                    SO_NETNS_COOKIE, cgroup=att.cg)
+            out, err = cli.communicate(timeout=CMD_TIMEOUT_S)
+            assert cli.returncode == 0, err
+            snd = json.loads(out)
+            got = json.loads(srv.communicate(timeout=CMD_TIMEOUT_S)[0])
+        finally:
+            if srv.poll() is None:
+                srv.kill()
+            srv.wait()
+        # both sockets are closed: their tallies are in ets_stats (at close)
+        time.sleep(0.3)
+        per_ns = att.stats_by_netns()
+    assert got["bytes"] == BULK_BYTES
+    s, r = per_ns[snd["netns"]], per_ns[got["netns"]]
+    acks, skbs, data_segs = r["sent"], s["sent"], BULK_BYTES / MSS_BYTES
+    print(f"{BULK_BYTES} bytes: sender wrote {skbs} options, receiver {acks} "
+          f"({data_segs / acks:.1f} data segments per ACK); parse calls: receiver "
+          f"{r['parse_calls']} ({r['parse_calls'] / acks:.2f} per ACK), sender "
+          f"{s['parse_calls']} ({s['parse_calls'] / acks:.2f} per ACK; bound "
+          f"{PARSE_PER_ACK_MAX} + {PARSE_SLACK_CALLS}); samples {s['samples']} "
+          f"({s['samples'] / acks:.2f} per ACK, at least {SAMPLES_PER_ACK_MIN}); "
+          f"calls per MB (writes x 2 + parses): "
+          f"{(2 * (acks + skbs) + r['parse_calls'] + s['parse_calls']) / (BULK_BYTES / 1e6):.0f}")
+    print("sender:", s)
+    print("receiver:", r)
+    assert skbs >= BULK_BYTES / GSO_MAX_BYTES, "one option per skb written"
+    assert data_segs / acks >= DATA_SEGS_PER_ACK_MIN, \
+        "the receiver ACKed nearly every segment: the parse bound cannot tell a regression"
+    assert r["parse_calls"] <= PARSE_PER_ACK_MAX * acks + PARSE_SLACK_CALLS, \
+        "the receiver parses more than once per ACK it writes"
+    assert s["parse_calls"] <= PARSE_PER_ACK_MAX * acks + PARSE_SLACK_CALLS, \
+        "the sender parses more than once per ACK"
+    assert s["samples"] >= SAMPLES_PER_ACK_MIN * acks, "Network_RTT samples lost"
+    assert s["missing"] == r["missing"] == 0 and s["negotiated"] == r["negotiated"] == 1
+
+
 def test_ets_network_rtt_against_emulator():
     from labkit.path import EmulatedPath, linkem_available
     if not linkem_available():
@@ -429,6 +547,9 @@ def test_ets_network_rtt_against_emulator():
             EmulatedPath(rate_mbit=50, rtt_ms=EMU_RTT_MS, backend="linkem", log=False) as p:
         rows = transfer(p.snd_ns[0], p.rcv_ns, p.rcv_addr, att.cg, att.cg, att.pins, count=MSG_COUNT, gap=MSG_GAP_S, size=200,
                         read_delay=SERVER_READ_DELAY_S)
+        # the close's FIN exchange (a round trip or two) brings the
+        # sockets' tallies into the counters printed below
+        time.sleep(CLOSE_RTTS * EMU_RTT_MS / 1000)
         st = att.stats()
     rows = [r for r in rows if "net" in r and r["samples"]]
     assert len(rows) >= MSG_COUNT // 2, f"too few samples: {rows[:3]}"
