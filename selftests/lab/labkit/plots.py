@@ -84,21 +84,29 @@ def _throughput(sub, title, path):
     return path
 
 
+QUEUE_US_BELOW_MS = 2.0     # queues that never reach this are plotted in µs
+
+
 def _queue(sub, title, path):
     fig, ax = plt.subplots(figsize=(9, 3.2))
     any_line = False
+    peak = max((q for res, _, _ in sub for _, q in res["_queue_series"] or []), default=0.0)
+    scale, unit = (1e3, "µs") if peak < QUEUE_US_BELOW_MS else (1.0, "ms")
     for res, _, _ in sub:
         s = res["_queue_series"]
         if s:
             t, q = zip(*s)
-            ax.plot(t, q, lw=0.9, color=color(res["cc"]), label=res["cc"])
+            ax.plot(t, [x * scale for x in q], lw=0.9, color=color(res["cc"]), label=res["cc"])
             any_line = True
     res0 = sub[0][0]
     if res0.get("rate_mbit") and res0.get("buffer_bytes"):
         full_ms = res0["buffer_bytes"] * 8 / (res0["rate_mbit"] * 1e6) * 1e3
-        ax.axhline(full_ms, color="gray", ls=":", label=f"full buffer ({full_ms:.0f} ms)")
+        if unit == "ms":
+            ax.axhline(full_ms, color="gray", ls=":", label=f"full buffer ({full_ms:.0f} ms)")
+        else:
+            ax.plot([], [], " ", label=f"(full buffer: {full_ms:.0f} ms)")
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("queueing delay (ms)")
+    ax.set_ylabel(f"queueing delay ({unit})")
     ax.set_title(f"{title}: bottleneck queueing delay ({res0.get('queue_source')})", fontsize=10)
     if any_line or res0.get("buffer_bytes"):
         ax.legend(fontsize=8)

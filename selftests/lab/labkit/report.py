@@ -224,7 +224,9 @@ def write(sc, ccs, runs, pngs, out):
               "bottleneck drops / arrivals and CE marks / forwarded; queue = bottleneck "
               "sojourn time; Jain over the run and per 1-s window where all flows are "
               "active; conv = seconds from the last arrival until Jain per window stays "
-              ">= 0.9; valid = the emulator's release lateness stayed within its bound.", ""]
+              ">= 0.9; valid = the emulator's release lateness stayed within its bound "
+              "(kernel path: the tbf dropped no more than the marker's virtual queue of the "
+              "same size, so it kept its rate).", ""]
     for title, rows, note in (
             ("Per sender", sender_rows(runs),
              "Goodput: sum of the sender's bulk flows' mean goodput after warm-up; "

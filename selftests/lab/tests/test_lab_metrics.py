@@ -226,3 +226,17 @@ def test_retransmits_per_second():
     assert table[1] == ("-", "bbr_swift", "10 (5.00 %)", "0 (0.00 %)", "1 (0.33 %)",
                         "1 (0.50 %)")
     assert len(table) == 2          # a run without retransmits is left out
+
+
+def test_kernel_path_validity_from_shaper_drops():
+    """A kernel-path run is invalid when the tbf dropped more than the
+    marker's virtual queue of the same size (beyond 0.1 % of the packets)."""
+    from labkit import runner as R
+
+    def stats(tbf, virtual, pkts=100_000):
+        return {"qdisc": {"drops": tbf}, "marker": {"vq_full": virtual, "pkts": pkts}}
+    assert R.validity(stats(0, 0), "kernel")["valid"]
+    assert R.validity(stats(120, 30), "kernel")["valid"]          # 90 extra: 0.09 %
+    bad = R.validity(stats(15387, 125), "kernel")
+    print(bad)
+    assert not bad["valid"] and "15387" in bad["why"]
