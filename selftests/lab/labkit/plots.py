@@ -34,6 +34,16 @@ def color(cc):
     return COLORS.get(cc, None)
 
 
+def _save(fig, path, suptitle=None):
+    """Lay out, write and close a figure; returns path."""
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
 def plot_all(sc, runs, out):
     pngs = []
     points = []
@@ -77,11 +87,7 @@ def _throughput(sub, title, path):
         ax.legend(fontsize=7, loc="lower right", ncol=3)
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("time (s)")
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path, title)
 
 
 QUEUE_US_BELOW_MS = 2.0     # queues that never reach this are plotted in µs
@@ -111,10 +117,7 @@ def _queue(sub, title, path):
     if any_line or res0.get("buffer_bytes"):
         ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def _binned(rows, key, agg, bin_s=M.BIN_S):
@@ -152,11 +155,7 @@ def _network_rtt(sub, title, path):
         ax.legend(fontsize=7, loc="upper right")
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("time (s)")
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path, title)
 
 
 def _state(sub, title, path):
@@ -190,11 +189,7 @@ def _state(sub, title, path):
             ax.set_xlabel("time (s)")
             ax.legend(fontsize=7)
             ax.grid(alpha=0.3)
-    fig.suptitle(f"{title}: CC state ({sub[0][0].get('state_source')})")
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path, f"{title}: CC state ({sub[0][0].get('state_source')})")
 
 
 def _scatter(sc, runs, path):
@@ -218,10 +213,7 @@ def _scatter(sc, runs, path):
     if seen:
         ax.legend(fontsize=8)
     ax.grid(alpha=0.3, which="both")
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def _sweep(sc, runs, path):
@@ -252,8 +244,4 @@ def _sweep(sc, runs, path):
         ax.set_ylabel(yl)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(f"{sc['name']}: sweep over {param}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path, f"{sc['name']}: sweep over {param}")
