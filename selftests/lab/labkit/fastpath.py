@@ -221,27 +221,25 @@ class FastPath(SetupClose):
     def counters(self, shaper=True):
         """Marker counters summed over CPUs, plus (shaper) the shaper's drops
         and backlog."""
-        dump = json.loads(run(["bpftool", "-j", "map", "dump", "id",
-                                str(self.map_ids["cnt"])]).stdout)
-        out = dict.fromkeys(COUNTERS, 0)
-        for entry in dump:
-            idx = _key_index(entry["key"])
-            if idx < len(COUNTERS):
-                out[COUNTERS[idx]] = _percpu_sum(entry)
+        out = dict(zip(COUNTERS, self._percpu_array("cnt", len(COUNTERS))))
         if shaper:
             out.update(self.shaper_stats())
         return out
 
     def sojourn_hist(self):
         """soj_hist summed over CPUs: packets per bucket (soj_bucket_edges_us)."""
+        return self._percpu_array("soj_hist", SOJ_BUCKETS)
+
+    def _percpu_array(self, name, n):
+        """The first n entries of the per-CPU array map name, summed over CPUs."""
         dump = json.loads(run(["bpftool", "-j", "map", "dump", "id",
-                                str(self.map_ids["soj_hist"])]).stdout)
-        counts = [0] * SOJ_BUCKETS
+                                str(self.map_ids[name])]).stdout)
+        out = [0] * n
         for entry in dump:
             idx = _key_index(entry["key"])
-            if idx < SOJ_BUCKETS:
-                counts[idx] = _percpu_sum(entry)
-        return counts
+            if idx < n:
+                out[idx] = _percpu_sum(entry)
+        return out
 
     def shaper_stats(self):
         qs = json.loads(self._tc("-s", "-j", "qdisc", "show", "dev", self.dev).stdout)

@@ -723,7 +723,7 @@ def run_scenario(sc, out, ccs=None, progress=True):
                 res, samples, state = run_one(psc, cc, rundir, prog, registered=True)
                 done[0] += psc["duration_s"]
                 res["point"] = label
-                res["sweep_value"] = _sweep_value(sc, label)
+                res["sweep_value"] = _sweep_value(sc, psc)
                 runs.append(((pi, ci), (res, samples, state)))
     runs = [r for _, r in sorted(runs, key=lambda x: x[0])]
     if progress and sys.stderr.isatty():
@@ -736,12 +736,15 @@ def _dirname(label):
     return "".join(c if c.isalnum() or c in "._=-" else "_" for c in label).strip("_")
 
 
-def _sweep_value(sc, label):
-    label = label.rpartition(" run=")[0] if " run=" in label else \
-        ("" if label.startswith("run=") else label)
-    if not label:
+def _sweep_value(sc, psc):
+    """The swept parameter's value in psc, a point of sc (None: no sweep)."""
+    sw = sc.get("sweep")
+    if not sw:
         return None
-    return next(v for v in sc["sweep"]["values"] if f"{sc['sweep']['param']}={v}" == label)
+    node = psc
+    for k in sw["param"].split("."):
+        node = node[k]
+    return node
 
 
 def write_results(sc, ccs, runs, out):

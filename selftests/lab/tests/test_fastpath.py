@@ -11,6 +11,8 @@ import json
 import math
 import os
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -18,7 +20,7 @@ import bbrtest
 from bbrtest.flowgen import FLOWGEN_BIN as FLOWGEN
 from bbrtest.flowgen import PORT_LO, run_client
 from bbrtest.flowgen import topology_server as Server
-from labkit.fastpath import MARKER_OBJ, FastPath
+from labkit.fastpath import MARKER_OBJ, FastPath, soj_percentiles_us
 
 NS_PREFIX = f"lfp{os.getpid()}"         # the namespaces of these tests
 RATE_MBIT = 100
@@ -187,10 +189,6 @@ def test_virtual_sojourn_follows_the_tbf_queue(tmp_path):
     every 50 ms within SOJOURN_TOLERANCE, and the histogram holds every
     admitted packet."""
     _need_root()
-    import threading
-    import time
-    from labkit.fastpath import soj_percentiles_us
-
     poll_s, t_from, t_to = 0.05, 1.0, RUN_S - 0.3
     tolerance = 0.10            # sampling 36 backlog values of a sawtooth
     backlog_ms, marks = [], {}

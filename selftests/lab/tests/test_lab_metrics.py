@@ -117,16 +117,17 @@ def test_scenario_expand_and_sweep():
 
 
 def test_scenario_repeats():
-    """repeats = N: every sweep point N times, labelled run=K after the point;
-    the runner maps each label back to its sweep value; --quick runs once."""
+    """repeats = N: every sweep point N times, labelled run=K after the point,
+    each run recording its point's sweep value; --quick runs once."""
     from labkit import runner as R
     sc = S.loads("repeats = 3\n" + SCEN)
-    labels = [p[0] for p in S.points(sc)]
-    assert labels == [f"link.loss={v} run={k}" for v in (0.001, 0.01) for k in (1, 2, 3)]
-    assert [R._sweep_value(sc, lab) for lab in labels] == [0.001] * 3 + [0.01] * 3
+    pts = S.points(sc)
+    assert [p[0] for p in pts] == [f"link.loss={v} run={k}" for v in (0.001, 0.01)
+                                   for k in (1, 2, 3)]
+    assert [R._sweep_value(sc, p) for _, p in pts] == [0.001] * 3 + [0.01] * 3
     plain = S.loads("repeats = 2\n" + SCEN.split("[sweep]")[0])
     assert [p[0] for p in S.points(plain)] == ["run=1", "run=2"]
-    assert R._sweep_value(plain, "run=2") is None
+    assert R._sweep_value(plain, S.points(plain)[1][1]) is None
     assert len(S.points(S.quick(sc))) == 2
     for bad in ("0", "11", "1.5", "true"):
         with pytest.raises(S.ScenarioError, match="repeats"):
