@@ -450,16 +450,22 @@ MSS_BYTES = 1448                # the veth's MTU 1500 less IP, TCP and TS
 # SO_NETNS_COOKIE (include/uapi/asm-generic/socket.h): which ets_stats
 # entry is whose.
 SO_NETNS_COOKIE = 71
-# Parse callbacks per ACK the receiver wrote, at each end: 1, plus the
-# handshake's and the close's few segments (PARSE_SLACK_CALLS) and ACKs
-# whose data the receiver parsed twice (a retransmission). Without the
-# pause the receiver parses every data segment: 2 or more per ACK.
-PARSE_PER_ACK_MAX = 1.1
+# Parse callbacks per segment the receiver wrote (its ACKs, with the option
+# or without it: an ACK whose SACK blocks left no room still resumes the
+# parse), at each end: 1 in a clean transfer, plus the handshake's and the
+# close's few segments (PARSE_SLACK_CALLS). A transfer that met losses
+# (drops in a busy machine's backlog) adds the segments no ACK can echo:
+# each out-of-order or duplicate arrival is parsed without a pause; 1.34
+# per ACK with the option, 1.18 per ACK written, in one such CI run. Without
+# the pause the receiver parses every data segment: as many per ACK as the
+# data segments each ACK covers (12-30 here).
+PARSE_PER_WRITE_MAX = 1.5
 PARSE_SLACK_CALLS = 10
 # What the bound needs to tell the two apart: the receiver ACKs at most
 # every other full segment (tcp_ack_snd_check()), far fewer under stretch
-# ACKs (about 20 segments per ACK on this machine).
-DATA_SEGS_PER_ACK_MIN = 1.5
+# ACKs (12-30 segments per ACK on this kind of machine). At 3 or more, a
+# broken pause parses at least twice the bound.
+DATA_SEGS_PER_WRITE_MIN = 3
 # Every ACK the receiver wrote is parsed by the sender, and (but for the
 # few rejected for the us truncation on this ~20 us path, docs/ets.md)
 # gives a Network_RTT sample.
@@ -518,22 +524,24 @@ def test_ets_calls_per_transfer():
     assert got["bytes"] == BULK_BYTES
     s, r = per_ns[snd["netns"]], per_ns[got["netns"]]
     acks, skbs, data_segs = r["sent"], s["sent"], BULK_BYTES / MSS_BYTES
+    writes = acks + r["reserve_nospace"]
     print(f"{BULK_BYTES} bytes: sender wrote {skbs} options, receiver {acks} "
-          f"({data_segs / acks:.1f} data segments per ACK); parse calls: receiver "
-          f"{r['parse_calls']} ({r['parse_calls'] / acks:.2f} per ACK), sender "
-          f"{s['parse_calls']} ({s['parse_calls'] / acks:.2f} per ACK; bound "
-          f"{PARSE_PER_ACK_MAX} + {PARSE_SLACK_CALLS}); samples {s['samples']} "
+          f"and {r['reserve_nospace']} ACKs without ({data_segs / writes:.1f} data "
+          f"segments per ACK); parse calls: receiver {r['parse_calls']} "
+          f"({r['parse_calls'] / writes:.2f} per ACK), sender {s['parse_calls']} "
+          f"({s['parse_calls'] / writes:.2f} per ACK; bound {PARSE_PER_WRITE_MAX} "
+          f"+ {PARSE_SLACK_CALLS}); samples {s['samples']} "
           f"({s['samples'] / acks:.2f} per ACK, at least {SAMPLES_PER_ACK_MIN}); "
           f"calls per MB (writes x 2 + parses): "
           f"{(2 * (acks + skbs) + r['parse_calls'] + s['parse_calls']) / (BULK_BYTES / 1e6):.0f}")
     print("sender:", s)
     print("receiver:", r)
     assert skbs >= BULK_BYTES / GSO_MAX_BYTES, "one option per skb written"
-    assert data_segs / acks >= DATA_SEGS_PER_ACK_MIN, \
+    assert data_segs / writes >= DATA_SEGS_PER_WRITE_MIN, \
         "the receiver ACKed nearly every segment: the parse bound cannot tell a regression"
-    assert r["parse_calls"] <= PARSE_PER_ACK_MAX * acks + PARSE_SLACK_CALLS, \
-        "the receiver parses more than once per ACK it writes"
-    assert s["parse_calls"] <= PARSE_PER_ACK_MAX * acks + PARSE_SLACK_CALLS, \
+    assert r["parse_calls"] <= PARSE_PER_WRITE_MAX * writes + PARSE_SLACK_CALLS, \
+        "the receiver parses more than once per segment it writes"
+    assert s["parse_calls"] <= PARSE_PER_WRITE_MAX * writes + PARSE_SLACK_CALLS, \
         "the sender parses more than once per ACK"
     assert s["samples"] >= SAMPLES_PER_ACK_MIN * acks, "Network_RTT samples lost"
     assert s["missing"] == r["missing"] == 0 and s["negotiated"] == r["negotiated"] == 1

@@ -22,6 +22,7 @@ from bbrtest.flowgen import topology_server as Server
 NS_PREFIX = f"lfp{os.getpid()}"
 SAMPLE_MS = 100
 SAMPLE_LATE_MEDIAN_S = 0.03     # a flow's median lateness behind its ticks (2 ms seen, quiet host)
+SKIPPED_TICKS_MAX = 2          # ticks a flow's sampler may skip (the sample count allows 2 missing)
 STOP_TOL_S = 0.05               # stop at 1 ms ticks, plus scheduling noise
 KERNEL_CCS = ("cubic", "reno", "bbr")
 BUFFER_BYTES = 4_000_000
@@ -91,6 +92,7 @@ def test_200_mixed_flows(tmp_path):
     assert early_mbit >= 0.7 * 191, "generator cannot fill the bottleneck"
 
     worst_late_s = worst_median_late_s = 0.0
+    most_skipped = 0
     for spec in flows:
         fid = spec["id"]
         s = per_flow[fid]
@@ -114,12 +116,14 @@ def test_200_mixed_flows(tmp_path):
             assert expect - 2 <= len(ts) <= expect + 1, \
                 f"flow {fid}: {len(ts)} samples, expected ~{expect}"
             # flowgen samples on a fixed grid (t0 + k x sample_ms): a late sample
-            # does not shift the next one. Each sample sits on its own tick,
-            # ticks consecutive: none skipped or doubled, so no sample is a
-            # period late. A busy epoll pass under 200 flows on 2 vCPUs can
-            # delay one sample by 37-97 ms; a sampler that drifted (each tick
-            # timed from the last sample) would move the median, which stays
-            # within SAMPLE_LATE_MEDIAN_S.
+            # does not shift the next one, and a pass that falls a whole period
+            # behind skips that tick rather than sampling twice in a burst.
+            # Each sample sits on its own tick (none doubled), and ticks are
+            # skipped at most one in a row and SKIPPED_TICKS_MAX per flow: a
+            # busy epoll pass under 200 flows on 2 vCPUs delays one sample by
+            # 37-97 ms, once in CI by just over a period. A sampler that
+            # drifted (each tick timed from the last sample) would move the
+            # median, which stays within SAMPLE_LATE_MEDIAN_S.
             period_s = SAMPLE_MS / 1000
             ticks = [int(t / period_s + 1e-6) for t in ts]
             late = sorted(t - k * period_s for t, k in zip(ts, ticks))
@@ -128,8 +132,11 @@ def test_200_mixed_flows(tmp_path):
             worst_median_late_s = max(worst_median_late_s, median_late_s)
             assert median_late_s <= SAMPLE_LATE_MEDIAN_S, \
                 f"flow {fid}: median sample {median_late_s * 1000:.0f} ms after its tick"
-            assert ticks == list(range(ticks[0], ticks[0] + len(ticks))), \
-                f"flow {fid}: sample ticks {ticks} not consecutive"
+            steps = [b - a for a, b in zip(ticks, ticks[1:])]
+            skipped = sum(d - 1 for d in steps)
+            most_skipped = max(most_skipped, skipped)
+            assert all(1 <= d <= 2 for d in steps) and skipped <= SKIPPED_TICKS_MAX, \
+                f"flow {fid}: sample ticks {ticks} doubled or skipped"
         else:
             assert s["t_connect_s"] >= spec["start_s"], f"rr flow {fid} started early"
             assert s["completed"], f"rr flow {fid} did not complete"
@@ -137,7 +144,8 @@ def test_200_mixed_flows(tmp_path):
             assert s["app_bytes_received"] == 20 * 3000
             assert s["app_bytes_sent"] == 20 * 200
     print(f"bulk samples after their ticks: worst flow median {worst_median_late_s * 1000:.0f} ms "
-          f"(bound {SAMPLE_LATE_MEDIAN_S * 1000:.0f}), latest single sample {worst_late_s * 1000:.0f} ms")
+          f"(bound {SAMPLE_LATE_MEDIAN_S * 1000:.0f}), latest single sample {worst_late_s * 1000:.0f} ms, "
+          f"at most {most_skipped} ticks skipped in a flow (bound {SKIPPED_TICKS_MAX})")
     rr_p50 = sorted(per_flow[i]["rr_latency_us"]["p50"] for i in range(150, 200))
     print(f"rr: 50 flows x 20 requests complete, median of per-flow p50 latency {rr_p50[25]} us")
 
