@@ -1912,13 +1912,13 @@ static inline void bbr_signal_cap(struct bbr_sock *sk, u32 cwnd, u64 rate_Bps)
 		sk->pacing_rate = rate_Bps;
 }
 
-/* After the control: cwnd no higher than cwnd, and the pacing rate the
- * signal's own, whatever the model's bandwidth (for a flow that sends less
- * than a packet per round trip, whose delivery-rate samples say only that
- * it sent a packet now and then). */
+/* After the control: the signal's own cwnd and pacing rate, whatever the
+ * model's (for a flow that sends less than a packet per round trip, whose
+ * delivery-rate samples say only that it sent a packet now and then). The
+ * model's cwnd stays when it is below BBRv3's floor. */
 static inline void bbr_signal_pace(struct bbr_sock *sk, u32 cwnd, u64 rate_Bps)
 {
-	if (sk->snd_cwnd > cwnd)
+	if (sk->snd_cwnd >= BBR_CWND_MIN_TARGET_PKTS)
 		sk->snd_cwnd = cwnd;
 	sk->pacing_rate = bbr_max_u64(bbr_min_u64(rate_Bps, sk->max_pacing_rate), 1);
 }

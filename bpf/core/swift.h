@@ -103,9 +103,13 @@
 /* Smallest window, in 1/1000 packet: Swift's 0.001 packet. */
 #define SWIFT_CWND_MIN_MILLI		1u
 #define SWIFT_MILLI_PER_PKT		1000u
-/* Below this the window is fractional: cwnd stays at BBRv3's floor and the
- * pacing rate carries the window. */
+/* Below this the window is paced: the pacing rate carries the window and
+ * cwnd only follows what that rate keeps in flight (swift_paced_cwnd()). */
 #define SWIFT_CWND_FLOOR_MILLI		(BBR_CWND_MIN_TARGET_PKTS * SWIFT_MILLI_PER_PKT)
+/* Ceiling of the in-flight allowance of a paced window (swift_paced_cwnd()):
+ * 16 x BBRv3's floor, so that an srtt inflated by a long stall cannot open
+ * the kernel's cwnd without bound (the pacing rate still governs). */
+#define SWIFT_PACED_CWND_MAX_PKTS	(16 * BBR_CWND_MIN_TARGET_PKTS)
 /* Largest window (1/1000 packet): 2^31, ~2.1 M packets, so sums and
  * scaled values stay in 32 bits. */
 #define SWIFT_CWND_MAX_MILLI		(1u << 31)
@@ -451,6 +455,33 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 }
 
 /*
+ * The kernel's cwnd for a window below the floor, which the pacing rate
+ * carries (window per target_RTT): what that rate keeps in flight over a
+ * whole round trip as the kernel counts it, srtt, plus a packet; BBRv3's
+ * floor at least. Network_RTT leaves out the receiver's ACK delay, the
+ * kernel's in flight does not: a receiver that holds the ACK of a lone
+ * full-sized segment until its delayed-ACK timer (4-8 ms at HZ 250 under
+ * ETS's MaxACKDel) has rate x srtt unacknowledged, far more than the
+ * window. With the cwnd at the floor the flow then sent 4 packets per
+ * srtt whatever its window: 32 flows at 0.2 packet per Network_RTT on the
+ * kernel path (srtt 4.4 ms, Network_RTT 0.1 ms) filled 54-65 % of the
+ * link with the queue empty and no cut; with the cwnd following the rate,
+ * 70-94 % (lab scenario swift_dc_kernel_regime). Swift itself does not
+ * delay ACKs; here the rate is the window's and the cwnd only follows it.
+ */
+static inline u32 swift_paced_cwnd(const struct swift_state *w, const struct bbr_sock *sk)
+{
+	u64 rtt_us = bbr_max_u32(sk->srtt_us, w->target_rtt_us);
+	u64 pkts = bbr_div_round_up_u64((u64)w->cwnd_milli * rtt_us,
+					(u64)SWIFT_MILLI_PER_PKT * w->target_rtt_us) + 1;
+
+	pkts = bbr_min_u64(pkts, SWIFT_PACED_CWND_MAX_PKTS);
+	if (sk->snd_cwnd_clamp)
+		pkts = bbr_min_u64(pkts, sk->snd_cwnd_clamp);
+	return (u32)bbr_max_u64(pkts, BBR_CWND_MIN_TARGET_PKTS);
+}
+
+/*
  * In bbr_core_main(), after the control: cwnd and pacing rate no higher
  * than the engaged window's (cwnd at the window, BBRv3's floor at least;
  * pacing at the window per target_RTT). In PROBE_BW out of loss recovery
@@ -475,7 +506,7 @@ static inline void swift_after_ack(const struct bbr3 *b, struct swift_state *w,
 	rate = (swift_window_bw(w, w->cwnd_milli) * sk->mss *
 		SWIFT_USEC_PER_SEC) >> BW_SCALE;
 	if (w->cwnd_milli < SWIFT_CWND_FLOOR_MILLI)
-		bbr_signal_pace(sk, cwnd, rate);
+		bbr_signal_pace(sk, swift_paced_cwnd(w, sk), rate);
 	else
 		bbr_signal_cap(sk, cwnd, rate);
 }

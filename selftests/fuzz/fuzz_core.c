@@ -187,11 +187,14 @@ static void check_swift(const struct bbr3_sk *sks, const struct bbr_sock *sk,
 				w->last_factor < SWIFT_FACTOR_UNIT));
 	/* without a signal in force there is no window */
 	CHECK(in_force || !w->cwnd_milli);
-	/* an engaged window caps cwnd (BBRv3's floor at least) */
-	if (in_force && w->cwnd_milli && sks->st.initialized)
-		CHECK(sk->snd_cwnd <= bbr_max_u32((w->cwnd_milli + SWIFT_MILLI_PER_PKT - 1) /
-						  SWIFT_MILLI_PER_PKT,
-						  BBR_CWND_MIN_TARGET_PKTS));
+	/* an engaged window caps cwnd (BBRv3's floor at least); a paced one
+	 * (below the floor) at what its rate keeps in flight over srtt */
+	if (in_force && w->cwnd_milli >= SWIFT_CWND_FLOOR_MILLI && sks->st.initialized)
+		CHECK(sk->snd_cwnd <= (w->cwnd_milli + SWIFT_MILLI_PER_PKT - 1) /
+					SWIFT_MILLI_PER_PKT);
+	if (in_force && w->cwnd_milli && w->cwnd_milli < SWIFT_CWND_FLOOR_MILLI &&
+	    sks->st.initialized)
+		CHECK(sk->snd_cwnd <= swift_paced_cwnd(w, sk));
 }
 
 /* A Network_RTT sample as the ETS program would leave it, fuzzed. */

@@ -463,9 +463,23 @@ TEST(swift_host_target)
 	}
 }
 
-/* Below the cwnd floor: cwnd stays at 4, pacing carries a fractional
- * window per target_RTT, less than one packet per RTT; Swift's AIMD acts on
- * it in any PROBE_BW phase. */
+/* The kernel's cwnd under a paced window: the window's rate over srtt
+ * (which carries the receiver's ACK delay) plus a packet, BBRv3's floor at
+ * least, 16 floors at most. */
+static u32 expect_paced_cwnd(u32 milli, u32 srtt_us, u32 target_us)
+{
+	u64 rtt = srtt_us > target_us ? srtt_us : target_us;
+	u64 pkts = ((u64)milli * rtt + 1000ull * target_us - 1) / (1000ull * target_us) + 1;
+
+	if (pkts > SWIFT_PACED_CWND_MAX_PKTS)
+		pkts = SWIFT_PACED_CWND_MAX_PKTS;
+	return pkts < BBR_CWND_MIN_TARGET_PKTS ? BBR_CWND_MIN_TARGET_PKTS : (u32)pkts;
+}
+
+/* Below the cwnd floor: pacing carries a fractional window per target_RTT,
+ * less than one packet per RTT, and cwnd follows what that rate keeps in
+ * flight over srtt (the floor when srtt is the target's); Swift's AIMD
+ * acts on it in any PROBE_BW phase. */
 TEST(swift_subpacket_pacing)
 {
 	struct swift_env s;
@@ -479,7 +493,9 @@ TEST(swift_subpacket_pacing)
 		senv_round(&s, 4);
 	ASSERT_GT(s.d.w.cwnd_milli, 0);
 	ASSERT_LT(s.d.w.cwnd_milli, SWIFT_MILLI_PER_PKT);
-	ASSERT_EQ(s.e.sk.snd_cwnd, BBR_CWND_MIN_TARGET_PKTS);
+	ASSERT_EQ(s.e.sk.snd_cwnd, expect_paced_cwnd(s.d.w.cwnd_milli, s.e.sk.srtt_us, TARGET_US));
+	UNIT_REPORT("window %u milli at srtt %u us, target %u us: cwnd %u",
+		    s.d.w.cwnd_milli, s.e.sk.srtt_us, TARGET_US, s.e.sk.snd_cwnd);
 	/* w packets per target_RTT, bytes per second */
 	want = (((u64)s.d.w.cwnd_milli * BW_UNIT / (1000ull * TARGET_US)) *
 		ENV_MSS_BYTES * 1000000u) >> BW_SCALE;
@@ -501,7 +517,22 @@ TEST(swift_subpacket_pacing)
 	s.e.b->cycle_idx = BBR_BW_PROBE_UP;
 	senv_round(&s, 1);
 	ASSERT_EQ(s.d.w.cwnd_milli, 125);
-	ASSERT_EQ(s.e.sk.snd_cwnd, BBR_CWND_MIN_TARGET_PKTS);
+	ASSERT_EQ(s.e.sk.snd_cwnd, expect_paced_cwnd(125, s.e.sk.srtt_us, TARGET_US));
+	/* what the kernel counts in flight: 0.22 packet per 150 us target with
+	 * a 4.6 ms srtt (a receiver's delayed ACKs) -> 6.7 packets + 1 = 8;
+	 * at srtt = target the floor; a long stall at most 16 floors */
+	{
+		struct swift_state w = { .target_rtt_us = 150, .cwnd_milli = 220 };
+		struct bbr_sock sk = { .srtt_us = 4600 };
+
+		ASSERT_EQ(swift_paced_cwnd(&w, &sk), 8u);
+		sk.srtt_us = 150;
+		ASSERT_EQ(swift_paced_cwnd(&w, &sk), BBR_CWND_MIN_TARGET_PKTS);
+		sk.srtt_us = 10000000;
+		ASSERT_EQ(swift_paced_cwnd(&w, &sk), SWIFT_PACED_CWND_MAX_PKTS);
+		sk.snd_cwnd_clamp = 10;
+		ASSERT_EQ(swift_paced_cwnd(&w, &sk), 10u);
+	}
 	/* at target each ACK adds 2 + ai x sqrt(w) below a packet ... (ai =
 	 * 50 milli per ms of target: 5 at 100 us) */
 	s.d.smp.network_rtt_us = TARGET_US;
