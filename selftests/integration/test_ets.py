@@ -5,6 +5,9 @@
     ACKs against draft-yang-tcpm-ets-00 §3.2, and negotiation both ways;
   * Network_RTT against the lab emulator (labkit.EmulatedPath, linkem) at a
     known propagation delay with the receiver's delayed ACKs in play.
+  * ETS on through loss episodes: ACKs the sender's backlog coalesced
+    (forged, with its user held in send()), and a transfer through the lab's
+    kernel path with drops and CE marks.
 
 The program is attached to a cgroup v2 child this test creates; client and
 server processes move themselves into it. Maps are pinned under a fresh
