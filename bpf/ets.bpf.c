@@ -320,21 +320,33 @@ static __always_inline bool closing(struct bpf_sock_ops *skops)
 	       st == TCP_CLOSING_STATE;
 }
 
-/* Segments with the option (or excused without it) were seen up to here:
+/*
+ * Segments with the option (or excused without it) were seen up to here:
  * the segment being parsed acknowledges up to its ack_seq and carries data
- * up to seq + its payload. */
+ * up to its end_seq. Both are read from the skb's control block
+ * (TCP_SKB_CB()), which is what tcp_ack() and tcp_data_queue() act on,
+ * not from its TCP header: when the socket is owned by its user, the
+ * kernel appends a segment with the same options as the one queued
+ * before it to that one (tcp_add_backlog()), pure ACKs included, and
+ * advances only the control block's ack_seq. Two ACKs the peer wrote in
+ * the same millisecond with the same SACK blocks and no room for ETS (three
+ * blocks) are such a pair: with the header's ack_seq, the second one's
+ * acknowledgment was never seen here, and snd_una ran ahead of una_mark as
+ * if the peer had gone silent (docs/ets.md, "A peer gone silent").
+ */
 static __always_inline void mark_seen(struct bpf_sock_ops *skops,
 				      struct ets_sk *e)
 {
-	struct tcphdr *th = (void *)(long)skops->skb_data;
-	u32 payload;
+	struct bpf_sock_ops_kern *kctx = bpf_cast_to_kern_ctx(skops);
+	struct sk_buff *skb = kctx->skb;
+	struct tcp_skb_cb *cb;
 
-	if ((void *)(th + 1) > (void *)(long)skops->skb_data_end)
+	if (!skb)
 		return;
+	cb = (void *)skb->cb;
 	if (skops->skb_tcp_flags & TCPHDR_ACK)
-		ets_mark_advance(&e->una_mark, bpf_ntohl(th->ack_seq));
-	payload = skops->skb_len - th->doff * 4;
-	ets_mark_advance(&e->rcv_mark, bpf_ntohl(th->seq) + payload);
+		ets_mark_advance(&e->una_mark, cb->ack_seq);
+	ets_mark_advance(&e->rcv_mark, cb->end_seq);
 }
 
 /*
@@ -791,9 +803,6 @@ static __always_inline void parse_segment(struct bpf_sock_ops *skops,
 	int len, err;
 
 	len = ets_load_in_place(skops, buf);
-	/* keeps clang from sharing a ctx pointer it computed here with
-	 * mark_seen()'s loads: the verifier refuses a moved ctx pointer */
-	asm volatile("" ::: "memory");
 	if (!len)
 		len = ets_load(skops, buf, 0);
 	if (len == -ENOMSG) {

@@ -5,6 +5,9 @@
     ACKs against draft-yang-tcpm-ets-00 §3.2, and negotiation both ways;
   * Network_RTT against the lab emulator (labkit.EmulatedPath, linkem) at a
     known propagation delay with the receiver's delayed ACKs in play.
+  * ETS on through loss episodes: ACKs the sender's backlog coalesced
+    (forged, with its user held in send()), and a transfer through the lab's
+    kernel path with drops and CE marks.
 
 The program is attached to a cgroup v2 child this test creates; client and
 server processes move themselves into it. Maps are pinned under a fresh
@@ -545,6 +548,315 @@ def test_ets_calls_per_transfer():
         "the sender parses more than once per ACK"
     assert s["samples"] >= SAMPLES_PER_ACK_MIN * acks, "Network_RTT samples lost"
     assert s["missing"] == r["missing"] == 0 and s["negotiated"] == r["negotiated"] == 1
+
+
+# A transfer through a lossy bottleneck (the lab's kernel path: tbf with a
+# small FIFO and the BPF marker's step ECN and random drops; bbrtest.Topology
+# and labkit.fastpath): the loss episodes must leave ETS on at both ends. In
+# loss recovery the receiver's ACKs carry SACK blocks, and with three there
+# is no room for ETS. Retransmissions that arrive back to back each get an
+# ACK at once (CE marks also put the receiver in quickack mode), and two of
+# those written in the same millisecond have the same options (RFC 7323
+# timestamps, SACK blocks): when the sender's user holds its socket, the
+# kernel appends the second to the first in the backlog (tcp_add_backlog())
+# and advances only the control block's ack_seq. The program read the TCP
+# header's, missed the second acknowledgment, and found snd_una 3 MSS past
+# its mark at the next write: ETS off on a healthy peer, then on its peer
+# (`missing` 1 to 4 at each end in 3 of 4 runs of these figures before the
+# fix; test_ets_coalesced_acks_are_no_silence makes such a pair every time).
+LOSS_FLOWS = 16
+LOSS_BYTES_PER_FLOW = 8 << 20
+LOSS_CHUNK_BYTES = 2 << 20         # the client reads its TCP_INFO between chunks
+LOSS_RATE_MBIT = 300
+LOSS_BUFFER_BYTES = 200_000        # ~5 ms at the rate: tail drops in every episode
+LOSS_ECN_K_US = 50                 # the lab's step marking (swift_dc_kernel)
+LOSS_RANDOM = 0.01                 # the marker's random drops: holes, so SACK blocks
+# The sender's CC, set per socket: this repository's BBRv3 under a name of
+# the test's own (BBRv3 ignores CE without ecn_enable, as the lab's
+# bbr_swift with a target does, so the marks keep the receiver in quickack
+# mode while the FIFO overflows).
+BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
+LOSS_TIMEOUT_S = 120
+ETS_F_ENABLED, ETS_F_DISABLED = 0x04, 0x08
+
+# A socket's struct ets_sk, read from the pinned map by the process that
+# holds the socket (BPF_OBJ_GET, BPF_MAP_LOOKUP_ELEM keyed by its fd), as
+# CLIENT does: ets_sk(sock, pins) -> {field: value}.
+ETS_SK_LOOKUP = COMMON + f"LAYOUTS_BIN = {str(LAYOUTS_BIN)!r}\n" + r"""
+import subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+def bpf(cmd, attr):
+    buf = ctypes.create_string_buffer(attr, 128)
+    r = libc.syscall(321, cmd, buf, 128)
+    if r < 0:
+        raise OSError(ctypes.get_errno(), "bpf cmd %d" % cmd)
+    return r
+LAY = json.loads(subprocess.run([LAYOUTS_BIN], capture_output=True, text=True,
+                                check=True).stdout)["ets_sk"]
+_maps = {}
+def ets_sk(sock, pins):
+    if pins not in _maps:
+        path = ctypes.create_string_buffer((pins + "/ets_sk_stor").encode())
+        _maps[pins] = bpf(7, struct.pack("=QII", ctypes.addressof(path), 0, 0))
+    key = ctypes.c_int(sock.fileno()); val = ctypes.create_string_buffer(LAY["size"])
+    bpf(1, struct.pack("=IIQQQ", _maps[pins], 0, ctypes.addressof(key),
+                       ctypes.addressof(val), 0))
+    return {f: int.from_bytes(val.raw[off:off + n], sys.byteorder)
+            for f, (off, n) in LAY["fields"].items()}
+"""
+
+LOSS_CLIENT = ETS_SK_LOOKUP + r"""
+import threading
+dst, port, pins = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+nflows, nbytes, chunk, cc = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
+TCP_INFO_BYTES, TOTAL_RETRANS_OFF = 104, 100      # struct tcp_info's tcpi_total_retrans
+def ets(s):
+    e = ets_sk(s, pins)
+    return e["flags"], e["samples"]
+def retrans(s):
+    return struct.unpack_from("=I", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO,
+                                                 TCP_INFO_BYTES), TOTAL_RETRANS_OFF)[0]
+res = [None] * nflows
+def flow(i):
+    s = socket.socket()
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+    s.connect((dst, port))
+    at_loss, buf, sent = None, b"x" * chunk, 0
+    while sent < nbytes:
+        s.sendall(buf)
+        sent += chunk
+        if at_loss is None and retrans(s):
+            at_loss = ets(s)[1]     # samples when the first loss was repaired
+    s.shutdown(socket.SHUT_WR)
+    s.recv(1)                       # the server's close: everything acknowledged
+    flags, samples = ets(s)
+    res[i] = {"retrans": retrans(s), "samples_at_loss": at_loss, "samples": samples,
+              "flags": flags}
+    s.close()
+threads = [threading.Thread(target=flow, args=(i,)) for i in range(nflows)]
+for t in threads: t.start()
+for t in threads: t.join()
+cookie = struct.unpack("=Q", socket.socket().getsockopt(socket.SOL_SOCKET, int(sys.argv[8]), 8))[0]
+print(json.dumps({"netns": cookie, "flows": res}), flush=True)
+"""
+
+LOSS_SERVER = COMMON + r"""
+import threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(64)
+print("LISTEN", flush=True)
+def drain(c):
+    while c.recv(1 << 20):
+        pass
+    c.close()
+for _ in range(int(sys.argv[3])):
+    threading.Thread(target=drain, args=(s.accept()[0],)).start()
+"""
+
+
+def backlog_coalesced(ns):
+    """TcpExtTCPBacklogCoalesce of namespace ns: segments the kernel appended
+    to the one before them in a socket's backlog."""
+    out = netns.netns_exec(ns, ["cat", "/proc/net/netstat"]).stdout.splitlines()
+    for names, values in zip(out[::2], out[1::2]):
+        if names.startswith("TcpExt:"):
+            return dict(zip(names.split()[1:], map(int, values.split()[1:]))).get(
+                "TCPBacklogCoalesce", 0)
+    return 0
+
+
+def test_ets_stays_on_through_losses():
+    """LOSS_FLOWS bulk flows through a bottleneck that drops (its FIFO
+    overflows, and at random) and marks CE: every connection has loss
+    episodes, and ETS must stay on at both ends of each (`missing` 0, the
+    connection's flags ENABLED) with Network_RTT samples after its first
+    repaired loss. The bottleneck's drops, the receiver's ACKs without room
+    for the option (`reserve_nospace`) and the sender's coalesced backlog
+    segments are printed: the conditions of the bug this guards against."""
+    from labkit.fastpath import FastPath
+    cc = bbrtest.own_cc_name("etl")
+    with bbrtest.register_cc(BBR3_OBJ, as_name=cc), EtsAttached("loss") as att, \
+            bbrtest.Topology(rate_mbit=LOSS_RATE_MBIT, buffer_bytes=LOSS_BUFFER_BYTES) as topo:
+        for ns in (topo.snd_ns, topo.rcv_ns):
+            netns.sysctl(ns, {"net.ipv4.tcp_ecn": 1})
+        with FastPath(topo.rtr_ns, topo.bottleneck_dev, rate_mbit=LOSS_RATE_MBIT,
+                      buffer_bytes=LOSS_BUFFER_BYTES, ecn={"mode": "step", "k_us": LOSS_ECN_K_US},
+                      loss=LOSS_RANDOM) as fp:
+            coalesced0 = backlog_coalesced(topo.snd_ns)
+            srv = bbrtest.python_in(topo.rcv_ns, LOSS_SERVER, topo.rcv_addr, PORT, LOSS_FLOWS,
+                                    cgroup=att.cg)
+            try:
+                assert "LISTEN" in srv.stdout.readline()
+                cli = bbrtest.python_in(topo.snd_ns, LOSS_CLIENT, topo.rcv_addr, PORT, att.pins,
+                                        LOSS_FLOWS, LOSS_BYTES_PER_FLOW, LOSS_CHUNK_BYTES,
+                                        cc, SO_NETNS_COOKIE, cgroup=att.cg)
+                out, err = cli.communicate(timeout=LOSS_TIMEOUT_S)
+                assert cli.returncode == 0, err
+            finally:
+                srv.kill()
+                srv.wait()
+            got = json.loads(out)
+            flows = got["flows"]
+            marker = fp.counters()
+            tbf = topo.bottleneck_stats()
+            coalesced = backlog_coalesced(topo.snd_ns) - coalesced0
+        time.sleep(0.3)     # the sockets' tallies reach ets_stats at close
+        st = att.stats_by_netns()
+    s = st[got["netns"]]
+    r = next(v for k, v in st.items() if k != got["netns"])
+    print(f"bottleneck: {tbf['drops']} tail drops, {marker['drop_loss']} random drops, "
+          f"{marker['mark_step']} CE marks; sender: {coalesced} segments coalesced in "
+          f"backlogs")
+    print("sender:", {k: s[k] for k in ("negotiated", "missing", "samples", "parse_calls")},
+          "receiver:", {k: r[k] for k in ("negotiated", "missing", "sent", "reserve_nospace")})
+    for i, f in enumerate(flows):
+        print(f"flow {i}: {f['retrans']} retransmissions; Network_RTT samples "
+              f"{f['samples_at_loss']} when the first was seen, {f['samples']} at the end; "
+              f"flags {f['flags']:#x}")
+    lossy = [f for f in flows if f["samples_at_loss"] is not None]
+    assert tbf["drops"] + marker["drop_loss"] > 0 and len(lossy) >= LOSS_FLOWS // 2, \
+        "most flows must retransmit while they send: else this checks nothing"
+    assert r["reserve_nospace"] > 0, "no receiver ACK without room for ETS: no SACK recovery"
+    assert s["negotiated"] == r["negotiated"] == LOSS_FLOWS
+    assert s["missing"] == 0 and r["missing"] == 0, "ETS turned off on a healthy peer"
+    for i, f in enumerate(flows):
+        assert f["flags"] & ETS_F_ENABLED and not f["flags"] & ETS_F_DISABLED, \
+            f"flow {i}: ETS off at the sender"
+    for i, f in enumerate(flows):
+        assert f["samples_at_loss"] is None or f["samples"] > f["samples_at_loss"], \
+            f"flow {i}: no Network_RTT sample after its first loss"
+
+
+# The same two ACKs, forged and delivered while the sender's socket is owned
+# by its user, so that the kernel coalesces them in the backlog every time:
+# the user is held in send() by a buffer whose pages fault into a
+# userfaultfd the client serves only after the injection (UFFDIO_* are
+# include/uapi/linux/userfaultfd.h's, x86-64 numbers).
+COAL_SEGS = 12                  # data outstanding when the ACKs come
+COAL_SEG_BYTES = 1432           # the veth's MSS less the 16 bytes of ETS
+COAL_ACK1_SEGS, COAL_ACK2_SEGS = 1, 5   # 4 segments apart: past the 3 MSS rule
+COAL_SACK_SEGS = ((7, 8), (9, 10), (11, 12))    # three blocks: no room for ETS
+COAL_CLIENT = ETS_SK_LOOKUP + r"""
+import fcntl, mmap, select, threading
+dst, port, pins, nbytes = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+flags = lambda: ets_sk(s, pins)["flags"]  # noqa: E731
+NR_USERFAULTFD, UFFD_API = 323, 0xAA
+UFFDIO_API, UFFDIO_REGISTER, UFFDIO_ZEROPAGE = 0xC018AA3F, 0xC020AA00, 0xC020AA04
+UFFDIO_REGISTER_MODE_MISSING = 1
+HELD_PAGES = 16
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)   # send() never waits for room
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+s.connect((dst, port))
+for _ in range(3):          # acknowledged: the window opens, the test captures an ACK
+    s.sendall(b"x" * 3000)
+    time.sleep(0.1)
+print(json.dumps({"port": s.getsockname()[1], "flags": flags()}), flush=True)
+sys.stdin.readline()        # the server's ACKs go nowhere from here on
+s.sendall(b"y" * nbytes)
+uffd = libc.syscall(NR_USERFAULTFD, os.O_CLOEXEC | os.O_NONBLOCK)
+fcntl.ioctl(uffd, UFFDIO_API, bytearray(struct.pack("=QQQ", UFFD_API, 0, 0)))
+page = mmap.PAGESIZE
+region = mmap.mmap(-1, HELD_PAGES * page, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+region[:page] = b"z" * page
+base = ctypes.addressof(ctypes.c_char.from_buffer(region))
+held = (base + page, (HELD_PAGES - 1) * page)
+fcntl.ioctl(uffd, UFFDIO_REGISTER, bytearray(struct.pack("=QQQQ", *held,
+                                                         UFFDIO_REGISTER_MODE_MISSING, 0)))
+sender = threading.Thread(target=s.sendall, args=(memoryview(region),))
+sender.start()
+if not select.select([uffd], [], [], 5)[0]:
+    sys.exit("send() did not fault")
+print(json.dumps({"held": 1}), flush=True)
+sys.stdin.readline()        # the test injected its ACKs
+fcntl.ioctl(uffd, UFFDIO_ZEROPAGE, bytearray(struct.pack("=QQQq", *held, 0, 0)))
+sender.join()
+time.sleep(0.2)
+print(json.dumps({"flags": flags()}), flush=True)
+s.close()
+"""
+
+
+def forged_ack(ack, ack_no, sacks):
+    """Injector argument: a pure ACK like the captured one (the server's
+    to the client: its seq, window, timestamps) acknowledging ack_no, with
+    the SACK blocks sacks ((start, end), ...) and no ETS option."""
+    from scapy.all import IP, TCP
+    ts = dict(ack[TCP].options)["Timestamp"]
+    opts = bytes([1, 1, 8, 10]) + (ts[0] + 1).to_bytes(4, "big") + ts[1].to_bytes(4, "big")
+    opts += bytes([1, 1, 5, 2 + 8 * len(sacks)]) + b"".join(
+        a.to_bytes(4, "big") + b.to_bytes(4, "big") for a, b in sacks)
+    t = ack[TCP]
+    tcp = (t.sport.to_bytes(2, "big") + t.dport.to_bytes(2, "big") +
+           t.seq.to_bytes(4, "big") + ack_no.to_bytes(4, "big") +
+           bytes([(5 + len(opts) // 4) << 4, 0x10]) + t.window.to_bytes(2, "big") +
+           bytes(4) + opts)
+    ip = (bytes([0x45, 0]) + (20 + len(tcp)).to_bytes(2, "big") + bytes(4) +
+          bytes([64, 6, 0, 0]) + bytes(map(int, ack[IP].src.split("."))) +
+          bytes(map(int, ack[IP].dst.split("."))))
+    return (ip + tcp).hex()
+
+
+def test_ets_coalesced_acks_are_no_silence(tmp_path):
+    """Two ACKs with the same options (three SACK blocks, no room for ETS),
+    4 segments apart, reach the sender while its user holds the socket:
+    the kernel appends the second to the first in the backlog
+    (TcpExtTCPBacklogCoalesce + 1) and only the control block's ack_seq
+    moves. snd_una then moves by both; the program must have seen both
+    too, and keep ETS on. Before, it read the first ACK's header, found
+    snd_una 4 segments past the last acknowledgment it saw and turned ETS
+    off as for a silent peer (`missing` + 1)."""
+    from scapy.all import TCP
+    with EtsAttached("coal") as att, VethPair() as vp:
+        pcap = tmp_path / "coal.pcap"
+        cap = capture(vp.a, "eta", pcap)
+        srv = bbrtest.python_in(vp.b, LOSS_SERVER, ADDR_B, PORT, 1, cgroup=att.cg)
+        cli = None
+        try:
+            assert "LISTEN" in srv.stdout.readline()
+            cli = bbrtest.python_in(vp.a, COAL_CLIENT, ADDR_B, PORT, att.pins,
+                                    COAL_SEGS * COAL_SEG_BYTES, cgroup=att.cg,
+                                    stdin=subprocess.PIPE)
+            first = json.loads(cli.stdout.readline() or "{}")
+            assert "port" in first, f"client failed: {cli.stderr.read()}"
+            time.sleep(0.3)
+            acks = [p for p in read_pcap(pcap) if TCP in p and p[TCP].dport == first["port"]
+                    and not len(p[TCP].payload)]
+            assert acks, "no pure ACK of the server's to copy"
+            last = acks[-1]
+            una = last[TCP].ack
+            # the server's ACKs from here on are dropped on its side
+            netns.netns_exec(vp.b, ["ip", "route", "add", "blackhole", ADDR_A + "/32"])
+            cli.stdin.write("send\n")
+            cli.stdin.flush()
+            held = json.loads(cli.stdout.readline() or "{}")
+            assert "held" in held, f"client failed: {cli.stderr.read()}"
+            seg = lambda n: (una + n * COAL_SEG_BYTES) & 0xFFFFFFFF  # noqa: E731
+            sacks = [(seg(a), seg(b)) for a, b in COAL_SACK_SEGS]
+            st0, coal0 = att.stats(), backlog_coalesced(vp.a)
+            ets.inject(vp.a, [forged_ack(last, seg(COAL_ACK1_SEGS), sacks),
+                              forged_ack(last, seg(COAL_ACK2_SEGS), sacks)])
+            coalesced = backlog_coalesced(vp.a) - coal0
+            cli.stdin.write("go\n")
+            cli.stdin.flush()
+            after = json.loads(cli.stdout.readline() or "{}")
+            assert "flags" in after, f"client failed: {cli.stderr.read()}"
+            st1 = att.stats()
+        finally:
+            if cli and cli.poll() is None:
+                cli.kill()
+                cli.wait()
+            srv.kill()
+            srv.wait()
+            stop_capture(cap)
+    print(f"ACKs of {COAL_ACK1_SEGS} and {COAL_ACK2_SEGS} segments past snd_una {una}, "
+          f"SACK {sacks}: {coalesced} coalesced in the backlog; sender's flags "
+          f"{first['flags']:#x} before, {after['flags']:#x} after; missing "
+          f"{st0['missing']} -> {st1['missing']}")
+    assert coalesced == 1, "the two ACKs were not coalesced: the test checks nothing"
+    assert st1["missing"] == st0["missing"] == 0, "a coalesced ACK taken for silence"
+    assert after["flags"] & ETS_F_ENABLED and not after["flags"] & ETS_F_DISABLED, \
+        "ETS off at the sender"
 
 
 def test_ets_network_rtt_against_emulator():
