@@ -75,11 +75,13 @@
  *
  * With a target set and a fresh sample the DCTCP-style ECN response of
  * BBRv3 is off (the delay is the signal). Without a sample (no ETS peer,
- * no storage) the socket runs plain BBRv3 and the window is dropped; with
- * a stale one (no sample for stale_us, e.g. an RTO, or ETS turned off by a
- * middlebox) the window is kept and grows on every ACK as if at target, so
- * a flow that lost its signal returns to BBRv3's own rate gradually instead
- * of all at once. The state says which (swift_state.status).
+ * no storage, or ETS turned off on the connection since: a middlebox
+ * strips the option) the socket runs plain BBRv3 and the window is
+ * dropped; with a stale one (ETS on, but no sample for stale_us: an RTO, a
+ * long recovery) the window is kept and grows on every ACK as if at
+ * target, so a flow whose signal paused returns to BBRv3's own rate
+ * gradually instead of all at once. The state says which
+ * (swift_state.status).
  *
  * A set of hooks of the BBRv3 core (core/bbr3.h, "Hooks"): its signal
  * (swift_on_ack(), after the loss inputs, before the model) and its cap
