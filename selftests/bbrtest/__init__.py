@@ -12,7 +12,8 @@ Modules:
   base       REPO, BbrtestError, run() (commands with a timeout, errors with
              their stderr), make(), wait_for(), SetupClose
   netns      namespaces, veth links, addresses, routes, sysctls, offloads,
-             the tbf bottleneck, processes inside a namespace (and a cgroup)
+             the tbf bottleneck, processes inside a namespace (and a cgroup),
+             reap() to stop them
   cgroup     cgroup v2 directories for a test's or a run's processes
   topology   Topology: sender - [router with tbf] - receiver
   cc         the kernel's CC list, bpffs, registering a struct_ops object
@@ -50,7 +51,7 @@ from .cc import (BPFFS_ROOT, BbrctlRegistration, RegistrationError, StructOpsReg
 from .cgroup import Cgroup, cgroup2_root
 from .ctl import bbrctl
 from .netns import (ADDR_SPACE, Namespaces, add_netns, delete_netns, list_netns, netns_exec,
-                    popen_in, python_in)
+                    popen_in, python_in, reap)
 from .rates import (max_rate_mbit, rates_scaled, scaled_bytes, scaled_emulated_rate_mbit,
                     scaled_rate_mbit)
 from .topology import Topology, default_buffer_bytes
@@ -63,7 +64,7 @@ __all__ = [
     "available_ccs", "bbrctl_can_load", "cc_name_copy", "ensure_bpffs", "own_cc_name",
     "register_cc", "remove_pin_dir", "struct_ops_ids",
     "Cgroup", "cgroup2_root", "ADDR_SPACE", "Namespaces", "add_netns", "delete_netns",
-    "list_netns", "netns_exec", "popen_in", "python_in", "Topology", "default_buffer_bytes",
+    "list_netns", "netns_exec", "popen_in", "python_in", "reap", "Topology", "default_buffer_bytes",
     "Transfer", "TransferError", "run_transfer", "max_rate_mbit", "scaled_bytes",
     "scaled_rate_mbit", "scaled_emulated_rate_mbit", "rates_scaled",
 ]

@@ -246,3 +246,21 @@ def popen_in(ns, argv, cgroup=None, **kw):
 def python_in(ns, code, *args, cgroup=None, **kw):
     """`python3 -c code args...` inside ns (and cgroup): popen_in."""
     return popen_in(ns, [sys.executable, "-c", code, *args], cgroup=cgroup, **kw)
+
+
+REAP_TIMEOUT_S = 5.0            # for a killed process to exit and close its pipes
+
+
+def reap(*procs, timeout_s=REAP_TIMEOUT_S):
+    """Stop processes of popen_in/python_in: kill those still running, then
+    wait for each (reading what is left of its pipes). None is skipped, so
+    a `finally:` can reap a process whose start failed."""
+    for proc in procs:
+        if proc is None:
+            continue
+        if proc.poll() is None:
+            proc.kill()
+        try:
+            proc.communicate(timeout=timeout_s)
+        except (subprocess.TimeoutExpired, ValueError):
+            pass

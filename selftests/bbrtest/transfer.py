@@ -118,8 +118,7 @@ class Transfer(SetupClose):
 
     def close(self):
         """Stop both sides (if still running); safe to call twice."""
-        for proc in (self.client, self.server):
-            _reap(proc)
+        netns.reap(self.client, self.server, timeout_s=SERVER_STOP_S)
 
 
 def run_transfer(topo, cc, nbytes=None, seconds=None, port=5201,
@@ -216,17 +215,6 @@ def _raise_server_error(server):
     """If the server already exited with an error, raise that error."""
     if server.poll() not in (None, 0):
         _collect(server, "server", SERVER_STOP_S)
-
-
-def _reap(proc):
-    if proc is None:
-        return
-    if proc.poll() is None:
-        proc.kill()
-    try:
-        proc.communicate(timeout=SERVER_STOP_S)
-    except (subprocess.TimeoutExpired, ValueError):
-        pass
 
 
 def _result(cli, srv, samples):
