@@ -188,10 +188,13 @@ while True:
     c.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 0)
 """
 
-# BPF_OBJ_GET = 7, BPF_MAP_LOOKUP_ELEM = 1; struct ets_sk as
+# A socket's struct ets_sk, read from the pinned map by the process that
+# holds the socket: ets_map(pins) opens the map (BPF_OBJ_GET = 7) once,
+# ets_sk(sock, pins) -> {field: value} looks the socket up
+# (BPF_MAP_LOOKUP_ELEM = 1, keyed by its fd); struct ets_sk as
 # selftests/tools/layouts lays it out from include/ets_shared.h.
 LAYOUTS_BIN = REPO / "selftests" / "tools" / "layouts"
-CLIENT = COMMON + f"LAYOUTS_BIN = {str(LAYOUTS_BIN)!r}\n" + r"""
+ETS_SK_LOOKUP = COMMON + f"LAYOUTS_BIN = {str(LAYOUTS_BIN)!r}\n" + r"""
 import subprocess
 libc = ctypes.CDLL(None, use_errno=True)
 NR_BPF = 321
@@ -203,6 +206,21 @@ def bpf(cmd, attr):
     return r
 LAY = json.loads(subprocess.run([LAYOUTS_BIN], capture_output=True, text=True,
                                 check=True).stdout)["ets_sk"]
+_maps = {}
+def ets_map(pins):
+    if pins not in _maps:
+        path = ctypes.create_string_buffer((pins + "/ets_sk_stor").encode())
+        _maps[pins] = bpf(7, struct.pack("=QII", ctypes.addressof(path), 0, 0))
+    return _maps[pins]
+def ets_sk(sock, pins):
+    key = ctypes.c_int(sock.fileno()); val = ctypes.create_string_buffer(LAY["size"])
+    bpf(1, struct.pack("=IIQQQ", ets_map(pins), 0, ctypes.addressof(key),
+                       ctypes.addressof(val), 0))
+    return {f: int.from_bytes(val.raw[off:off + n], sys.byteorder)
+            for f, (off, n) in LAY["fields"].items()}
+"""
+
+CLIENT = ETS_SK_LOOKUP + r"""
 # the short names the tests use, and the fields of struct ets_sk
 NAMES = {"last_ns": "last_sample_ns", "net": "network_rtt_us", "total": "total_rtt_us",
          "del": "rcv_ack_delay_us", "min": "min_network_rtt_us",
@@ -211,17 +229,11 @@ NAMES = {"last_ns": "last_sample_ns", "net": "network_rtt_us", "total": "total_r
          "rx_wait": "rx_wait_us", "lclk": "ts_latest_clock_ns", "latest": "ts_latest_us",
          "recent": "ts_recent_us", "peer_mad": "peer_max_ack_delay_us", "flags": "flags"}
 dst, port, pins, count, gap, size = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
-path = ctypes.create_string_buffer((pins + "/ets_sk_stor").encode())
-mfd = bpf(7, struct.pack("=QII", ctypes.addressof(path), 0, 0))
+ets_map(pins)                   # a missing pin fails the client here, before it connects
 s = socket.create_connection((dst, port))
-key = ctypes.c_int(s.fileno()); val = ctypes.create_string_buffer(LAY["size"])
 def record():
-    bpf(1, struct.pack("=IIQQQ", mfd, 0, ctypes.addressof(key), ctypes.addressof(val), 0))
-    out = {}
-    for short, field in NAMES.items():
-        off, n = LAY["fields"][field]
-        out[short] = int.from_bytes(val.raw[off:off + n], sys.byteorder)
-    return out
+    e = ets_sk(s, pins)
+    return {short: e[field] for short, field in NAMES.items()}
 for i in range(count):
     s.sendall(b"x" * size)
     time.sleep(gap)
@@ -253,8 +265,7 @@ def transfer(cli_ns, srv_ns, srv_addr, cg_cli, cg_srv, pins, count, gap, size,
             pytest.fail(f"client failed: {err}")
         return [json.loads(l) for l in out.splitlines() if l.strip()]
     finally:
-        srv.kill()
-        srv.wait()
+        bbrtest.reap(srv)
 
 
 def ets_opts(pkt):
@@ -518,9 +529,7 @@ def test_ets_calls_per_transfer():
             snd = json.loads(out)
             got = json.loads(srv.communicate(timeout=CMD_TIMEOUT_S)[0])
         finally:
-            if srv.poll() is None:
-                srv.kill()
-            srv.wait()
+            bbrtest.reap(srv)
         # both sockets are closed: their tallies are in ets_stats (at close)
         time.sleep(0.3)
         per_ns = att.stats_by_netns()
@@ -578,32 +587,6 @@ LOSS_RANDOM = 0.01                 # the marker's random drops: holes, so SACK b
 BBR3_OBJ = REPO / "bpf" / "bbr3.bpf.o"
 LOSS_TIMEOUT_S = 120
 ETS_F_ENABLED, ETS_F_DISABLED = 0x04, 0x08
-
-# A socket's struct ets_sk, read from the pinned map by the process that
-# holds the socket (BPF_OBJ_GET, BPF_MAP_LOOKUP_ELEM keyed by its fd), as
-# CLIENT does: ets_sk(sock, pins) -> {field: value}.
-ETS_SK_LOOKUP = COMMON + f"LAYOUTS_BIN = {str(LAYOUTS_BIN)!r}\n" + r"""
-import subprocess
-libc = ctypes.CDLL(None, use_errno=True)
-def bpf(cmd, attr):
-    buf = ctypes.create_string_buffer(attr, 128)
-    r = libc.syscall(321, cmd, buf, 128)
-    if r < 0:
-        raise OSError(ctypes.get_errno(), "bpf cmd %d" % cmd)
-    return r
-LAY = json.loads(subprocess.run([LAYOUTS_BIN], capture_output=True, text=True,
-                                check=True).stdout)["ets_sk"]
-_maps = {}
-def ets_sk(sock, pins):
-    if pins not in _maps:
-        path = ctypes.create_string_buffer((pins + "/ets_sk_stor").encode())
-        _maps[pins] = bpf(7, struct.pack("=QII", ctypes.addressof(path), 0, 0))
-    key = ctypes.c_int(sock.fileno()); val = ctypes.create_string_buffer(LAY["size"])
-    bpf(1, struct.pack("=IIQQQ", _maps[pins], 0, ctypes.addressof(key),
-                       ctypes.addressof(val), 0))
-    return {f: int.from_bytes(val.raw[off:off + n], sys.byteorder)
-            for f, (off, n) in LAY["fields"].items()}
-"""
 
 LOSS_CLIENT = ETS_SK_LOOKUP + r"""
 import threading
@@ -693,8 +676,7 @@ def test_ets_stays_on_through_losses():
                 out, err = cli.communicate(timeout=LOSS_TIMEOUT_S)
                 assert cli.returncode == 0, err
             finally:
-                srv.kill()
-                srv.wait()
+                bbrtest.reap(srv)
             got = json.loads(out)
             flows = got["flows"]
             marker = fp.counters()
@@ -843,11 +825,7 @@ def test_ets_coalesced_acks_are_no_silence(tmp_path):
             assert "flags" in after, f"client failed: {cli.stderr.read()}"
             st1 = att.stats()
         finally:
-            if cli and cli.poll() is None:
-                cli.kill()
-                cli.wait()
-            srv.kill()
-            srv.wait()
+            bbrtest.reap(cli, srv)
             stop_capture(cap)
     print(f"ACKs of {COAL_ACK1_SEGS} and {COAL_ACK2_SEGS} segments past snd_una {una}, "
           f"SACK {sacks}: {coalesced} coalesced in the backlog; sender's flags "
@@ -936,11 +914,7 @@ def inject_into_held_flow(tmp_path, tag, build):
             cli.stdin.flush()
             after = json.loads(cli.stdout.readline())
         finally:
-            if cli:
-                cli.kill()
-                cli.wait()
-            srv.kill()
-            srv.wait()
+            bbrtest.reap(cli, srv)
             stop_capture(cap)
     return rows, st0, st1, after
 
@@ -1017,11 +991,7 @@ def test_ets_turns_off_when_the_peer_goes_silent():
                     (srv_att.pins / "link").unlink()    # the receiver's ETS goes
             cli.wait(timeout=CMD_TIMEOUT_S)
         finally:
-            if cli and cli.poll() is None:
-                cli.kill()
-                cli.wait()
-            srv.kill()
-            srv.wait()
+            bbrtest.reap(cli, srv)
         st1 = cli_att.stats()
     flags = [r.get("flags") for r in rows]
     print("sender's ets_sk flags per message:", flags)
@@ -1091,8 +1061,7 @@ def test_ets_synack_answers_only_a_well_formed_offer(tmp_path):
                     stop_capture(cap)
                 got[name] = synack_options(pcap)
         finally:
-            srv.kill()
-            srv.wait()
+            bbrtest.reap(srv)
     for name, o in got.items():
         print(f"SYN with a {name} ETS option: SYN-ACK options {o.hex() if o else None}")
     assert got["len16"] is not None and got["len14"] is not None, "no SYN-ACK captured"
@@ -1172,11 +1141,7 @@ def test_swift_reports_no_ets_once_the_peer_goes_silent():
                         flags = json.loads(line).get("flags")
                 cli.wait(timeout=CMD_TIMEOUT_S)
             finally:
-                if cli and cli.poll() is None:
-                    cli.kill()
-                    cli.wait()
-                srv.kill()
-                srv.wait()
+                bbrtest.reap(cli, srv)
         finally:
             for cg in attached:
                 bbrtest.bbrctl("detach", "--cgroup", cg.path, timeout=CMD_TIMEOUT_S)
