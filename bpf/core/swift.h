@@ -469,8 +469,8 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
  * kernel path (srtt 4.4 ms, Network_RTT 0.1 ms) filled 54-65 % of the
  * link with the queue empty and no cut; with the cwnd following the rate,
  * 84-92 % (lab scenario swift_dc_kernel_regime, interleaved invocations,
- * docs/bbr_swift.md). Swift itself does not
- * delay ACKs; here the rate is the window's and the cwnd only follows it.
+ * docs/bbr_swift.md). Swift itself does not delay ACKs; here the rate is
+ * the window's and the cwnd only follows it.
  */
 static inline u32 swift_paced_cwnd(const struct swift_state *w, const struct bbr_sock *sk)
 {
