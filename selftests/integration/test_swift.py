@@ -362,6 +362,30 @@ HOSTDELAY = REPO / "selftests" / "tools" / "hostdelay"
 HOSTDELAY_OBJ = REPO / "selftests" / "progs" / "hostdelay.bpf.o"
 
 
+HD_STAGES = {"tx_data", "tx_ack", "dev_queue", "rx_data", "rx_ack", "fwd_data", "fwd_ack"}
+# 2 s at tens of Mbit/s: thousands of data segments and ACKs each way
+HD_COUNT_MIN = 1000
+HD_MEAN_MAX_US = 1000
+# skbs of a stage per data segment the receiver's TCP saw
+HD_PER_SEGMENT_MIN = 0.8
+HD_PER_SEGMENT_MAX = 1.5
+
+
+def _hostdelay_during(path, cc, seconds):
+    """hostdelay's stages over a transfer of `seconds` through `path`."""
+    hd = subprocess.Popen([str(HOSTDELAY), "--seconds", str(seconds + 2), str(HOSTDELAY_OBJ)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        res = bbrtest.run_transfer(path, cc, seconds=seconds)
+    finally:
+        out, err = hd.communicate(timeout=30)
+    assert hd.returncode == 0, err
+    stages = {s["stage"]: s for s in map(json.loads, out.splitlines())}
+    print(json.dumps(stages, indent=1), res["mbps"])
+    assert set(stages) == HD_STAGES
+    return stages
+
+
 def test_hostdelay_measures_a_transfer():
     """selftests/tools/hostdelay (docs/bbr_swift.md, "Host delay") counts
     every stage of a cubic transfer between two namespaces and reads host
@@ -373,20 +397,36 @@ def test_hostdelay_measures_a_transfer():
     # through the lab's emulator, as in docs/bbr_swift.md: TUN devices, no
     # offloads, so a data skb is one segment
     with EmulatedPath(rate_mbit=RATE_MBIT, rtt_ms=1, buffer_bdp=2) as path:
-        hd = subprocess.Popen([str(HOSTDELAY), "--seconds", "4", str(HOSTDELAY_OBJ)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            res = bbrtest.run_transfer(path, "cubic", seconds=2)
-        finally:
-            out, err = hd.communicate(timeout=30)
-    assert hd.returncode == 0, err
-    stages = {s["stage"]: s for s in map(json.loads, out.splitlines())}
-    print(json.dumps(stages, indent=1), res["mbps"])
-    assert set(stages) == {"tx_data", "tx_ack", "dev_queue", "rx_data", "rx_ack"}
-    # 2 s at tens of Mbit/s: thousands of data segments and ACKs each way
+        stages = _hostdelay_during(path, "cubic", 2)
     for name in ("tx_data", "rx_data", "rx_ack", "dev_queue"):
-        assert stages[name]["count"] >= 1000, stages[name]
+        assert stages[name]["count"] >= HD_COUNT_MIN, stages[name]
     for name in ("tx_data", "rx_data", "rx_ack"):
-        assert stages[name]["mean_us"] < 1000, stages[name]
+        assert stages[name]["mean_us"] < HD_MEAN_MAX_US, stages[name]
     cp = subprocess.run([str(HOSTDELAY), "--seconds", "0"], capture_output=True, text=True)
     assert cp.returncode == 2 and "--seconds" in cp.stderr
+
+
+def test_hostdelay_counts_a_routers_forwarding(make_topo):
+    """Through a router namespace (the lab's kernel path: veth, a tbf),
+    every data segment is counted once as forwarded (fwd_data: the router's
+    backlog, forwarding and qdisc), with the tbf's queue in it, and not a
+    second time as the sender's transmit: the router's xmit of a forwarded
+    skb that kept its EDT is not a pacing delay."""
+    make_target("selftests/tools/hostdelay", "selftests/progs/hostdelay.bpf.o")
+    topo = make_topo(rate_mbit=RATE_MBIT)
+    stages = _hostdelay_during(topo, "cubic", 2)
+    rx = stages["rx_data"]["count"]
+    assert rx >= HD_COUNT_MIN, stages["rx_data"]
+    for name in ("fwd_data", "fwd_ack"):
+        assert stages[name]["count"] >= HD_COUNT_MIN, stages[name]
+    # ACKs cross an idle router; data waits in the tbf, which cubic fills:
+    # its mean is the queue's, at most the buffer's worth of time
+    buffer_us = topo.buffer_bytes * 8 / topo.rate_mbit
+    assert stages["fwd_ack"]["mean_us"] < HD_MEAN_MAX_US, stages["fwd_ack"]
+    assert 10 * stages["fwd_ack"]["mean_us"] < stages["fwd_data"]["mean_us"] \
+        <= buffer_us + HD_MEAN_MAX_US, (stages["fwd_data"], buffer_us)
+    # one forward per data segment (TSO off at the sender; measured 1.0-1.15
+    # per segment TCP received): a second count at the router would be 2
+    assert HD_PER_SEGMENT_MIN * rx <= stages["fwd_data"]["count"] <= HD_PER_SEGMENT_MAX * rx, \
+        (stages["fwd_data"], rx)
+    assert stages["tx_data"]["count"] <= HD_PER_SEGMENT_MAX * rx, (stages["tx_data"], rx)

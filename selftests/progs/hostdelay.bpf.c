@@ -15,6 +15,11 @@
  *                          (netif_receive_skb, netif_rx) to TCP processing
  *                          it (tcp_probe, at the start of
  *                          tcp_rcv_established): softirq, socket backlog
+ *   HD_FWD_DATA, HD_FWD_ACK
+ *                          the device handing the skb to the stack to
+ *                          another device's xmit, for a forwarded skb
+ *                          (a router namespace): backlog, forwarding, and
+ *                          the qdisc's queue plus its release lateness
  *
  * Driven by selftests/tools/hostdelay. Every namespace is counted.
  */
@@ -55,6 +60,9 @@ struct {
 #define HD_HDR_MAX_BYTES	120
 /* A departure time more than this in the past is not an EDT. */
 #define HD_EDT_MAX_AGE_NS	1000000000ull
+/* A receive time older than this at xmit is an skb freed on some path we
+ * do not trace, its address reused: not a forwarded one. */
+#define HD_FWD_MAX_AGE_NS	100000000ull
 
 static void hd_add(__u32 stage, __u64 ns)
 {
@@ -77,9 +85,19 @@ int BPF_PROG(hd_xmit_start, struct sk_buff *skb, struct net_device *dev)
 {
 	__u64 now = bpf_ktime_get_ns(), key = (__u64)skb, edt = skb->tstamp;
 
+	bool data = skb->len > HD_HDR_MAX_BYTES;
+	__u64 *rx = bpf_map_lookup_elem(&hd_rx, &key);
+
 	bpf_map_update_elem(&hd_xmit, &key, &now, BPF_ANY);
+	if (rx) {
+		/* received on one device, sent on another: forwarded */
+		if (*rx <= now && now - *rx < HD_FWD_MAX_AGE_NS)
+			hd_add(data ? HD_FWD_DATA : HD_FWD_ACK, now - *rx);
+		bpf_map_delete_elem(&hd_rx, &key);
+		return 0;
+	}
 	if (edt && edt <= now && now - edt < HD_EDT_MAX_AGE_NS)
-		hd_add(skb->len > HD_HDR_MAX_BYTES ? HD_TX_DATA : HD_TX_ACK, now - edt);
+		hd_add(data ? HD_TX_DATA : HD_TX_ACK, now - edt);
 	return 0;
 }
 

@@ -10,6 +10,9 @@ enum hd_stage {
 	HD_DEV_QUEUE,		/* device xmit -> skb freed */
 	HD_RX_DATA,		/* device -> TCP, data segments */
 	HD_RX_ACK,		/* the same, pure ACKs */
+	HD_FWD_DATA,		/* device -> another device's xmit: a
+				 * router's backlog, forwarding and qdisc */
+	HD_FWD_ACK,		/* the same, pure ACKs */
 	HD_STAGES,
 };
 

@@ -30,7 +30,8 @@
 static const char *const stage_names[HD_STAGES] = {
 	[HD_TX_DATA] = "tx_data", [HD_TX_ACK] = "tx_ack",
 	[HD_DEV_QUEUE] = "dev_queue", [HD_RX_DATA] = "rx_data",
-	[HD_RX_ACK] = "rx_ack",
+	[HD_RX_ACK] = "rx_ack", [HD_FWD_DATA] = "fwd_data",
+	[HD_FWD_ACK] = "fwd_ack",
 };
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
