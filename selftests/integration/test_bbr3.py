@@ -211,10 +211,7 @@ def test_idle_restart_seen_on_this_kernel():
             assert sender.stdout.readline().strip() == "sent"
             recs = [r for r in _stat() if r["dport"] == port]
         finally:
-            for p in (sender, sink):
-                if p:
-                    p.kill()
-                    p.wait()
+            bbrtest.reap(sender, sink)
     assert len(recs) == 1, recs
     # the first burst goes out with nothing in flight too, before any ACK
     # told bbr3 it was app-limited; each later one is an idle restart

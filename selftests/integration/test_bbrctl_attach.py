@@ -64,8 +64,7 @@ def peer(ns, cg=None, port=PORT):
         assert p.stdout.readline().strip() == "ready", "peer did not start"
         yield p
     finally:
-        p.kill()
-        p.wait()
+        bbrtest.reap(p)
 
 
 def ask(p, cmd):

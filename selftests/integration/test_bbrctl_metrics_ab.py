@@ -168,10 +168,7 @@ def test_metrics_parse_and_match_a_transfer(b3):
             assert runs is not None and runs >= 1
             assert 0 < fams["bbrbpf_metrics_duration_seconds"].samples[0].value < 5
         finally:
-            for p in (keep, server):
-                if p:
-                    p.kill()
-                    p.wait()
+            bbrtest.reap(keep, server)
 
 
 def test_metrics_output_file_is_replaced_whole(tmp_path):
@@ -245,9 +242,7 @@ def test_ab_split_proportion_stickiness_and_report():
                 assert opened == n
                 assert n * CONN_BYTES <= acked <= n * (CONN_BYTES + SYN_FIN_SEQ)
         finally:
-            for p in (client, server):
-                p.kill()
-                p.wait()
+            bbrtest.reap(client, server)
 
 
 def test_ab_split_refusals():

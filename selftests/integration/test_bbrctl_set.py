@@ -119,8 +119,7 @@ def peer(ns, cg, port, cc=B3):
         p.port, p.cc = port, cc
         yield p
     finally:
-        p.kill()
-        p.wait()
+        bbrtest.reap(p)
 
 
 def xfer(p, n=XFER_BYTES):

@@ -315,10 +315,7 @@ def run_flows(actions, ecn_k_ms=None):
             snd.wait(timeout=RUN_TIMEOUT_S)
             counters, _ = smp.communicate(input="", timeout=RUN_TIMEOUT_S)
     finally:
-        for proc in (snd, rcv, smp):
-            if proc and proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        bbrtest.reap(snd, rcv, smp)
     run = json.loads(out.strip().splitlines()[-1])
     to_run_time = run["t0"] - t_start          # receiver's clock -> the actions'
     for f in run["flows"]:

@@ -299,8 +299,7 @@ def _bulk_through_emulator(cc, target_us=None):
                     out, err = cli.communicate(timeout=TT_DURATION_S + 60)
                     assert cli.returncode == 0, err
                 finally:
-                    srv.kill()
-                    srv.wait()
+                    bbrtest.reap(srv)
             finally:
                 if target:
                     target.__exit__(None, None, None)
