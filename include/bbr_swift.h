@@ -26,7 +26,7 @@
 #ifndef BBR_SWIFT_H
 #define BBR_SWIFT_H
 
-#define BBR_SWIFT_VERSION		3	/* bump when a layout below changes */
+#define BBR_SWIFT_VERSION		4	/* bump when a layout below changes */
 
 /* target_rtt_us value for "no target: plain BBRv3". */
 #define SWIFT_TARGET_NONE		0u
@@ -94,7 +94,9 @@ struct swift_state {
 	u8 status;			/* SWIFT_ST_* */
 	u8 has_decreased;		/* decrease_delivered is valid */
 	u8 round_samples;		/* samples in round_min_rtt_us (saturates) */
-	u8 _pad[5];
+	u8 _pad;
+	u32 prev_path_rtt_us;		/* path value of the sample before the
+					 * latest; 0 = none */
 };
 
 /* A Network_RTT sample, as the ETS sockops program left it. */

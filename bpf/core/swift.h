@@ -51,7 +51,11 @@
  * packet and between connections, while a queue at the bottleneck raises
  * every sample of every connection through it, so the least of many
  * samples is the queue's and not the jitter's, and all connections to the
- * peer decide on the same value (fair cuts). Without it: the least sample
+ * peer decide on the same value (fair cuts). The path value decides
+ * together with the one the connection's previous sample carried (the
+ * smaller of the two): a queue stands through both, a stall of the host
+ * that raised every sample of one path window rarely does (swift_path_rtt()).
+ * Without it: the least sample
  * of the connection's current round trip (over two samples at least), as
  * the kernel's min_rtt filters do for RTT; a fractional window decides on
  * each sample (its round holds one). The key raw_samples restores deciding
@@ -177,8 +181,41 @@ static inline u8 swift_classify(const struct swift_state *w,
 }
 
 /*
- * The Network_RTT this ACK's decisions use: the path's least recent sample
- * when the ETS program gives one; else the least sample since the current
+ * The path value this ACK decides on: the smaller of the latest sample's
+ * and the previous sample's of this connection, when that one came within
+ * SWIFT_PERSIST_RTTS round trips (srtt) before it; the latest alone
+ * otherwise. With tens of connections sharing a pipe of a few packets,
+ * ACKs are sparse and a path window often holds one or two samples, so a
+ * host stall of a millisecond or two raised the path value of a whole
+ * window: on the kernel path (swift_dc_kernel_regime, the packets' queue
+ * under 1 us), 5 % of the round trips decided over target and 85-90 % of
+ * those followed one under target, each a cut of up to half. A queue
+ * above target stands through both samples and is cut one sample later.
+ * A connection whose samples are further apart than that (an incast of
+ * hundreds of flows, a sample every ~30 round trips) cannot wait for a
+ * second one: in the packet model the queue then overshot the target by
+ * half (swift_incast_fair_at_target). Samples, not ACKs: an ACK that
+ * brought no new sample (no room for the option) repeats the latest.
+ */
+#define SWIFT_PERSIST_RTTS		2u
+static inline u32 swift_path_rtt(struct swift_state *w,
+				 const struct swift_sample *smp, u32 srtt_us)
+{
+	u64 gap_ns = smp->last_sample_ns - w->last_sample_ns;
+
+	if (smp->last_sample_ns != w->last_sample_ns)
+		w->prev_path_rtt_us =
+			w->last_sample_ns && srtt_us &&
+			gap_ns <= (u64)SWIFT_PERSIST_RTTS * srtt_us * SWIFT_NSEC_PER_USEC ?
+			w->path_rtt_us : 0;
+	if (!w->prev_path_rtt_us)
+		return smp->path_rtt_us;
+	return bbr_min_u32(smp->path_rtt_us, w->prev_path_rtt_us);
+}
+
+/*
+ * The Network_RTT this ACK's decisions use: the path's value when the ETS
+ * program gives one (swift_path_rtt()); else the least sample since the current
  * round began (BBRv3's packet-timed rounds; round_start still holds the
  * previous ACK's verdict here, which shifts the window by one ACK), and
  * never fewer than the last SWIFT_FILTER_MIN_SAMPLES samples, so the first
@@ -188,7 +225,7 @@ static inline u8 swift_classify(const struct swift_state *w,
  */
 static inline u32 swift_decision_rtt(struct swift_state *w, const struct bbr3 *b,
 				     const struct swift_sample *smp,
-				     u32 prev_sample_us)
+				     u32 prev_sample_us, u32 srtt_us)
 {
 	u32 sample_us = smp->network_rtt_us, least;
 
@@ -207,7 +244,7 @@ static inline u32 swift_decision_rtt(struct swift_state *w, const struct bbr3 *b
 	if (w->flags & SWIFT_CFG_F_RAW_SAMPLES)
 		return sample_us;
 	if (smp->path_rtt_us)
-		return smp->path_rtt_us;
+		return swift_path_rtt(w, smp, srtt_us);
 	if (w->cwnd_milli && w->cwnd_milli < SWIFT_CWND_FLOOR_MILLI)
 		return sample_us;
 	return least;
@@ -432,7 +469,8 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 	}
 	if (!(w->flags & SWIFT_CFG_F_KEEP_ECN))
 		bbr_signal_no_ecn(b, sk);	/* the delay is the signal */
-	w->decided_rtt_us = swift_decision_rtt(w, b, smp, w->network_rtt_us);
+	w->decided_rtt_us = swift_decision_rtt(w, b, smp, w->network_rtt_us,
+					       sk->srtt_us);
 	w->network_rtt_us = smp->network_rtt_us;
 	w->path_rtt_us = smp->path_rtt_us;
 	w->host_delay_us = smp->host_delay_us;

@@ -178,7 +178,7 @@ TEST(swift_round_minimum_ignores_spikes)
 /* The ETS path value, when there is one, decides instead of the
  * connection's own samples, also in a fractional window: a spike of the
  * connection is ignored when the path's least sample is under target, and
- * a queue the path shows is cut on at once. */
+ * a queue the path shows is cut on at its second sample. */
 TEST(swift_path_value_decides)
 {
 	struct swift_env s;
@@ -192,6 +192,9 @@ TEST(swift_path_value_decides)
 	s.d.smp.network_rtt_us = 90;			/* the connection sees none */
 	s.d.smp.path_rtt_us = 200;			/* the path's least: a queue */
 	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.d.w.decided_rtt_us, 80);		/* the sample before: not yet */
+	ASSERT_EQ(s.d.w.decreases, 0);
+	senv_round(&s, BDP_PKTS);			/* it stands */
 	ASSERT_EQ(s.d.w.decided_rtt_us, 200);
 	ASSERT_EQ(s.d.w.decreases, 1);
 	ASSERT_EQ(s.d.w.last_factor, swift_md_factor(200, TARGET_US));
@@ -203,6 +206,38 @@ TEST(swift_path_value_decides)
 	ASSERT_EQ(s.d.w.decided_rtt_us, 90);
 	ASSERT_EQ(s.d.w.decreases, 1);
 	ASSERT_GT(s.d.w.cwnd_milli, 500);		/* grown, not cut */
+}
+
+/* A path value over target counts when the connection's sample before it
+ * (within SWIFT_PERSIST_RTTS round trips) was over too: a one-sample stall
+ * of the host cuts nothing. A connection whose samples are further apart
+ * (a sparse incast flow) decides on each sample, and an ACK without a new
+ * sample repeats the latest decision rather than making a second sample. */
+TEST(swift_path_value_persists)
+{
+	struct swift_env s;
+
+	senv_init(&s, TARGET_US, 80);
+	s.d.smp.path_rtt_us = 80;
+	senv_round(&s, BDP_PKTS);
+	s.d.smp.path_rtt_us = 4 * TARGET_US;		/* one sample of a stall */
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.d.w.decided_rtt_us, 80);
+	senv_ack(&s, BDP_PKTS, s.e.sk.delivered, false);	/* no new sample */
+	ASSERT_EQ(s.d.w.decided_rtt_us, 80);
+	ASSERT_EQ(s.d.w.decreases, 0);
+	s.d.smp.path_rtt_us = 80;			/* under again */
+	senv_round(&s, BDP_PKTS);
+	ASSERT_EQ(s.d.w.decreases, 0);
+	/* the next sample 3 round trips later: too far apart to wait */
+	s.e.sk.now_us += (SWIFT_PERSIST_RTTS + 1) * RTT_US;
+	s.d.smp.path_rtt_us = 4 * TARGET_US;
+	senv_round(&s, BDP_PKTS);
+	UNIT_REPORT("one-sample stall of %u us: no cut; the same %u round trips after the last "
+		    "sample: decided %u us, %u cut(s)", 4 * TARGET_US, SWIFT_PERSIST_RTTS + 1,
+		    s.d.w.decided_rtt_us, s.d.w.decreases);
+	ASSERT_EQ(s.d.w.decided_rtt_us, 4 * TARGET_US);
+	ASSERT_EQ(s.d.w.decreases, 1);
 }
 
 /* A connection still in STARTUP with a target and samples of net_rtt_us. */
