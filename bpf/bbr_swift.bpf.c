@@ -79,6 +79,9 @@ static __always_inline void swift_load_signal(struct sock *sk,
 		v->delay.smp.network_rtt_us = e->network_rtt_us;
 		v->delay.smp.path_rtt_us = e->path_rtt_us;
 		v->delay.smp.host_delay_us = e->host_delay_us;
+		if (e->peer_max_ack_delay_us &&
+		    e->peer_max_ack_delay_us < ETS_MAXACKDEL_NONE)
+			v->delay.smp.ack_delay_max_us = e->peer_max_ack_delay_us;
 	}
 }
 

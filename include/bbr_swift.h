@@ -97,6 +97,9 @@ struct swift_state {
 	u8 _pad;
 	u32 prev_path_rtt_us;		/* path value of the sample before the
 					 * latest; 0 = none */
+	u32 ack_delay_max_us;		/* the peer's bound on its ACK delay
+					 * (ETS MaxACKDel); 0 = not known */
+	u32 _pad2;
 };
 
 /* A Network_RTT sample, as the ETS sockops program left it. */
@@ -107,6 +110,7 @@ struct swift_sample {
 	u32 path_rtt_us;		/* least Network_RTT to the peer from this
 					 * host over ETS's path window; 0 = none */
 	u32 host_delay_us;		/* the sender's own delay; 0 = none */
+	u32 ack_delay_max_us;		/* the peer's MaxACKDel; 0 = not known */
 };
 
 /* The delay signal bbr_core_main() consumes: the socket's Swift state and

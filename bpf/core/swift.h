@@ -474,6 +474,7 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 	w->network_rtt_us = smp->network_rtt_us;
 	w->path_rtt_us = smp->path_rtt_us;
 	w->host_delay_us = smp->host_delay_us;
+	w->ack_delay_max_us = smp->ack_delay_max_us;
 	w->last_sample_ns = smp->last_sample_ns;
 	factor = swift_factor(w);
 	if (!b->initialized)
@@ -494,11 +495,19 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
 	swift_note_decrease(w, sk, factor);
 }
 
+/* How long a receiver may hold an ACK when it did not say (no ETS
+ * MaxACKDel): the kernel's TCP_DELACK_MAX, HZ / 5. */
+#define SWIFT_ACK_DELAY_UNKNOWN_US	200000u
+
 /*
  * The kernel's cwnd for a window below the floor, which the pacing rate
  * carries (window per target_RTT): what that rate keeps in flight over a
  * whole round trip as the kernel counts it, srtt, plus a packet; BBRv3's
- * floor at least. Network_RTT leaves out the receiver's ACK delay, the
+ * floor at least. The round trip counts no longer than the target plus
+ * the receiver's bound on its ACK delay (ETS MaxACKDel): beyond that srtt
+ * holds a queue, and a cwnd that grew with it fed the queue that raised
+ * srtt. Through linkem (swift_dc, 400 flows) srtt reached 1-1.5 s that
+ * way, cwnd 30-64 packets a flow, and Network_RTT a second. Network_RTT leaves out the receiver's ACK delay, the
  * kernel's in flight does not: a receiver that holds the ACK of a lone
  * full-sized segment until its delayed-ACK timer (4-8 ms at HZ 250 under
  * ETS's MaxACKDel) has rate x srtt unacknowledged, far more than the
@@ -512,7 +521,10 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
  */
 static inline u32 swift_paced_cwnd(const struct swift_state *w, const struct bbr_sock *sk)
 {
-	u64 rtt_us = bbr_max_u32(sk->srtt_us, w->target_rtt_us);
+	u32 ack_delay_us = w->ack_delay_max_us ? w->ack_delay_max_us
+					       : SWIFT_ACK_DELAY_UNKNOWN_US;
+	u64 rtt_us = bbr_min_u64(bbr_max_u32(sk->srtt_us, w->target_rtt_us),
+				 (u64)w->target_rtt_us + ack_delay_us);
 	u64 pkts = bbr_div_round_up_u64((u64)w->cwnd_milli * rtt_us,
 					(u64)SWIFT_MILLI_PER_PKT * w->target_rtt_us) + 1;
 

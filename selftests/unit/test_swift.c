@@ -499,11 +499,15 @@ TEST(swift_host_target)
 }
 
 /* The kernel's cwnd under a paced window: the window's rate over srtt
- * (which carries the receiver's ACK delay) plus a packet, BBRv3's floor at
- * least, 16 floors at most. */
+ * (which carries the receiver's ACK delay; no more than the target plus
+ * the 200 ms a receiver without MaxACKDel may hold an ACK) plus a packet,
+ * BBRv3's floor at least, 16 floors at most. */
 static u32 expect_paced_cwnd(u32 milli, u32 srtt_us, u32 target_us)
 {
 	u64 rtt = srtt_us > target_us ? srtt_us : target_us;
+
+	if (rtt > target_us + SWIFT_ACK_DELAY_UNKNOWN_US)
+		rtt = target_us + SWIFT_ACK_DELAY_UNKNOWN_US;
 	u64 pkts = ((u64)milli * rtt + 1000ull * target_us - 1) / (1000ull * target_us) + 1;
 
 	if (pkts > SWIFT_PACED_CWND_MAX_PKTS)
@@ -555,7 +559,8 @@ TEST(swift_subpacket_pacing)
 	ASSERT_EQ(s.e.sk.snd_cwnd, expect_paced_cwnd(125, s.e.sk.srtt_us, TARGET_US));
 	/* what the kernel counts in flight: 0.22 packet per 150 us target with
 	 * a 4.6 ms srtt (a receiver's delayed ACKs) -> 6.7 packets + 1 = 8;
-	 * at srtt = target the floor; a long stall at most 16 floors */
+	 * at srtt = target the floor; a long stall at most 16 floors, or
+	 * what the target plus the receiver's ACK delay bound allow */
 	{
 		struct swift_state w = { .target_rtt_us = 150, .cwnd_milli = 220 };
 		struct bbr_sock sk = { .srtt_us = 4600 };
@@ -565,6 +570,15 @@ TEST(swift_subpacket_pacing)
 		ASSERT_EQ(swift_paced_cwnd(&w, &sk), BBR_CWND_MIN_TARGET_PKTS);
 		sk.srtt_us = 10000000;
 		ASSERT_EQ(swift_paced_cwnd(&w, &sk), SWIFT_PACED_CWND_MAX_PKTS);
+		/* a receiver that holds ACKs at most 8 ms (ETS MaxACKDel): a
+		 * 1.5 s srtt is a queue, and counts as 150 us + 8 ms,
+		 * 0.22 x 8150 / 150 = 11.95 -> 12 + 1; 4.6 ms stays 4.6 ms */
+		w.ack_delay_max_us = 8000;
+		sk.srtt_us = 1500000;
+		ASSERT_EQ(swift_paced_cwnd(&w, &sk), 13u);
+		sk.srtt_us = 4600;
+		ASSERT_EQ(swift_paced_cwnd(&w, &sk), 8u);
+		sk.srtt_us = 10000000;
 		sk.snd_cwnd_clamp = 10;
 		ASSERT_EQ(swift_paced_cwnd(&w, &sk), 10u);
 	}
