@@ -52,14 +52,14 @@
  * every sample of every connection through it, so the least of many
  * samples is the queue's and not the jitter's, and all connections to the
  * peer decide on the same value (fair cuts). The path value decides
- * together with the one the connection's previous sample carried (the
- * smaller of the two): a queue stands through both, a stall of the host
- * that raised every sample of one path window rarely does (swift_path_rtt()).
- * Without it: the least sample
- * of the connection's current round trip (over two samples at least), as
- * the kernel's min_rtt filters do for RTT; a fractional window decides on
- * each sample (its round holds one). The key raw_samples restores deciding
- * on each latest sample everywhere.
+ * together with the one the connection's previous sample carried, if that
+ * came within two round trips (the smaller of the two): a queue stands
+ * through both, a stall of the host that raised every sample of one path
+ * window rarely does (swift_path_rtt()). Without a path value: the least
+ * sample of the connection's current round trip (over two samples at
+ * least), as the kernel's min_rtt filters do for RTT; a fractional window
+ * decides on each sample (its round holds one). The key raw_samples
+ * restores deciding on each latest sample everywhere.
  *
  * Host delay. ETS also gives the sender's own share of the delay
  * (smp->host_delay_us: how late this host put its segments on the wire
@@ -201,13 +201,14 @@ static inline u8 swift_classify(const struct swift_state *w,
 static inline u32 swift_path_rtt(struct swift_state *w,
 				 const struct swift_sample *smp, u32 srtt_us)
 {
-	u64 gap_ns = smp->last_sample_ns - w->last_sample_ns;
+	if (smp->last_sample_ns != w->last_sample_ns) {	/* a new sample */
+		u64 gap_ns = smp->last_sample_ns - w->last_sample_ns;
+		bool recent = w->last_sample_ns && srtt_us &&
+			      gap_ns <= (u64)SWIFT_PERSIST_RTTS * srtt_us *
+					SWIFT_NSEC_PER_USEC;
 
-	if (smp->last_sample_ns != w->last_sample_ns)
-		w->prev_path_rtt_us =
-			w->last_sample_ns && srtt_us &&
-			gap_ns <= (u64)SWIFT_PERSIST_RTTS * srtt_us * SWIFT_NSEC_PER_USEC ?
-			w->path_rtt_us : 0;
+		w->prev_path_rtt_us = recent ? w->path_rtt_us : 0;
+	}
 	if (!w->prev_path_rtt_us)
 		return smp->path_rtt_us;
 	return bbr_min_u32(smp->path_rtt_us, w->prev_path_rtt_us);
@@ -503,11 +504,7 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
  * The kernel's cwnd for a window below the floor, which the pacing rate
  * carries (window per target_RTT): what that rate keeps in flight over a
  * whole round trip as the kernel counts it, srtt, plus a packet; BBRv3's
- * floor at least. The round trip counts no longer than the target plus
- * the receiver's bound on its ACK delay (ETS MaxACKDel): beyond that srtt
- * holds a queue, and a cwnd that grew with it fed the queue that raised
- * srtt. Through linkem (swift_dc, 400 flows) srtt reached 1-1.5 s that
- * way, cwnd 30-64 packets a flow, and Network_RTT a second. Network_RTT leaves out the receiver's ACK delay, the
+ * floor at least. Network_RTT leaves out the receiver's ACK delay, the
  * kernel's in flight does not: a receiver that holds the ACK of a lone
  * full-sized segment until its delayed-ACK timer (4-8 ms at HZ 250 under
  * ETS's MaxACKDel) has rate x srtt unacknowledged, far more than the
@@ -518,6 +515,12 @@ static inline void swift_on_ack(struct bbr3 *b, struct swift_state *w,
  * 84-92 % (lab scenario swift_dc_kernel_regime, interleaved invocations,
  * docs/bbr_swift.md). Swift itself does not delay ACKs; here the rate is
  * the window's and the cwnd only follows it.
+ *
+ * The round trip counts no longer than the target plus the receiver's
+ * bound on its ACK delay (ETS MaxACKDel): beyond that srtt holds a queue,
+ * and a cwnd that grew with it fed the queue that raised srtt. Through
+ * linkem (swift_dc, 400 flows) srtt reached 1-1.5 s that way, cwnd 30-64
+ * packets a flow, and Network_RTT a second.
  */
 static inline u32 swift_paced_cwnd(const struct swift_state *w, const struct bbr_sock *sk)
 {

@@ -84,9 +84,8 @@ SEC("tp_btf/net_dev_start_xmit")
 int BPF_PROG(hd_xmit_start, struct sk_buff *skb, struct net_device *dev)
 {
 	__u64 now = bpf_ktime_get_ns(), key = (__u64)skb, edt = skb->tstamp;
-
-	bool data = skb->len > HD_HDR_MAX_BYTES;
 	__u64 *rx = bpf_map_lookup_elem(&hd_rx, &key);
+	bool data = skb->len > HD_HDR_MAX_BYTES;
 
 	bpf_map_update_elem(&hd_xmit, &key, &now, BPF_ANY);
 	if (rx) {

@@ -505,10 +505,11 @@ TEST(swift_host_target)
 static u32 expect_paced_cwnd(u32 milli, u32 srtt_us, u32 target_us)
 {
 	u64 rtt = srtt_us > target_us ? srtt_us : target_us;
+	u64 pkts;
 
 	if (rtt > target_us + SWIFT_ACK_DELAY_UNKNOWN_US)
 		rtt = target_us + SWIFT_ACK_DELAY_UNKNOWN_US;
-	u64 pkts = ((u64)milli * rtt + 1000ull * target_us - 1) / (1000ull * target_us) + 1;
+	pkts = ((u64)milli * rtt + 1000ull * target_us - 1) / (1000ull * target_us) + 1;
 
 	if (pkts > SWIFT_PACED_CWND_MAX_PKTS)
 		pkts = SWIFT_PACED_CWND_MAX_PKTS;
