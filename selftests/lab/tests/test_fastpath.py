@@ -182,15 +182,21 @@ def test_bad_arguments():
         FastPath("x", "y", 100, 100_000, loss=1.5)
 
 
-def test_virtual_sojourn_follows_the_tbf_queue(tmp_path):
-    """The queue the marker reports (its virtual queue, per packet) is the
-    tbf's: 4 cubic flows keep the 500 kB FIFO near full; the mean sojourn
-    over the middle of the run agrees with the tbf backlog / rate sampled
-    every 50 ms within SOJOURN_TOLERANCE, and the histogram holds every
-    admitted packet."""
-    _need_root()
+# The tbf's departures over the compared interval, as a share of its rate,
+# below which the tbf fell behind (a late watchdog on a busy machine): its
+# backlog then holds what an ideal link of that rate would have sent, so it
+# is no longer the queue the marker's virtual twin models. 4 cubic flows
+# keep it backlogged, so a tbf that keeps its rate sends ~100 % of it.
+SHAPER_KEPT_RATE = 0.95
+SOJOURN_ATTEMPTS = 2            # a second run when the first one's tbf fell behind
+
+
+def _sojourn_against_backlog(tmp_path):
+    """One run of 4 cubic flows through the tbf + marker: the marker's mean
+    virtual sojourn and the tbf's mean backlog / rate over the middle of the
+    run, the tbf's departure rate over the same interval, and the marker's
+    histogram and counters."""
     poll_s, t_from, t_to = 0.05, 1.0, RUN_S - 0.3
-    tolerance = 0.10            # sampling 36 backlog values of a sawtooth
     backlog_ms, marks = [], {}
     with bbrtest.Topology(rate_mbit=RATE_MBIT, prefix=NS_PREFIX) as topo:
         with Server(topo, tmp_path):
@@ -202,12 +208,12 @@ def test_virtual_sojourn_follows_the_tbf_queue(tmp_path):
                     while not done.is_set():
                         t = time.monotonic() - t0
                         if t >= t_from and "from" not in marks:
-                            marks["from"] = fp.counters()
+                            marks["from"] = (time.monotonic(), fp.counters())
                         if t_from <= t <= t_to:
                             backlog_ms.append(fp.shaper_stats()["shaper_backlog_bytes"]
                                               * 8 / (RATE_MBIT * 1e6) * 1e3)
                         if t > t_to and "to" not in marks:
-                            marks["to"] = fp.counters()
+                            marks["to"] = (time.monotonic(), fp.counters())
                         time.sleep(poll_s)
                 th = threading.Thread(target=poll)
                 th.start()
@@ -219,16 +225,47 @@ def test_virtual_sojourn_follows_the_tbf_queue(tmp_path):
                 c = fp.counters()
                 hist = fp.sojourn_hist()
     assert cp.returncode == 0, cp.stderr
-    a, b = marks["from"], marks["to"]
-    soj_ms = (b["soj_sum_ns"] - a["soj_sum_ns"]) / max(b["soj_pkts"] - a["soj_pkts"], 1) / 1e6
-    tbf_ms = sum(backlog_ms) / len(backlog_ms)
-    p50, p99 = soj_percentiles_us(hist, (0.5, 0.99))
-    print(f"virtual sojourn mean {soj_ms:.2f} ms, tbf backlog/rate mean {tbf_ms:.2f} ms "
-          f"({len(backlog_ms)} samples); histogram {sum(hist)} packets of {c['soj_pkts']} "
-          f"admitted, p50 {p50 / 1e3:.2f} ms p99 {p99 / 1e3:.2f} ms")
-    assert len(backlog_ms) >= 20
-    assert tbf_ms > 10, "4 cubic flows should keep a standing queue of most of 40 ms"
-    assert abs(soj_ms - tbf_ms) <= tolerance * tbf_ms
+    (ta, a), (tb, b) = marks["from"], marks["to"]
+    return {
+        "soj_ms": (b["soj_sum_ns"] - a["soj_sum_ns"]) / max(b["soj_pkts"] - a["soj_pkts"], 1) / 1e6,
+        "tbf_ms": sum(backlog_ms) / max(len(backlog_ms), 1),
+        "samples": len(backlog_ms),
+        "kept": (b["shaper_bytes"] - a["shaper_bytes"]) * 8 / (tb - ta) / (RATE_MBIT * 1e6),
+        "hist": hist, "c": c,
+    }
+
+
+def test_virtual_sojourn_follows_the_tbf_queue(tmp_path):
+    """The queue the marker reports (its virtual queue, per packet) is the
+    tbf's: 4 cubic flows keep the 500 kB FIFO near full; the mean sojourn
+    over the middle of the run agrees with the tbf backlog / rate sampled
+    every 50 ms within SOJOURN_TOLERANCE, and the histogram holds every
+    admitted packet. The comparison holds while the tbf sends at its rate
+    (SHAPER_KEPT_RATE): a run where it fell behind is printed and run
+    again, and the test fails when no run kept the rate."""
+    _need_root()
+    tolerance = 0.10            # sampling 36 backlog values of a sawtooth
+    kept = []
+    for attempt in range(1, SOJOURN_ATTEMPTS + 1):
+        d = tmp_path / f"run{attempt}"
+        d.mkdir()
+        r = _sojourn_against_backlog(d)
+        p50, p99 = soj_percentiles_us(r["hist"], (0.5, 0.99))
+        print(f"run {attempt}: virtual sojourn mean {r['soj_ms']:.2f} ms, tbf backlog/rate "
+              f"mean {r['tbf_ms']:.2f} ms ({r['samples']} samples), tbf sent "
+              f"{r['kept'] * 100:.1f} % of its rate; histogram {sum(r['hist'])} packets of "
+              f"{r['c']['soj_pkts']} admitted, p50 {p50 / 1e3:.2f} ms p99 {p99 / 1e3:.2f} ms")
+        kept.append(r["kept"])
+        if r["kept"] >= SHAPER_KEPT_RATE:
+            break
+    assert r["kept"] >= SHAPER_KEPT_RATE, (
+        f"the tbf fell behind its rate in every run ({', '.join(f'{k * 100:.1f} %' for k in kept)}"
+        f" of {RATE_MBIT} Mbit/s, bound {SHAPER_KEPT_RATE * 100:.0f} %): its backlog is not "
+        "the virtual queue's to compare")
+    hist, c = r["hist"], r["c"]
+    assert r["samples"] >= 20
+    assert r["tbf_ms"] > 10, "4 cubic flows should keep a standing queue of most of 40 ms"
+    assert abs(r["soj_ms"] - r["tbf_ms"]) <= tolerance * r["tbf_ms"]
     # (the two maps are read one after the other while the last packets drain)
     assert abs(sum(hist) - c["soj_pkts"]) <= 0.01 * c["soj_pkts"]
     assert c["soj_pkts"] >= 0.9 * c["pkts"] - c["vq_full"]
