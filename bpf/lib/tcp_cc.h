@@ -85,8 +85,9 @@ u32 bbr_param_groups SEC(".data.params") = BBR_GLUE_PARAM_GROUPS;
 /* Things a CC's programs could not do, for `bbrctl` and the tests (each
  * CC has one in .bss: <cc>_stats). */
 struct bbr_glue_stats {
-	u64 no_storage;		/* sk_storage allocation failed in init */
+	u64 no_storage;		/* sk_storage allocation failed (init, or an ACK) */
 	u64 not_initialized;	/* op called for a socket without state */
+	u64 late_init;		/* state made on an ACK: init had none */
 };
 
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)

@@ -245,3 +245,124 @@ def test_tx_start_build_matches_the_kernel():
         assert f"loaded {CC} from {picked} " in cp.stdout, cp.stdout
     finally:
         bbrtest.bbrctl("unload", CC, timeout=60)
+
+
+# A sender that loses its socket's state halfway: it sends for SEND_S,
+# deletes the socket's entry in the CC's storage map (as a failed
+# allocation at init leaves a socket: no state), and sends for SEND_S more.
+# It says whether the socket had state before, right after the delete and
+# at the end (a lookup in the map, keyed by the socket's fd).
+LOST_STATE_SENDER = r"""
+import ctypes, errno, json, socket, struct, sys, time
+addr, port, cc = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+map_id, value_size, send_s = int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+libc = ctypes.CDLL(None, use_errno=True)
+def bpf(cmd, attr):
+    buf = ctypes.create_string_buffer(attr, 128)
+    r = libc.syscall(321, cmd, buf, 128)             # __NR_bpf (x86_64)
+    if r < 0:
+        raise OSError(ctypes.get_errno(), "bpf cmd %d" % cmd)
+    return r
+map_fd = bpf(14, struct.pack("=III", map_id, 0, 0))  # BPF_MAP_GET_FD_BY_ID
+s = socket.socket()
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+s.connect((addr, port))
+key = ctypes.c_int(s.fileno())
+def has_state():
+    val = ctypes.create_string_buffer(value_size)
+    try:
+        bpf(1, struct.pack("=IIQQQ", map_fd, 0, ctypes.addressof(key),
+                           ctypes.addressof(val), 0))   # BPF_MAP_LOOKUP_ELEM
+        return True
+    except OSError as e:
+        if e.errno != errno.ENOENT:
+            raise
+        return False
+def send_for(t):
+    end = time.monotonic() + t
+    while time.monotonic() < end:
+        s.sendall(b"x" * 65536)
+send_for(send_s)
+before = has_state()
+bpf(3, struct.pack("=IIQ", map_fd, 0, ctypes.addressof(key)))  # BPF_MAP_DELETE_ELEM
+deleted = has_state()
+send_for(send_s)
+print(json.dumps({"before": before, "after_delete": deleted, "end": has_state()}), flush=True)
+s.close()
+"""
+LOST_STATE_SEND_S = 1.0
+
+
+def _bpftool_json(*args, exit_ok=False):
+    """bpftool -j ARGS, parsed. exit_ok: its exit code is not looked at
+    (bpftool 7.5 exits 255 after printing an iter link)."""
+    cp = subprocess.run(["bpftool", "-j", *args], capture_output=True, text=True, timeout=30)
+    assert exit_ok or cp.returncode == 0, f"bpftool {' '.join(args)}: {cp.stdout}{cp.stderr}"
+    return json.loads(cp.stdout)
+
+
+def _cc_maps(pin_dir):
+    """The registered CC's storage map (id, value size) and its .bss map id,
+    found from its pinned state iterator's program and the main program
+    that shares its storage map."""
+    link = _bpftool_json("link", "show", "pinned", str(Path(pin_dir) / "state_iter"),
+                         exit_ok=True)
+    maps = [_bpftool_json("map", "show", "id", str(m))
+            for m in _bpftool_json("prog", "show", "id", str(link["prog_id"]))["map_ids"]]
+    stor = next(m for m in maps if m["type"] == "sk_storage")
+    main = next(p for p in _bpftool_json("prog", "show")
+                if p.get("name", "").endswith("_main") and stor["id"] in p.get("map_ids", []))
+    bss = next(m for m in (_bpftool_json("map", "show", "id", str(i)) for i in main["map_ids"])
+               if m.get("name", "").endswith(".bss"))
+    return stor["id"], stor["bytes_value"], bss["id"]
+
+
+def _glue_stats(bss_id):
+    """The CC's struct bbr_glue_stats (lib/tcp_cc.h) from its .bss."""
+    def find(x):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k.endswith("_stats") and isinstance(v, dict) and "late_init" in v:
+                    return v
+                if (r := find(v)) is not None:
+                    return r
+        elif isinstance(x, list):
+            for v in x:
+                if (r := find(v)) is not None:
+                    return r
+        return None
+    stats = find(_bpftool_json("map", "dump", "id", str(bss_id)))
+    assert stats is not None, "no bbr_glue_stats with late_init in the CC's .bss"
+    return stats
+
+
+def test_state_made_on_an_ack_when_the_socket_has_none():
+    """A socket without state (init could not allocate it) is not left at its
+    initial cwnd, unpaced: its next ACK makes and initialises the state
+    (late_init counts it). Shown by deleting a live socket's storage entry."""
+    port = 5304
+    with bbrtest.BbrctlRegistration(BBR3_OBJ, as_name=CC) as reg, \
+            bbrtest.Topology(rate_mbit=RATE_MBIT) as topo:
+        stor_id, value_size, bss_id = _cc_maps(reg.pin_dir)
+        before = _glue_stats(bss_id)
+        sink = bbrtest.python_in(topo.rcv_ns, IDLE_SINK, topo.rcv_addr, str(port))
+        sender = None
+        try:
+            assert bbrtest.wait_for(lambda: _listening(topo, port), 5), "the sink did not listen"
+            sender = bbrtest.python_in(topo.snd_ns, LOST_STATE_SENDER, topo.rcv_addr,
+                                       str(port), CC, str(stor_id), str(value_size),
+                                       str(LOST_STATE_SEND_S))
+            out, err = sender.communicate(timeout=30)
+        finally:
+            bbrtest.reap(sender, sink)
+        after = _glue_stats(bss_id)
+    assert sender.returncode == 0, err
+    seen = json.loads(out.strip().splitlines()[-1])
+    made = after["late_init"] - before["late_init"]
+    print(f"state before the delete {seen['before']}, right after {seen['after_delete']}, "
+          f"at the end {seen['end']}; late_init +{made}, no_storage "
+          f"+{after['no_storage'] - before['no_storage']}")
+    assert seen["before"] and not seen["after_delete"]
+    assert seen["end"], "no state after a second of ACKs: the socket ran without its CC"
+    assert made == 1
+    assert after["no_storage"] == before["no_storage"]
