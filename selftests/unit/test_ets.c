@@ -304,8 +304,19 @@ TEST(ets_min_filter)
 	ASSERT_EQ(min, 900);
 }
 
-/* The path filter: the least sample over the current half-window and the
- * one before it; older halves forgotten; a half that was skipped leaves no
+/* Feed n samples of value us into the path filter, 1 us apart from t. */
+static u32 path_feed(u64 *cur, u64 *prev, u32 n, u32 us, u64 t, u32 win)
+{
+	u32 v = 0, i;
+
+	for (i = 0; i < n; i++)
+		v = ets_path_update(cur, prev, us, t + i * 1000, win);
+	return v;
+}
+
+/* The path filter of a busy host (ETS_PATH_HALF_MIN_SAMPLES or more per
+ * half-window): the least sample over the current half-window and the one
+ * before it; older halves forgotten; a half that was skipped leaves no
  * previous value. */
 TEST(ets_path_filter)
 {
@@ -317,21 +328,71 @@ TEST(ets_path_filter)
 	ASSERT_EQ(ets_path_update(&cur, &prev, 400, t, win), 400);
 	ASSERT_EQ(ets_path_update(&cur, &prev, 900, t + 10000, win), 400);
 	ASSERT_EQ(ets_path_update(&cur, &prev, 300, t + 20000, win), 300);
+	ASSERT_EQ(path_feed(&cur, &prev, ETS_PATH_HALF_MIN_SAMPLES, 500, t + 30000, win), 300);
 	/* next half: the previous half's least still counts */
 	ASSERT_EQ(ets_path_update(&cur, &prev, 800, t + half, win), 300);
 	ASSERT_EQ(ets_path_update(&cur, &prev, 350, t + half + 1000, win), 300);
+	ASSERT_EQ(path_feed(&cur, &prev, ETS_PATH_HALF_MIN_SAMPLES, 600, t + half + 2000, win), 300);
 	/* the half after: only the last half (350) and this one */
 	ASSERT_EQ(ets_path_update(&cur, &prev, 700, t + 2 * half, win), 350);
-	/* a gap of more than a half: the old value is gone */
-	ASSERT_EQ(ets_path_update(&cur, &prev, 650, t + 5 * half, win), 650);
-	ASSERT_EQ((u32)prev, 0);
+	ASSERT_EQ(path_feed(&cur, &prev, ETS_PATH_HALF_MIN_SAMPLES, 700, t + 2 * half + 1000, win), 350);
+	/* unsampled for longer than a stretch: the old value is gone */
+	t += (2 + ETS_PATH_STRETCH_HALVES + 1) * half;
+	ASSERT_EQ(ets_path_update(&cur, &prev, 650, t, win), 650);
+	ASSERT_EQ(ets_path_min(prev), 0);
+	ASSERT_EQ(path_feed(&cur, &prev, ETS_PATH_HALF_MIN_SAMPLES, 650, t + 1000, win), 650);
 	/* a standing queue raises every sample: the value follows within a
 	 * window */
-	ASSERT_EQ(ets_path_update(&cur, &prev, 900, t + 6 * half, win), 650);
-	ASSERT_EQ(ets_path_update(&cur, &prev, 910, t + 7 * half, win), 900);
+	ASSERT_EQ(path_feed(&cur, &prev, ETS_PATH_HALF_MIN_SAMPLES, 900, t + half, win), 650);
+	ASSERT_EQ(path_feed(&cur, &prev, ETS_PATH_HALF_MIN_SAMPLES, 910, t + 2 * half, win), 900);
 	/* 0 is not a sample (it would pin the minimum) and the default window
 	 * applies for 0 */
-	ASSERT_EQ(ets_path_update(&cur, &prev, 0, t + 7 * half + 1, 0), 1);
+	ASSERT_EQ(ets_path_update(&cur, &prev, 0, t + 2 * half + 100000, 0), 1);
+	/* a busy half is written only for a new least once it is counted full */
+	cur = ets_path_pack3(200, ETS_PATH_HALF_MIN_SAMPLES, 300);
+	prev = 0;
+	ASSERT_EQ(ets_path_update(&cur, &prev, 500, 200 * half + 1, win), 300);
+	ASSERT_EQ(ets_path_cnt(cur), ETS_PATH_HALF_MIN_SAMPLES);
+}
+
+/* A host that samples its path less than ETS_PATH_HALF_MIN_SAMPLES times a
+ * half-window: its half stays open for samples up to
+ * ETS_PATH_STRETCH_HALVES half-windows apart until it holds that many, so
+ * the value is a least over several samples, not the latest one alone (a
+ * host stall then reads as a queue only if it lasts); a silence longer
+ * than the stretch forgets the old samples. */
+TEST(ets_path_filter_sparse_host)
+{
+	u64 cur = 0, prev = 0;
+	const u32 win = 500;
+	const u64 half = 250000;
+	u64 t = 100 * half;
+	u32 i, v;
+
+	/* one sample per two half-windows: 120 us, then a stall raises the
+	 * next three; the half holds all four, the least stays 120 */
+	ASSERT_EQ(ets_path_update(&cur, &prev, 120, t, win), 120);
+	for (i = 1; i < ETS_PATH_HALF_MIN_SAMPLES; i++) {
+		v = ets_path_update(&cur, &prev, 900, t + 2 * i * half, win);
+		printf("    sample %u (900 us) %u half-windows on: path value %u us, "
+		       "half count %u\n", i, 2 * i, v, ets_path_cnt(cur));
+		ASSERT_EQ(v, 120);
+	}
+	ASSERT_EQ(ets_path_cnt(cur), ETS_PATH_HALF_MIN_SAMPLES);
+	/* full: the next half-window starts a new half, the full one is its
+	 * previous while adjacent */
+	ASSERT_EQ(ets_path_update(&cur, &prev, 800, t + 7 * half, win), 120);
+	ASSERT_EQ(ets_path_min(prev), 120);
+	/* a queue that stands raises every sample: the value follows once the
+	 * old half is no longer adjacent */
+	for (i = 0; i < ETS_PATH_HALF_MIN_SAMPLES; i++)
+		v = ets_path_update(&cur, &prev, 800 + i, t + (9 + 2 * i) * half, win);
+	v = ets_path_update(&cur, &prev, 850, t + 17 * half, win);
+	ASSERT_EQ(v, 800);
+	/* silence longer than the stretch: the old half is forgotten */
+	v = ets_path_update(&cur, &prev, 300, t + (17 + ETS_PATH_STRETCH_HALVES + 1) * half, win);
+	ASSERT_EQ(v, 300);
+	ASSERT_EQ(ets_path_min(prev), 0);
 }
 
 /* Host delay: EWMA with gain 1/8 from the first sample; a software RX stamp
