@@ -84,6 +84,7 @@ char LICENSE[] SEC("license") = "GPL";
  * configured bound at or above it is advertised but not enforced. */
 #define ETS_DELACK_MAX_US	200000
 #define SOL_TCP			6	/* include/linux/socket.h */
+#define TCP_SAVE_SYN		27	/* include/uapi/linux/tcp.h */
 /* Network_RTT min filter window when ets_cfg leaves it 0 (Swift's base
  * delay horizon: a base RTT is remembered for about 10 s). */
 #define ETS_MIN_WIN_NS		10000000000ull
@@ -556,6 +557,38 @@ static __always_inline void enforce_max_ack_delay(struct bpf_sock_ops *skops,
 
 
 /*
+ * A listener keeps each SYN for its children (TCP_SAVE_SYN), unless its
+ * application chose already: the passive side reads the peer's MaxACKDel
+ * from the SYN's offer at establishment (passive_peer_max_ack_delay()),
+ * since the ACK that completes the handshake does not carry it. The kernel
+ * keeps the copy (the SYN's IP and TCP headers, ~100 bytes) with the child
+ * until it is closed or its application reads it.
+ */
+static __always_inline void save_syn(struct bpf_sock_ops *skops)
+{
+	int one = 1, cur = 0;
+
+	if (!bpf_getsockopt(skops, SOL_TCP, TCP_SAVE_SYN, &cur, sizeof(cur)) && !cur)
+		bpf_setsockopt(skops, SOL_TCP, TCP_SAVE_SYN, &one, sizeof(one));
+}
+
+/* Passive side: the peer's MaxACKDel from the saved SYN (it stays unknown,
+ * 0, when the listener kept no SYN: a syncookie, or a listener that was
+ * open before the program was attached). Without it a sending server's
+ * bbr_swift knew no bound on its client's ACK delay and assumed the
+ * kernel's 200 ms (swift_paced_cwnd()). */
+static __always_inline void passive_peer_max_ack_delay(struct bpf_sock_ops *skops,
+							struct ets_sk *e)
+{
+	u8 buf[ETS_LOAD_BUF_BYTES];
+	struct ets_opt syn_opt;
+	int len = ets_load(skops, buf, BPF_LOAD_HDR_OPT_TCP_SYN);
+
+	if (len >= 0 && ets_parse(buf, len, true, &syn_opt) == ETS_OK)
+		e->peer_max_ack_delay_us = syn_opt.max_ack_del_us;
+}
+
+/*
  * The handshake is over: enable ETS if both ends agreed. Active side: skb is
  * the SYN-ACK, which must answer the offer our SYN made. Passive side: skb is
  * the ACK that completed the handshake; the client only puts ETS on it when
@@ -592,6 +625,8 @@ static __always_inline void on_estab(struct bpf_sock_ops *skops, bool active)
 		e->peer_max_ack_delay_us = o.max_ack_del_us;
 		ets_rcv_latest(&e->ts_latest_us, &e->ts_latest_clock_ns, true,
 			       false, o.tsval_us, bpf_ktime_get_ns());
+	} else {
+		passive_peer_max_ack_delay(skops, e);
 	}
 	/* and the state callback, for the tally at close (tally_fold());
 	 * never turned off here: another program may want it */
@@ -891,6 +926,7 @@ int ets_sockops(struct bpf_sock_ops *skops)
 		/* Children inherit the flags; the listener needs them for
 		 * the SYN-ACK's LEN/WRITE callbacks. */
 		cb_flags(skops, true);
+		save_syn(skops);
 		break;
 	case BPF_SOCK_OPS_TCP_CONNECT_CB:
 		if (ets_get(skops, true))

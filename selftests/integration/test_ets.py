@@ -424,6 +424,48 @@ def test_ets_wire_format_and_negotiation(tmp_path):
         assert last["samples"] > 0
 
 
+# A server that reads its own accepted socket's struct ets_sk after the
+# first data and prints it, then drains the connection.
+SERVER_RECORD = ETS_SK_LOOKUP + r"""
+addr, port, pins = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ets_map(pins)
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind((addr, port)); l.listen(8)
+print("LISTEN", flush=True)
+c, _ = l.accept()
+c.recv(65536)
+e = ets_sk(c, pins)
+print(json.dumps({"peer_mad": e["peer_max_ack_delay_us"], "flags": e["flags"]}), flush=True)
+while c.recv(65536):
+    pass
+"""
+
+
+@pytest.mark.kernel_matrix
+def test_ets_both_ends_know_the_peers_max_ack_delay():
+    """Each end learns the other's MaxACKDel (the 8 ms default both
+    advertise): the client from the SYN-ACK, the server from the SYN its
+    listener kept (TCP_SAVE_SYN). A sending server's bbr_swift bounds the
+    round trip its paced cwnd counts with it (swift_paced_cwnd())."""
+    with EtsAttached("mad") as att, VethPair() as vp:
+        srv = bbrtest.python_in(vp.b, SERVER_RECORD, ADDR_B, PORT, att.pins, cgroup=att.cg)
+        try:
+            assert "LISTEN" in srv.stdout.readline(), srv.stderr.read()
+            cli = bbrtest.python_in(vp.a, CLIENT, ADDR_B, PORT, att.pins, 3, 0.02, 3000,
+                                    cgroup=att.cg)
+            out, err = cli.communicate(timeout=CMD_TIMEOUT_S)
+            assert cli.returncode == 0, err
+            server = json.loads(srv.stdout.readline())
+        finally:
+            bbrtest.reap(srv)
+    client = [json.loads(l) for l in out.splitlines() if l.strip()][-1]
+    print(f"MaxACKDel the client learned {client['peer_mad']} us, the server "
+          f"{server['peer_mad']} us (both advertise {ETS_MAX_ACK_DELAY_US} us)")
+    assert server["flags"] & 0x04, "ETS not enabled on the server's socket"
+    assert client["peer_mad"] == ETS_MAX_ACK_DELAY_US
+    assert server["peer_mad"] == ETS_MAX_ACK_DELAY_US
+
+
 @pytest.mark.parametrize("side_with_prog", ["client", "server"])
 def test_ets_negotiation_one_sided(tmp_path, side_with_prog):
     from scapy.layers.inet import TCP
