@@ -215,6 +215,17 @@ static __always_inline int ets_load(struct bpf_sock_ops *skops, u8 *buf,
 	return bpf_load_hdr_opt(skops, buf, ETS_LOAD_BUF_BYTES, flags);
 }
 
+/* The SYN's ETS offer (the SYN-ACK's callbacks: the SYN being answered;
+ * PASSIVE_ESTABLISHED_CB: the SYN the listener kept), into *o; false when
+ * the SYN has none, or a malformed one. buf: ETS_LOAD_BUF_BYTES. */
+static __always_inline bool syn_offer(struct bpf_sock_ops *skops, u8 *buf,
+				      struct ets_opt *o)
+{
+	int len = ets_load(skops, buf, BPF_LOAD_HDR_OPT_TCP_SYN);
+
+	return len >= 0 && ets_parse(buf, len, true, o) == ETS_OK;
+}
+
 /*
  * The option where this program's peer writes it: right after the RFC 7323
  * timestamp the kernel writes first (NOP, NOP, kind 8 length 10: 12 bytes),
@@ -451,13 +462,10 @@ static __always_inline void on_opt_len(struct bpf_sock_ops *skops)
 	u8 tcp_flags = skops->skb_tcp_flags;
 	u8 buf[ETS_LOAD_BUF_BYTES];
 	struct ets_opt syn_opt;
-	int len;
 
-	if ((tcp_flags & (TCPHDR_SYN | TCPHDR_ACK)) == (TCPHDR_SYN | TCPHDR_ACK)) {
-		len = ets_load(skops, buf, BPF_LOAD_HDR_OPT_TCP_SYN);
-		if (len < 0 || ets_parse(buf, len, true, &syn_opt) != ETS_OK)
-			return;
-	}
+	if ((tcp_flags & (TCPHDR_SYN | TCPHDR_ACK)) == (TCPHDR_SYN | TCPHDR_ACK) &&
+	    !syn_offer(skops, buf, &syn_opt))
+		return;
 	if (bpf_reserve_hdr_opt(skops, ETS_OPT_SPACE_BYTES, 0) &&
 	    skops->args[0] != BPF_WRITE_HDR_TCP_CURRENT_MSS)
 		out_without_option(skops);
@@ -474,13 +482,11 @@ static __always_inline void on_write_syn(struct bpf_sock_ops *skops, bool ack,
 	struct ets_stats *st;
 	struct ets_opt syn_opt;
 	struct ets_sk *e;
-	int len;
 
 	if (ack) {
 		/* The SYN's TSval is echoed; the time the SYN waited is not
 		 * known here, so EcrDel is "invalid" (no sample from it). */
-		len = ets_load(skops, buf, BPF_LOAD_HDR_OPT_TCP_SYN);
-		if (len < 0 || ets_parse(buf, len, true, &syn_opt) != ETS_OK)
+		if (!syn_offer(skops, buf, &syn_opt))
 			return;
 		ets_encode(buf, true, true, tsval, syn_opt.tsval_us, -1,
 			   max_ack_del_field(cfg_get()));
@@ -582,9 +588,8 @@ static __always_inline void passive_peer_max_ack_delay(struct bpf_sock_ops *skop
 {
 	u8 buf[ETS_LOAD_BUF_BYTES];
 	struct ets_opt syn_opt;
-	int len = ets_load(skops, buf, BPF_LOAD_HDR_OPT_TCP_SYN);
 
-	if (len >= 0 && ets_parse(buf, len, true, &syn_opt) == ETS_OK)
+	if (syn_offer(skops, buf, &syn_opt))
 		e->peer_max_ack_delay_us = syn_opt.max_ack_del_us;
 }
 
