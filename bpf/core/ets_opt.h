@@ -525,11 +525,8 @@ static inline u32 ets_path_update(u64 *cur, u64 *prev, u32 sample_us,
 		sample_us = ETS_PATH_LEAST_MAX_US;
 	gap = idx - ets_path_idx(c);
 	cnt = ets_path_cnt(c);
-	if (!ets_path_min(c)) {
-		c = ets_path_pack(idx, sample_us);
-		*cur = c;
-	} else if (gap == 0 ||
-		   (cnt < ETS_PATH_HALF_MIN_SAMPLES && gap <= ETS_PATH_STRETCH_HALVES)) {
+	if (ets_path_min(c) &&
+	    (gap == 0 || (cnt < ETS_PATH_HALF_MIN_SAMPLES && gap <= ETS_PATH_STRETCH_HALVES))) {
 		/* the same half: counted until it holds enough samples, then
 		 * written only for a new least */
 		if (gap || cnt < ETS_PATH_HALF_MIN_SAMPLES || sample_us < ets_path_min(c)) {
@@ -538,8 +535,8 @@ static inline u32 ets_path_update(u64 *cur, u64 *prev, u32 sample_us,
 			*cur = c;
 		}
 	} else {
-		/* a new half: the old one becomes the previous unless the
-		 * path went unsampled for longer than a stretch */
+		/* a new half (or the first): the old one becomes the previous
+		 * unless the path went unsampled for longer than a stretch */
 		p = gap <= ETS_PATH_STRETCH_HALVES ? c : 0;
 		*prev = p;
 		c = ets_path_pack(idx, sample_us);
