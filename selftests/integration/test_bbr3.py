@@ -296,9 +296,7 @@ LOST_STATE_SEND_S = 1.0
 def _bpftool_json(*args, exit_ok=False):
     """bpftool -j ARGS, parsed. exit_ok: its exit code is not looked at
     (bpftool 7.5 exits 255 after printing an iter link)."""
-    cp = subprocess.run(["bpftool", "-j", *args], capture_output=True, text=True, timeout=30)
-    assert exit_ok or cp.returncode == 0, f"bpftool {' '.join(args)}: {cp.stdout}{cp.stderr}"
-    return json.loads(cp.stdout)
+    return json.loads(bbrtest.run(["bpftool", "-j", *args], check=not exit_ok).stdout)
 
 
 def _cc_maps(pin_dir):
@@ -318,22 +316,12 @@ def _cc_maps(pin_dir):
 
 
 def _glue_stats(bss_id):
-    """The CC's struct bbr_glue_stats (lib/tcp_cc.h) from its .bss."""
-    def find(x):
-        if isinstance(x, dict):
-            for k, v in x.items():
-                if k.endswith("_stats") and isinstance(v, dict) and "late_init" in v:
-                    return v
-                if (r := find(v)) is not None:
-                    return r
-        elif isinstance(x, list):
-            for v in x:
-                if (r := find(v)) is not None:
-                    return r
-        return None
-    stats = find(_bpftool_json("map", "dump", "id", str(bss_id)))
-    assert stats is not None, "no bbr_glue_stats with late_init in the CC's .bss"
-    return stats
+    """The CC's struct bbr_glue_stats (lib/tcp_cc.h, <cc>_stats) from its
+    .bss, as bpftool formats a data section: a list of {variable: value}."""
+    section = _bpftool_json("map", "dump", "id", str(bss_id))[0]["formatted"]["value"][".bss"]
+    stats = [v for var in section for k, v in var.items() if k.endswith("_stats")]
+    assert len(stats) == 1 and "late_init" in stats[0], section
+    return stats[0]
 
 
 def test_state_made_on_an_ack_when_the_socket_has_none():
