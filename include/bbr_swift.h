@@ -94,12 +94,14 @@ struct swift_state {
 	u8 status;			/* SWIFT_ST_* */
 	u8 has_decreased;		/* decrease_delivered is valid */
 	u8 round_samples;		/* samples in round_min_rtt_us (saturates) */
-	u8 _pad;
+	u8 in_excursion;		/* cut since the last decision at or
+					 * below target (swift_same_excursion()) */
 	u32 prev_path_rtt_us;		/* path value of the sample before the
 					 * latest; 0 = none */
 	u32 ack_delay_max_us;		/* the peer's bound on its ACK delay
 					 * (ETS MaxACKDel); 0 = not known */
-	u32 _pad2;
+	u32 cut_rtt_us;			/* decided_rtt_us at the last decrease */
+	u64 cut_us;			/* sk->now_us of the last decrease */
 };
 
 /* A Network_RTT sample, as the ETS sockops program left it. */

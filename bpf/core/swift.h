@@ -16,8 +16,10 @@
  * factor, and from then on it is an AIMD of its own, as in Swift: an ACK
  * whose decision is over target cuts it by the factor (at most once per
  * packet-timed round trip: Swift's can_decrease, so a cut reacts to its
- * own effect, not to the queue it already answered), an ACK at or below
- * target grows it (swift_ai_milli()). After BBRv3's control, cwnd and
+ * own effect, not to the queue it already answered; and a sparse flow
+ * once per excursion over target unless the queue grows:
+ * swift_same_excursion()), an ACK at or below target grows it
+ * (swift_ai_milli()). After BBRv3's control, cwnd and
  * pacing rate are capped by it (swift_after_ack()): cwnd at the window,
  * pacing at the window per target_RTT. BBRv3's model (max_bw, inflight_hi,
  * its probing, loss and ECN) still runs and bounds the flow from above;
@@ -365,6 +367,9 @@ static inline void swift_note_decrease(struct swift_state *w,
 				       const struct bbr_sock *sk, u32 factor)
 {
 	w->has_decreased = 1;
+	w->in_excursion = 1;
+	w->cut_us = sk->now_us;
+	w->cut_rtt_us = w->decided_rtt_us;
 	w->decrease_delivered = sk->delivered;
 	w->last_factor = factor;
 	w->decreases++;
@@ -385,6 +390,48 @@ static inline void swift_engage(struct swift_state *w, const struct bbr_sock *sk
 					 SWIFT_CWND_MIN_MILLI);
 }
 
+/*
+ * One decrease per excursion over target, unless the queue grows. Swift
+ * cuts at most once per round trip, so that a cut answers its own effect
+ * and not the queue it already answered. A flow with less than a few
+ * packets per round trip sends a packet every target / window, longer than
+ * a round trip: each of its ACKs is a round of its own. But its cut shows
+ * in the queue only once the other flows of the path have cut too, each
+ * at its own next packet, as sparse as this one's: until then its next
+ * samples still meet the queue it answered, and with the round trip as
+ * the only guard it was cut again on each of them. On the lab's kernel
+ * path (swift_dc_kernel_regime, 32 flows at 0.2 packet per round trip)
+ * each excursion cut every flow two or three times, the flows' summed
+ * rate fell from ~530 to 150-290 Mbit/s of a 500 Mbit/s link and grew
+ * back over 60-130 ms: a sawtooth that used 66-74 % of the link.
+ *
+ * So after a decrease, a later decision over target cuts again only when
+ * it asks for a deeper cut than the last one, or reads more than
+ * SWIFT_EXCURSION_GROWTH times the Network_RTT that one did (the queue
+ * grew although this flow answered it: also past the 0.5 floor, where the
+ * factor no longer deepens), or once SWIFT_EXCURSION_GAPS of the flow's
+ * own packet gaps (target / window, at most stale_us) have passed since.
+ * A decision at or below target ends the excursion. From a few packets
+ * per round trip on, the gaps are shorter than a round trip and the rule
+ * is Swift's alone. Chosen in the lab from 2, 4 and 8 gaps (docs/bbr_swift.md,
+ * "One decrease per excursion").
+ */
+#define SWIFT_EXCURSION_GAPS		4u
+#define SWIFT_EXCURSION_GROWTH		2u
+static inline bool swift_same_excursion(const struct swift_state *w,
+					const struct bbr_sock *sk, u32 factor)
+{
+	u64 hold_us;
+
+	if (!w->in_excursion || factor < w->last_factor ||
+	    w->decided_rtt_us > (u64)SWIFT_EXCURSION_GROWTH * w->cut_rtt_us)
+		return false;
+	hold_us = (u64)SWIFT_EXCURSION_GAPS * w->target_rtt_us * SWIFT_MILLI_PER_PKT /
+		  bbr_max_u32(w->cwnd_milli, SWIFT_CWND_MIN_MILLI);
+	hold_us = bbr_min_u64(hold_us, w->stale_us);
+	return sk->now_us - w->cut_us < hold_us;
+}
+
 /* An ACK of a flow whose window is engaged: Swift's AIMD, whatever BBRv3's
  * phase (the window is not BBRv3's model). */
 static inline void swift_window_on_ack(struct swift_state *w,
@@ -392,10 +439,13 @@ static inline void swift_window_on_ack(struct swift_state *w,
 				       const struct bbr_rs *rs, u32 factor)
 {
 	if (factor == SWIFT_FACTOR_UNIT) {
+		w->in_excursion = 0;
 		swift_grow(w, rs->acked_sacked);
 		return;
 	}
 	if (!swift_can_decrease(w, rs))
+		return;
+	if (swift_same_excursion(w, sk, factor))
 		return;
 	w->cwnd_milli = bbr_max_u32(swift_scale(w->cwnd_milli, factor),
 				    SWIFT_CWND_MIN_MILLI);

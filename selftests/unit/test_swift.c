@@ -68,6 +68,14 @@ static void senv_round(struct swift_env *s, u32 pkts)
 	senv_ack(s, pkts, s->e.sk.delivered, true);
 }
 
+/* Let the flow's excursion hold (SWIFT_EXCURSION_GAPS packet gaps of its
+ * window) pass, so the next decision over target may cut again. */
+static void senv_past_hold(struct swift_env *s)
+{
+	s->e.sk.now_us += (u64)SWIFT_EXCURSION_GAPS * s->d.w.target_rtt_us *
+			  SWIFT_MILLI_PER_PKT / s->d.w.cwnd_milli;
+}
+
 /* 1 - 0.8 (N - T) / N, floored at 0.5, in SWIFT_FACTOR_UNIT. */
 TEST(swift_factor_formula)
 {
@@ -545,16 +553,24 @@ TEST(swift_subpacket_pacing)
 	UNIT_REPORT("sub-packet window %u/1000 pkt, pacing %llu B/s = %.3f pkt per target",
 		    s.d.w.cwnd_milli, (unsigned long long)s.e.sk.pacing_rate,
 		    (double)s.e.sk.pacing_rate * TARGET_US / 1e6 / ENV_MSS_BYTES);
-	/* the floor of 0.001 packet holds */
-	for (i = 0; i < 20; i++)
+	/* a standing queue cuts on to the floor of 0.001 packet (once per
+	 * excursion hold: a sparser window holds longer), and the floor holds */
+	for (i = 0; i < 10000 && s.d.w.cwnd_milli > SWIFT_CWND_MIN_MILLI; i++)
 		senv_round(&s, 1);
+	UNIT_REPORT("a standing queue at factor 0.5: 0.001 packet after %d ACKs, %u cuts",
+		    i, s.d.w.decreases);
+	ASSERT_EQ(s.d.w.cwnd_milli, SWIFT_CWND_MIN_MILLI);
+	senv_past_hold(&s);
+	senv_round(&s, 1);
 	ASSERT_EQ(s.d.w.cwnd_milli, SWIFT_CWND_MIN_MILLI);
 	/* cuts go on whatever BBRv3's phase: REFILL and UP included */
 	s.d.w.cwnd_milli = 500;
 	s.e.b->cycle_idx = BBR_BW_PROBE_REFILL;
+	senv_past_hold(&s);
 	senv_round(&s, 1);
 	ASSERT_EQ(s.d.w.cwnd_milli, 250);
 	s.e.b->cycle_idx = BBR_BW_PROBE_UP;
+	senv_past_hold(&s);
 	senv_round(&s, 1);
 	ASSERT_EQ(s.d.w.cwnd_milli, 125);
 	ASSERT_EQ(s.e.sk.snd_cwnd, expect_paced_cwnd(125, s.e.sk.srtt_us, TARGET_US));
@@ -604,6 +620,75 @@ TEST(swift_subpacket_pacing)
 	senv_ack(&s, 1, s.e.sk.delivered, true);
 	ASSERT_GE(s.d.w.cwnd_milli, SWIFT_CWND_FLOOR_MILLI);
 	ASSERT_LE(s.e.sk.snd_cwnd, (s.d.w.cwnd_milli + 999) / 1000);
+}
+
+
+/* A sparse flow answers an excursion over target once, unless the queue
+ * grows: a later decision over target cuts again only when it asks for a
+ * deeper cut, reads more than SWIFT_EXCURSION_GROWTH x the Network_RTT of
+ * the last cut, or comes SWIFT_EXCURSION_GAPS packet gaps (target / window)
+ * after it; a decision at or below target ends the excursion. */
+TEST(swift_one_cut_per_excursion)
+{
+	struct swift_env s;
+	u32 w;
+
+	senv_init(&s, TARGET_US, 150);		/* factor 0.733 */
+	s.d.w.cwnd_milli = 200;			/* 0.2 packet per target */
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decreases, 1);
+	w = s.d.w.cwnd_milli;
+	ASSERT_EQ(w, swift_scale(200, swift_md_factor(150, TARGET_US)));
+	/* the same queue on the next ACKs (0.5 ms apart, the hold is 4 gaps
+	 * of 0.68 ms): answered already */
+	senv_round(&s, 1);
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decreases, 1);
+	ASSERT_EQ(s.d.w.cwnd_milli, w);
+	/* a deeper cut asked for: the queue grew */
+	s.d.smp.network_rtt_us = 200;		/* factor 0.6 */
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decreases, 2);
+	w = s.d.w.cwnd_milli;
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decreases, 2);
+	/* past the 0.5 floor the factor no longer deepens: more than twice
+	 * the Network_RTT of the last cut does */
+	s.d.smp.network_rtt_us = 400;		/* the floor, deeper than 0.6 */
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decreases, 3);
+	s.d.smp.network_rtt_us = 800;		/* the floor, twice 400 */
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decreases, 3);
+	s.d.smp.network_rtt_us = 801;
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decreases, 4);
+	/* the hold ends: a queue that stands is cut again */
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decreases, 4);
+	senv_past_hold(&s);
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decreases, 5);
+	/* a decision at or below target ends the excursion: the next queue,
+	 * a shallower one, is answered at once */
+	s.d.smp.network_rtt_us = TARGET_US;
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.in_excursion, 0);
+	s.d.smp.network_rtt_us = 150;
+	w = s.d.w.cwnd_milli;
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decreases, 6);
+	ASSERT_EQ(s.d.w.cwnd_milli, swift_scale(w, swift_md_factor(150, TARGET_US)));
+	UNIT_REPORT("excursions: %u cuts in 11 ACKs over target, window 200 -> %u milli", s.d.w.decreases,
+		    s.d.w.cwnd_milli);
+	/* a window of many packets per round trip: the hold is shorter than
+	 * an ACK's spacing, and the round trip alone guards (as in
+	 * swift_window_cut_once_per_round) */
+	s.d.w.cwnd_milli = 60000;
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decreases, 7);
+	senv_round(&s, 1);
+	ASSERT_EQ(s.d.w.decreases, 8);
 }
 
 /* The increase: its square root exact over any window; per round trip
