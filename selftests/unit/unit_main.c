@@ -42,6 +42,14 @@ void unit_fail(const char *file, int line, const char *what,
 	unit_failed_current = 1;
 }
 
+void unit_fail_f(const char *file, int line, const char *what,
+		 double a, double b)
+{
+	printf("  %s:%d: expected %s (left=%.6g, right=%.6g)\n",
+	       file, line, what, a, b);
+	unit_failed_current = 1;
+}
+
 static int selected(const char *name, int argc, char **argv)
 {
 	int i;
