@@ -622,12 +622,12 @@ TEST(swift_subpacket_pacing)
 	ASSERT_LE(s.e.sk.snd_cwnd, (s.d.w.cwnd_milli + 999) / 1000);
 }
 
-
-/* A sparse flow answers an excursion over target once, unless the queue
- * grows: a later decision over target cuts again only when it asks for a
- * deeper cut, reads more than SWIFT_EXCURSION_GROWTH x the Network_RTT of
- * the last cut, or comes SWIFT_EXCURSION_GAPS packet gaps (target / window)
- * after it; a decision at or below target ends the excursion. */
+/* A flow of less than a packet per round trip answers an excursion over
+ * target once, unless the queue grows: a later decision over target cuts
+ * again only when it asks for a deeper cut, reads more than
+ * SWIFT_EXCURSION_GROWTH x the Network_RTT of the last cut, or comes
+ * SWIFT_EXCURSION_GAPS packet gaps (target / window) after it; a decision
+ * at or below target ends the excursion. */
 TEST(swift_one_cut_per_excursion)
 {
 	struct swift_env s;
@@ -681,12 +681,14 @@ TEST(swift_one_cut_per_excursion)
 	ASSERT_EQ(s.d.w.cwnd_milli, swift_scale(w, swift_md_factor(150, TARGET_US)));
 	UNIT_REPORT("excursions: %u cuts in 11 ACKs over target, window 200 -> %u milli", s.d.w.decreases,
 		    s.d.w.cwnd_milli);
-	/* a window of many packets per round trip: the hold is shorter than
-	 * an ACK's spacing, and the round trip alone guards (as in
-	 * swift_window_cut_once_per_round) */
-	s.d.w.cwnd_milli = 60000;
+	/* from a packet per round trip on the round trip alone guards (as in
+	 * swift_window_cut_once_per_round): a window of 1.5 packets, whose
+	 * hold of 4 gaps would be 267 us, is cut on each round's ACK */
+	s.d.w.cwnd_milli = 1500;
 	senv_round(&s, 1);
 	ASSERT_EQ(s.d.w.decreases, 7);
+	s.d.w.cwnd_milli = 1500;
+	s.e.sk.now_us -= RTT_US / 4 - 1;	/* the next ACK 1 us later */
 	senv_round(&s, 1);
 	ASSERT_EQ(s.d.w.decreases, 8);
 }
