@@ -215,6 +215,12 @@ int prog_map_ids(uint32_t prog_id, uint32_t *ids, int max);
 /* An fd of the map of program prog_id whose name ends with suffix and whose
  * values are value_size bytes; -1 if it has none. */
 int prog_map_fd(uint32_t prog_id, const char *suffix, uint32_t value_size);
+/* fd of the first of the maps ids[0..n) whose name ends in suffix (and
+ * whose value is value_size bytes, unless 0), its info in *info when not
+ * NULL; -1 when none is. */
+struct bpf_map_info;
+int map_fd_by_suffix(const uint32_t *ids, int n, const char *suffix,
+		     uint32_t value_size, struct bpf_map_info *info);
 
 /* ---- state records (state.c) ---- */
 /* Everything the iterator behind link_fd produces, read in every network

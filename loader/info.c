@@ -169,11 +169,10 @@ int prog_map_ids(uint32_t prog_id, uint32_t *ids, int max)
 	return ret;
 }
 
-int prog_map_fd(uint32_t prog_id, const char *suffix, uint32_t value_size)
+int map_fd_by_suffix(const uint32_t *ids, int n, const char *suffix,
+		     uint32_t value_size, struct bpf_map_info *info)
 {
-	uint32_t ids[PROG_MAP_IDS_MAX];
 	size_t sl = strlen(suffix);
-	int n = prog_map_ids(prog_id, ids, PROG_MAP_IDS_MAX);
 
 	for (int i = 0; i < n; i++) {
 		struct bpf_map_info mi;
@@ -186,11 +185,22 @@ int prog_map_fd(uint32_t prog_id, const char *suffix, uint32_t value_size)
 		memset(&mi, 0, sizeof(mi));
 		if (!bpf_map_get_info_by_fd(mfd, &mi, &len) &&
 		    (nl = strlen(mi.name)) >= sl && !strcmp(mi.name + nl - sl, suffix) &&
-		    mi.value_size == value_size)
+		    (!value_size || mi.value_size == value_size)) {
+			if (info)
+				*info = mi;
 			return mfd;
+		}
 		close(mfd);
 	}
 	return -1;
+}
+
+int prog_map_fd(uint32_t prog_id, const char *suffix, uint32_t value_size)
+{
+	uint32_t ids[PROG_MAP_IDS_MAX];
+	int n = prog_map_ids(prog_id, ids, PROG_MAP_IDS_MAX);
+
+	return map_fd_by_suffix(ids, n, suffix, value_size, NULL);
 }
 
 static int prog_id_of_link_pin(int dfd, const char *name)

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "core/types.h"
@@ -425,6 +426,110 @@ static void ets_rejected_out(FILE *f, const struct ets_stats *sum)
 		(unsigned long long)sample);
 }
 
+/* ---- the glue's own counters (lib/tcp_cc.h: <cc>_stats in the CC's .bss) ---- */
+
+/* struct bbr_glue_stats, member by member: read by name from the map's
+ * BTF, so a build that adds or moves one still reads right. */
+static const char *const glue_events[] = { "no_storage", "not_initialized", "late_init" };
+#define GLUE_EVENTS	(sizeof(glue_events) / sizeof(glue_events[0]))
+
+/* The counters in the .bss map (fd, info mi): its variable of type struct
+ * GLUE_STATS_TYPE (one per object: <cc>_stats, named after the CC the
+ * object was built as, whatever name it was loaded under), into out (those
+ * not in the build stay UINT64_MAX); 0 when it is there and was read. */
+#define GLUE_STATS_TYPE	"bbr_glue_stats"
+static int glue_stats_from_bss(int fd, const struct bpf_map_info *mi,
+			       uint64_t out[GLUE_EVENTS])
+{
+	const struct btf_var_secinfo *vsi;
+	const struct btf_type *sec, *st = NULL;
+	struct btf *btf = btf__load_from_kernel_by_id(mi->btf_id);
+	uint32_t off = 0, key = 0;
+	unsigned char *val = NULL;
+	int ret = -1;
+
+	if (!btf)
+		return -1;
+	sec = btf__type_by_id(btf, mi->btf_value_type_id);
+	if (!sec || !btf_is_datasec(sec))
+		goto out;
+	vsi = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec) && !st; i++) {
+		const struct btf_type *v = btf__type_by_id(btf, vsi[i].type);
+
+		const struct btf_type *t = v && btf_is_var(v) ?
+			btf__type_by_id(btf, btf__resolve_type(btf, v->type)) : NULL;
+
+		if (t && btf_is_struct(t) &&
+		    !strcmp(btf__name_by_offset(btf, t->name_off), GLUE_STATS_TYPE)) {
+			st = t;
+			off = vsi[i].offset;
+		}
+	}
+	if (!st || !btf_is_struct(st) || off + st->size > mi->value_size)
+		goto out;
+	val = calloc(1, mi->value_size);
+	if (!val || bpf_map_lookup_elem(fd, &key, val))
+		goto out;
+	for (int i = 0; i < btf_vlen(st); i++) {
+		const struct btf_member *m = btf_members(st) + i;
+		uint32_t bits = btf_member_bit_offset(st, i);
+
+		for (size_t k = 0; k < GLUE_EVENTS; k++)
+			if (!strcmp(btf__name_by_offset(btf, m->name_off), glue_events[k]) &&
+			    bits % 8 == 0 && off + bits / 8 + sizeof(uint64_t) <= mi->value_size)
+				memcpy(&out[k], val + off + bits / 8, sizeof(uint64_t));
+	}
+	ret = 0;
+out:
+	free(val);
+	btf__free(btf);
+	return ret;
+}
+
+/* The glue counters of loaded CC cc, from the .bss map its struct_ops
+ * programs use. -1 when it has none (not built on lib/tcp_cc.h, a
+ * detached link). */
+static int glue_stats_read(const char *cc, uint64_t out[GLUE_EVENTS])
+{
+	uint32_t maps[STRUCT_OPS_PROGS_MAX * PROG_MAP_IDS_MAX];
+	struct bpf_map_info mi;
+	struct cc_info ci;
+	int n, fd, ret = -1;
+
+	for (size_t k = 0; k < GLUE_EVENTS; k++)
+		out[k] = UINT64_MAX;
+	cc_get_info(cc, &ci);
+	if (!ci.map_id)
+		return -1;
+	n = struct_ops_map_ids(ci.map_id, maps, (int)(sizeof(maps) / sizeof(maps[0])));
+	fd = map_fd_by_suffix(maps, n, ".bss", 0, &mi);
+	if (fd < 0)
+		return -1;
+	if (mi.btf_id && mi.btf_value_type_id)
+		ret = glue_stats_from_bss(fd, &mi, out);
+	close(fd);
+	return ret;
+}
+
+static void glue_out(FILE *f, char **names, int n)
+{
+	uint64_t v[GLUE_EVENTS];
+
+	family(f, "bbrbpf_cc_glue_events_total", "counter",
+	       "What a congestion control's programs could not do as asked, since it was loaded: "
+	       "no_storage (no socket storage could be made), not_initialized (an op on a socket "
+	       "without state), late_init (state made on an ACK because init had none).");
+	for (int i = 0; i < n; i++) {
+		if (glue_stats_read(names[i], v))
+			continue;
+		for (size_t k = 0; k < GLUE_EVENTS; k++)
+			if (v[k] != UINT64_MAX)
+				fprintf(f, "bbrbpf_cc_glue_events_total{cc=\"%s\",event=\"%s\"} %llu\n",
+					names[i], glue_events[k], (unsigned long long)v[k]);
+	}
+}
+
 /* The ETS program's counters, summed over network namespaces and CPUs. */
 static void ets_out(FILE *f)
 {
@@ -608,6 +713,7 @@ static int metrics_write(FILE *f)
 	for (size_t i = 0; i < gs.n; i++)
 		cgl[i] = cg_label(&tab, &ntab, gs.g[i].cgroup_id);
 	groups_out(f, &gs, cgl);
+	glue_out(f, names, n);
 	ets_out(f);
 	ab_metrics(f);
 	events_out(f);

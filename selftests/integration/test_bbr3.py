@@ -14,6 +14,7 @@ with bbrctl `load --name CC`.
 
 import json
 from pathlib import Path
+import re
 import subprocess
 
 import pytest
@@ -324,6 +325,13 @@ def _glue_stats(bss_id):
     return stats[0]
 
 
+def _glue_metrics(cc):
+    """bbrbpf_cc_glue_events_total of cc from `bbrctl metrics`, {event: value}."""
+    out = bbrtest.bbrctl("metrics", timeout=30).stdout
+    pat = re.compile(r'^bbrbpf_cc_glue_events_total\{cc="%s",event="(\w+)"\} (\d+)$' % re.escape(cc))
+    return {m.group(1): int(m.group(2)) for m in map(pat.match, out.splitlines()) if m}
+
+
 def test_state_made_on_an_ack_when_the_socket_has_none():
     """A socket without state (init could not allocate it) is not left at its
     initial cwnd, unpaced: its next ACK makes and initialises the state
@@ -344,6 +352,7 @@ def test_state_made_on_an_ack_when_the_socket_has_none():
         finally:
             bbrtest.reap(sender, sink)
         after = _glue_stats(bss_id)
+        shown = _glue_metrics(reg.cc_name)
     assert sender.returncode == 0, err
     seen = json.loads(out.strip().splitlines()[-1])
     made = after["late_init"] - before["late_init"]
@@ -354,3 +363,6 @@ def test_state_made_on_an_ack_when_the_socket_has_none():
     assert seen["end"], "no state after a second of ACKs: the socket ran without its CC"
     assert made == 1
     assert after["no_storage"] == before["no_storage"]
+    # bbrctl metrics reads the same counters
+    print(f"bbrctl metrics: {shown}")
+    assert shown == {k: after[k] for k in ("no_storage", "not_initialized", "late_init")}
