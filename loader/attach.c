@@ -224,7 +224,7 @@ bool cc_needs_ets(const char *cc)
 	bool yes = false;
 	int n;
 
-	if (cc_get_info(cc, &ci) || !ci.map_id)
+	if (cc_get_link(cc, &ci) || !ci.map_id)
 		return strcmp(cc, "bbr_swift") == 0;
 	n = struct_ops_map_ids(ci.map_id, maps, (int)(sizeof(maps) / sizeof(maps[0])));
 	for (int k = 0; k < n && !yes; k++) {

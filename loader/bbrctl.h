@@ -204,6 +204,10 @@ struct cc_info {
 };
 
 int cc_get_info(const char *name, struct cc_info *ci);
+/* cc_get_info()'s link part only (has_link, link_id, map_id, note; the
+ * rest unknown), without reading the CC's state iterator: for callers that
+ * want its struct_ops map. */
+int cc_get_link(const char *name, struct cc_info *ci);
 /* Program ids of the function members of a struct_ops map value. */
 #define STRUCT_OPS_PROGS_MAX	32	/* members of tcp_congestion_ops, with room */
 int struct_ops_prog_ids(uint32_t map_id, uint32_t *ids, int max);

@@ -275,7 +275,10 @@ static void cc_info_load_time(int dfd, struct cc_info *ci)
 	close(pfd);
 }
 
-int cc_get_info(const char *name, struct cc_info *ci)
+/* Start ci for CC name and read its link pin (has_link, link_id, map_id,
+ * or why not in note): the pin directory's fd, -ENOENT when there is none
+ * (said in note), or another -errno. */
+static int cc_info_open(const char *name, struct cc_info *ci)
 {
 	char dir[PATH_MAX], p[PATH_MAX];
 	int dfd;
@@ -283,20 +286,42 @@ int cc_get_info(const char *name, struct cc_info *ci)
 	memset(ci, 0, sizeof(*ci));
 	snprintf(ci->name, sizeof(ci->name), "%s", name);
 	ci->sockets = -1;
-	ci->registered = cc_available(name);
+	ci->registered = -1;
 	snprintf(dir, sizeof(dir), PIN_CC_FMT, name);
-
 	if (path_join(p, sizeof(p), dir, PIN_LINK))
-		return -1;
+		return -ENAMETOOLONG;
 	dfd = pt_dir(name, PT_QUIET);
 	if (dfd == -ENOENT) {
 		snprintf(ci->note, sizeof(ci->note), "cannot open %.200s: %s", p,
 			 strerror(ENOENT));
-		return 0;
+		return dfd;
 	}
+	if (dfd >= 0)
+		cc_info_link(dfd, p, ci);
+	return dfd;
+}
+
+int cc_get_link(const char *name, struct cc_info *ci)
+{
+	int dfd = cc_info_open(name, ci);
+
+	if (dfd == -ENOENT)
+		return 0;
 	if (dfd < 0)
 		return -1;
-	cc_info_link(dfd, p, ci);
+	close(dfd);
+	return 0;
+}
+
+int cc_get_info(const char *name, struct cc_info *ci)
+{
+	int dfd = cc_info_open(name, ci);
+
+	ci->registered = cc_available(name);
+	if (dfd == -ENOENT)
+		return 0;
+	if (dfd < 0)
+		return -1;
 	ci->has_iter = pt_exists(dfd, PIN_ITER);
 	cc_info_load_time(dfd, ci);
 	if (ci->has_iter) {

@@ -499,7 +499,7 @@ static int glue_stats_read(const char *cc, uint64_t out[GLUE_EVENTS])
 
 	for (size_t k = 0; k < GLUE_EVENTS; k++)
 		out[k] = UINT64_MAX;
-	cc_get_info(cc, &ci);
+	cc_get_link(cc, &ci);
 	if (!ci.map_id)
 		return -1;
 	n = struct_ops_map_ids(ci.map_id, maps, (int)(sizeof(maps) / sizeof(maps[0])));

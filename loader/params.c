@@ -338,7 +338,7 @@ static int cc_params_open(const char *cc, struct cc_params *c)
 	memset(c, 0, sizeof(*c));
 	c->cc = cc;
 	c->data_fd = c->cgrp_fd = -1;
-	cc_get_info(cc, &ci);
+	cc_get_link(cc, &ci);
 	if (!ci.has_link) {
 		err("%s is not loaded by bbrctl (%s)", cc, ci.note[0] ? ci.note : "no link pin");
 		return -1;
