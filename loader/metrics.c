@@ -456,7 +456,6 @@ static int glue_stats_from_bss(int fd, const struct bpf_map_info *mi,
 	vsi = btf_var_secinfos(sec);
 	for (int i = 0; i < btf_vlen(sec) && !st; i++) {
 		const struct btf_type *v = btf__type_by_id(btf, vsi[i].type);
-
 		const struct btf_type *t = v && btf_is_var(v) ?
 			btf__type_by_id(btf, btf__resolve_type(btf, v->type)) : NULL;
 
@@ -466,7 +465,7 @@ static int glue_stats_from_bss(int fd, const struct bpf_map_info *mi,
 			off = vsi[i].offset;
 		}
 	}
-	if (!st || !btf_is_struct(st) || off + st->size > mi->value_size)
+	if (!st || off + st->size > mi->value_size)
 		goto out;
 	val = calloc(1, mi->value_size);
 	if (!val || bpf_map_lookup_elem(fd, &key, val))
