@@ -14,9 +14,9 @@ with bbrctl `load --name CC`.
 
 import json
 from pathlib import Path
-import re
 import subprocess
 
+from prometheus_client import parser as prometheus_parser   # requirements.txt
 import pytest
 
 import bbrtest
@@ -326,10 +326,13 @@ def _glue_stats(bss_id):
 
 
 def _glue_metrics(cc):
-    """bbrbpf_cc_glue_events_total of cc from `bbrctl metrics`, {event: value}."""
+    """bbrbpf_cc_glue_events_total of cc from `bbrctl metrics` (parsed as
+    Prometheus text, as test_bbrctl_metrics_ab does), {event: value}."""
     out = bbrtest.bbrctl("metrics", timeout=30).stdout
-    pat = re.compile(r'^bbrbpf_cc_glue_events_total\{cc="%s",event="(\w+)"\} (\d+)$' % re.escape(cc))
-    return {m.group(1): int(m.group(2)) for m in map(pat.match, out.splitlines()) if m}
+    return {s.labels["event"]: int(s.value)
+            for f in prometheus_parser.text_string_to_metric_families(out)
+            for s in f.samples
+            if s.name == "bbrbpf_cc_glue_events_total" and s.labels.get("cc") == cc}
 
 
 def test_state_made_on_an_ack_when_the_socket_has_none():
